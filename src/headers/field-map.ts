@@ -1,0 +1,58 @@
+/**
+ * Reads the header fields the parsers care about out of a `Headers` object or a plain object
+ * (Node's `IncomingHttpHeaders`, a test's literal), once, into a map of lower-cased names.
+ *
+ * @module
+ */
+
+/** A plain-object header map: names in any case; repeated fields as arrays. */
+export type HeaderRecord = Readonly<
+  Record<string, string | readonly string[] | number | null | undefined>
+>;
+
+/** What the parsers accept: a fetch `Headers` (or anything with its `forEach`), or a plain object. */
+export type HeadersInput = Headers | HeaderRecord;
+
+const RELEVANT =
+  /^(?:ratelimit|x-ratelimit|retry-after|anthropic-ratelimit|x-ms-r|x-shopify-shop-api-call-limit$|date$)/;
+
+/** Lower-cased field name to value; repeated fields joined with `", "` as `Headers.get()` does. */
+export type FieldMap = Map<string, string>;
+
+function add(fields: FieldMap, name: string, value: string): void {
+  const key = name.toLowerCase();
+  if (!RELEVANT.test(key)) return;
+  const previous = fields.get(key);
+  fields.set(key, previous === undefined ? value : `${previous}, ${value}`);
+}
+
+function isHeadersLike(input: object): input is Headers {
+  return (
+    typeof (input as Headers).forEach === 'function' && typeof (input as Headers).get === 'function'
+  );
+}
+
+/**
+ * Collects the rate-limit related fields of `input`. Values that are not strings or finite numbers
+ * (objects, symbols, functions) are ignored.
+ */
+export function readFields(input: HeadersInput | null | undefined): FieldMap {
+  const fields: FieldMap = new Map();
+  if (typeof input !== 'object' || input === null) return fields;
+  if (isHeadersLike(input)) {
+    input.forEach((value, name) => {
+      if (typeof value === 'string' && typeof name === 'string') add(fields, name, value);
+    });
+    return fields;
+  }
+  for (const name of Object.keys(input)) {
+    const value: unknown = (input as Record<string, unknown>)[name];
+    if (typeof value === 'string') add(fields, name, value);
+    else if (typeof value === 'number' && Number.isFinite(value)) add(fields, name, String(value));
+    else if (Array.isArray(value)) {
+      const parts = value.filter((v): v is string => typeof v === 'string');
+      if (parts.length > 0) add(fields, name, parts.join(', '));
+    }
+  }
+  return fields;
+}

@@ -1,0 +1,124 @@
+import { parseHttpDate } from './dates.js';
+import { parseDraft6, parseDraft7 } from './drafts.js';
+import { type FieldMap, type HeadersInput, readFields } from './field-map.js';
+import { parseIetfFields } from './ietf.js';
+import { sortByRestrictiveness } from './policy.js';
+import {
+  parseAnthropic,
+  parseAzure,
+  parseDiscord,
+  parseGitHub,
+  parseShopify,
+  parseSuffixed,
+  parseXRateLimit,
+} from './providers.js';
+import { parseRetryAfter, parseRetryAfterMs } from './retry-after.js';
+import type { QuotaPolicy, RateLimitInfo, RateLimitSource } from './types.js';
+
+/** Options of {@link parseRateLimitHeaders}. */
+export interface ParseRateLimitHeadersOptions {
+  /**
+   * The moment every returned time is relative to, in epoch milliseconds.
+   * @default Date.now()
+   */
+  now?: number;
+}
+
+interface Found {
+  source: RateLimitSource;
+  policies: QuotaPolicy[];
+  global?: boolean;
+}
+
+/**
+ * The header families, most authoritative first. The first one present in a response supplies the
+ * policies; the others are ignored, so a server that sends the same quota in two families (the
+ * IETF fields plus legacy `X-RateLimit-*`) is not counted twice.
+ */
+function findPolicies(fields: FieldMap, now: number, serverNow: number): Found | undefined {
+  const nonEmpty = (
+    source: RateLimitSource,
+    policies: QuotaPolicy[] | undefined,
+  ): Found | undefined => (policies && policies.length > 0 ? { source, policies } : undefined);
+  return (
+    nonEmpty('ietf', parseIetfFields(fields)) ??
+    nonEmpty('draft-7', parseDraft7(fields)) ??
+    nonEmpty('draft-6', parseDraft6(fields, serverNow)) ??
+    nonEmpty('anthropic', parseAnthropic(fields, serverNow)) ??
+    discord(fields, serverNow) ??
+    nonEmpty('github', parseGitHub(fields, serverNow)) ??
+    nonEmpty('openai', parseSuffixed(fields, now)) ??
+    nonEmpty('shopify', parseShopify(fields)) ??
+    nonEmpty('azure', parseAzure(fields)) ??
+    nonEmpty('x-ratelimit', parseXRateLimit(fields, serverNow))
+  );
+}
+
+function discord(fields: FieldMap, serverNow: number): Found | undefined {
+  const found = parseDiscord(fields, serverNow);
+  if (!found || (found.policies.length === 0 && !found.global)) return undefined;
+  return { source: 'discord', policies: found.policies, global: found.global || undefined };
+}
+
+function retryAfter(fields: FieldMap, serverNow: number): number | undefined {
+  return (
+    parseRetryAfterMs(fields.get('retry-after-ms')) ??
+    parseRetryAfterMs(fields.get('x-ms-retry-after-ms')) ??
+    parseRetryAfter(fields.get('retry-after'), { now: serverNow })
+  );
+}
+
+/**
+ * Reads everything a response says about rate limits into one {@link RateLimitInfo}, or
+ * `undefined` when it says nothing.
+ *
+ * Understood families, in order of precedence (the first present supplies the policies): the IETF
+ * `RateLimit` / `RateLimit-Policy` lists; draft 7's combined `RateLimit: limit=, remaining=,
+ * reset=`; draft 6's `RateLimit-Limit` / `-Remaining` / `-Reset`; Anthropic; Discord; GitHub;
+ * OpenAI-style suffixed `x-ratelimit-*-requests` / `-tokens`; Shopify; Azure Resource Manager; plain
+ * `X-RateLimit-*`. The retry hint comes from `retry-after-ms`, `x-ms-retry-after-ms` or
+ * `Retry-After`, in that order.
+ *
+ * Times:
+ * - every time is milliseconds from `now`, never negative, never above {@link MAX_DELAY_MS};
+ * - absolute times (Unix resets, HTTP-dates, RFC 3339) are converted against the response's own
+ *   `Date` field when it has a valid one, which cancels clock skew between client and server (at
+ *   the cost of rounding up to a second, never down); otherwise against `now`;
+ * - `X-RateLimit-Reset` style numbers are read by magnitude: below 1e9 delta seconds, below 1e12
+ *   Unix seconds, above that Unix milliseconds; durations such as `6m0s` are understood.
+ *
+ * Untrusted input: malformed fields are ignored; negative, fractional-where-integer, `NaN` or
+ * overflowing counts are dropped; a field repeated with different values is dropped; a remaining
+ * count above its own limit is dropped. Nothing here throws.
+ *
+ * @param headers a fetch `Headers`, or a plain object with header names in any case.
+ * @example
+ * const info = parseRateLimitHeaders(response.headers);
+ * if (info?.remaining === 0) await sleep(info.resetMs ?? 1000);
+ */
+export function parseRateLimitHeaders(
+  headers: HeadersInput | null | undefined,
+  options: ParseRateLimitHeadersOptions = {},
+): RateLimitInfo | undefined {
+  const fields = readFields(headers);
+  if (fields.size === 0) return undefined;
+  const now = Number.isFinite(options.now) ? (options.now as number) : Date.now();
+  const dateField = fields.get('date');
+  const serverNow = (dateField === undefined ? undefined : parseHttpDate(dateField, now)) ?? now;
+
+  const found = findPolicies(fields, now, serverNow);
+  const retryAfterMs = retryAfter(fields, serverNow);
+  if (!found && retryAfterMs === undefined) return undefined;
+
+  const policies = sortByRestrictiveness(found?.policies ?? []);
+  const top = policies[0];
+  const info: RateLimitInfo = { policies, source: found?.source ?? 'retry-after' };
+  if (top?.limit !== undefined) info.limit = top.limit;
+  if (top?.remaining !== undefined) info.remaining = top.remaining;
+  if (top?.resetMs !== undefined) info.resetMs = top.resetMs;
+  if (top?.windowMs !== undefined) info.windowMs = top.windowMs;
+  if (top?.name !== undefined) info.policy = top.name;
+  if (retryAfterMs !== undefined) info.retryAfterMs = retryAfterMs;
+  if (found?.global) info.global = true;
+  return info;
+}

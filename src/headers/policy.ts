@@ -1,0 +1,62 @@
+import type { QuotaPolicy } from './types.js';
+
+/**
+ * Drops what a policy contradicts itself on and removes empty fields. A remaining count above the
+ * limit cannot both be true, and the parser cannot tell which one lies, so `remaining` (the value
+ * the client would act on) is dropped. Returns `undefined` for a policy with no numbers left.
+ */
+export function finishPolicy(policy: QuotaPolicy): QuotaPolicy | undefined {
+  const out: QuotaPolicy = {};
+  for (const key of Object.keys(policy) as (keyof QuotaPolicy)[]) {
+    if (policy[key] !== undefined) (out as Record<string, unknown>)[key] = policy[key];
+  }
+  if (out.limit !== undefined && out.remaining !== undefined && out.remaining > out.limit) {
+    delete out.remaining;
+  }
+  const hasNumber =
+    out.limit !== undefined ||
+    out.remaining !== undefined ||
+    out.resetMs !== undefined ||
+    out.windowMs !== undefined;
+  return hasNumber ? out : undefined;
+}
+
+function fraction(p: QuotaPolicy): number | undefined {
+  if (p.remaining === undefined || p.limit === undefined) return undefined;
+  return p.limit === 0 ? 0 : p.remaining / p.limit;
+}
+
+/**
+ * Orders two policies by how restrictive they are right now; negative when `a` is more
+ * restrictive. The rule, in order:
+ *
+ * 1. An exhausted policy (`remaining` 0) is more restrictive than one with quota left; between two
+ *    exhausted policies, the one that resets later (an unknown reset counts as latest).
+ * 2. Between policies whose `remaining` and `limit` are both known, the smaller remaining fraction
+ *    (`remaining / limit`), then the later reset. The fraction is unit-free, so a request quota and
+ *    a token quota compare fairly.
+ * 3. A policy with a known fraction before one without.
+ * 4. Otherwise the smaller `remaining` (unknown counts as infinite), then the later reset.
+ */
+export function compareRestrictiveness(a: QuotaPolicy, b: QuotaPolicy): number {
+  const resetA = a.resetMs ?? Number.POSITIVE_INFINITY;
+  const resetB = b.resetMs ?? Number.POSITIVE_INFINITY;
+  const laterResetFirst = resetA === resetB ? 0 : resetA > resetB ? -1 : 1;
+  const exhaustedA = a.remaining === 0;
+  const exhaustedB = b.remaining === 0;
+  if (exhaustedA !== exhaustedB) return exhaustedA ? -1 : 1;
+  if (exhaustedA) return laterResetFirst;
+  const fa = fraction(a);
+  const fb = fraction(b);
+  if (fa !== undefined && fb !== undefined) return fa === fb ? laterResetFirst : fa - fb;
+  if (fa !== undefined) return -1;
+  if (fb !== undefined) return 1;
+  const ra = a.remaining ?? Number.POSITIVE_INFINITY;
+  const rb = b.remaining ?? Number.POSITIVE_INFINITY;
+  return ra === rb ? laterResetFirst : ra < rb ? -1 : 1;
+}
+
+/** The policies sorted most restrictive first (a new array; the sort is stable). */
+export function sortByRestrictiveness(policies: readonly QuotaPolicy[]): QuotaPolicy[] {
+  return [...policies].sort(compareRestrictiveness);
+}
