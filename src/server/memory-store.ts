@@ -13,11 +13,11 @@ import type { TakeResult } from './types.js';
 /** Options of {@link MemoryStore}. */
 export interface MemoryStoreOptions {
   /**
-   * Entries the idle-key sweep examines on each write. Each write adds at most one key, so any value
-   * above 1 keeps the map within a small multiple of the keys that are live (not yet expired).
+   * Entries the idle-key sweep examines on each take or refund. Each adds at most one key, so any
+   * value above 1 keeps the map within a small multiple of the keys that are live (not expired).
    * @default 2
    */
-  sweepPerWrite?: number;
+  sweepPerOperation?: number;
 }
 
 interface Entry {
@@ -25,7 +25,7 @@ interface Entry {
   expiresAt: number;
 }
 
-const optionsSchema = z.strictObject({ sweepPerWrite: positiveInteger.optional() });
+const optionsSchema = z.strictObject({ sweepPerOperation: positiveInteger.optional() });
 
 /**
  * Keeps limiter state in a `Map`, in this process. Operations run synchronously inside the returned
@@ -35,7 +35,7 @@ const optionsSchema = z.strictObject({ sweepPerWrite: positiveInteger.optional()
  * Memory is bounded twice over:
  * - per key, by the algorithm: a few numbers, or for the sliding log at most one entry per
  *   distinct millisecond in the window (and never more than its limit);
- * - in the number of keys: every write advances a sweep over the map by `sweepPerWrite` entries
+ * - in the number of keys: every take advances a sweep over the map by `sweepPerOperation` entries
  *   (a clock hand, not a timer) and deletes those whose state has expired, that is, is equivalent
  *   to a fresh key. A million distinct keys seen once each shrink back to the keys still live as
  *   soon as traffic continues; {@link MemoryStore.prune} sweeps everything at once.
@@ -50,12 +50,12 @@ const optionsSchema = z.strictObject({ sweepPerWrite: positiveInteger.optional()
  */
 export class MemoryStore implements RateLimitStore {
   readonly #entries = new Map<string, Entry>();
-  readonly #sweepPerWrite: number;
+  readonly #sweepPerOperation: number;
   #hand: Iterator<[string, Entry]> | undefined;
 
   constructor(options: MemoryStoreOptions = {}) {
     const parsed = parseOptions(optionsSchema, options);
-    this.#sweepPerWrite = parsed.sweepPerWrite ?? 2;
+    this.#sweepPerOperation = parsed.sweepPerOperation ?? 2;
   }
 
   /** Number of keys currently held (expired ones included until the sweep reaches them). */
@@ -68,6 +68,7 @@ export class MemoryStore implements RateLimitStore {
     const entry = this.#entries.get(id);
     const decision = decide(spec.logic, spec.config, entry?.state, request.now, request.cost);
     if (decision.state !== entry?.state) this.#write(spec, id, decision.state, request.now);
+    this.#sweep(request.now);
     return { result: decision.result, receipt: decision.receipt };
   }
 
@@ -92,6 +93,7 @@ export class MemoryStore implements RateLimitStore {
       spec.config,
     );
     this.#write(spec, id, state, request.now);
+    this.#sweep(request.now);
   }
 
   /**
@@ -124,12 +126,11 @@ export class MemoryStore implements RateLimitStore {
       if (expiresAt <= now) this.#entries.delete(id);
       else this.#entries.set(id, { state, expiresAt });
     }
-    this.#sweep(now);
   }
 
   /** Advances the clock hand: examines the next few entries, deleting the expired ones. */
   #sweep(now: number): void {
-    for (let i = 0; i < this.#sweepPerWrite; i++) {
+    for (let i = 0; i < this.#sweepPerOperation; i++) {
       this.#hand ??= this.#entries.entries();
       const next = this.#hand.next();
       if (next.done) {
