@@ -61,6 +61,22 @@ export {
   type TokenBucketState,
   tokenBucket,
 } from './algorithms/token-bucket.js';
+export type {
+  FaultsConfig,
+  FaultTrigger,
+  HeaderFamily,
+  IdempotencyConfig,
+  KeyConfig,
+  KeyPart,
+  LimitCommon,
+  LimitConfig,
+  MockServerConfig,
+  ResponseConfig,
+  RetryAfterFormat,
+  RouteConfig,
+} from './http/config.js';
+export { createMockServer, type MockServer } from './http/server.js';
+export type { KeyStats, MockServerStats, RouteStats } from './http/stats.js';
 export { MemoryStore, type MemoryStoreOptions } from './memory-store.js';
 export type { LimiterSpec, RateLimitStore, StoreDecision, StoreRequest } from './store.js';
 export type { AlgorithmName, TakeOptions, TakeResult } from './types.js';
