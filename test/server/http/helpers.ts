@@ -65,11 +65,15 @@ export class FakeClock implements Clock {
   }
 }
 
-/** Resolves once `condition()` holds, checking after each turn of the event loop. */
+/**
+ * Resolves once `condition()` holds, checking after each turn of the event loop (then every
+ * millisecond, for conditions that wait on another process). Gives up after 10 s, a safety net for
+ * a broken test rather than a measurement.
+ */
 export async function until(condition: () => boolean, what = 'condition'): Promise<void> {
-  for (let turns = 0; turns < 100_000; turns++) {
-    if (condition()) return;
-    await new Promise((resolve) => setImmediate(resolve));
+  const giveUpAt = Date.now() + 10_000;
+  for (let turn = 0; !condition(); turn++) {
+    if (Date.now() > giveUpAt) throw new Error(`gave up waiting for ${what}`);
+    await new Promise((resolve) => (turn < 1000 ? setImmediate(resolve) : setTimeout(resolve, 1)));
   }
-  throw new Error(`gave up waiting for ${what}`);
 }
