@@ -66,11 +66,13 @@ export async function readBody(req: IncomingMessage): Promise<Buffer | undefined
   return size > MAX_BODY_BYTES ? undefined : Buffer.concat(chunks);
 }
 
+/** A request header's value (repeated fields joined with `, `), `name` in lower case. */
 export function header(req: IncomingMessage, name: string): string | undefined {
   const value = req.headers[name];
   return Array.isArray(value) ? value.join(', ') : value;
 }
 
+/** Drops the connection with a TCP RST and no response: what a crashed upstream looks like. */
 export function resetConnection(req: IncomingMessage): void {
   req.socket.resetAndDestroy();
 }
@@ -79,6 +81,7 @@ function httpDate(clock: Clock): string {
   return new Date(clock.now()).toUTCString();
 }
 
+/** Answers with a JSON body, at once. The `Date` field comes from the server's clock. */
 export function sendJson(
   res: ServerResponse,
   clock: Clock,
@@ -96,6 +99,10 @@ export function sendJson(
   res.end(body);
 }
 
+/**
+ * Answers with `body`, at once or `slow.chunkBytes` every `slow.intervalMs` on the server's clock.
+ * Stops writing (without ending) when the exchange ends first; the connection is gone by then.
+ */
 export async function send(
   res: ServerResponse,
   exchange: Exchange,

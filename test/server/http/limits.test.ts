@@ -54,6 +54,33 @@ describe('several limits on one request', () => {
     expect(s.stats().routes['* /search']).toMatchObject({ admitted: 2, rejected: 2 });
   });
 
+  it('admits exactly as many of 50 simultaneous requests as the tightest limit allows', async () => {
+    const s = await start({
+      routes: [
+        {
+          path: '/burst',
+          limits: [
+            { algorithm: 'fixed-window', limit: 10, windowMs: 60_000, key: 'global', name: 'wide' },
+            {
+              algorithm: 'token-bucket',
+              capacity: 5,
+              refillPerSecond: 1,
+              key: 'global',
+              name: 'tight',
+            },
+          ],
+        },
+      ],
+    });
+    const responses = await Promise.all(
+      Array.from({ length: 50 }, () => fetch(`${s.url}/burst`).then((r) => r.status)),
+    );
+    expect(responses.filter((status) => status === 200)).toHaveLength(5);
+    expect(responses.filter((status) => status === 429)).toHaveLength(45);
+    // The requests the bucket turned away gave their window units back.
+    expect(remainingOf(await fetch(`${s.url}/burst`), 'wide')).toBe(5);
+  });
+
   it('weights requests by the route cost', async () => {
     const s = await start({
       routes: [
