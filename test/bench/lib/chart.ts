@@ -20,7 +20,7 @@ export interface ChartOptions {
 
 const COLORS = { ok: '#2e7d32', rejected: '#c62828', failed: '#9e9e9e', limit: '#1565c0' };
 
-function escape(text: string): string {
+function escapeXml(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
@@ -43,7 +43,7 @@ export function renderChart({ title, binMs, limitPerBin, panels }: ChartOptions)
   const out: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="12">`,
     `<rect width="100%" height="100%" fill="white"/>`,
-    `<text x="${left}" y="24" font-size="16" font-weight="bold">${escape(title)}</text>`,
+    `<text x="${left}" y="24" font-size="16" font-weight="bold">${escapeXml(title)}</text>`,
     `<text x="${left}" y="42" fill="#555">attempts per ${binMs} ms: ` +
       `<tspan fill="${COLORS.ok}">■ 2xx</tspan> <tspan fill="${COLORS.rejected}">■ 429</tspan> ` +
       `<tspan fill="${COLORS.failed}">■ other</tspan> <tspan fill="${COLORS.limit}">- - server limit</tspan></text>`,
@@ -51,7 +51,7 @@ export function renderChart({ title, binMs, limitPerBin, panels }: ChartOptions)
   panels.forEach((panel, index) => {
     const y0 = top + index * (panelHeight + gap) + 20;
     const yOf = (v: number) => y0 + panelHeight - (v / yMax) * panelHeight;
-    out.push(`<text x="${left}" y="${y0 - 6}" font-weight="bold">${escape(panel.label)}</text>`);
+    out.push(`<text x="${left}" y="${y0 - 6}" font-weight="bold">${escapeXml(panel.label)}</text>`);
     out.push(
       `<line x1="${left}" y1="${y0 + panelHeight}" x2="${width - right}" y2="${y0 + panelHeight}" stroke="#333"/>`,
     );
