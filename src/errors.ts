@@ -20,7 +20,8 @@ export type LimitedClientErrorCode =
   | 'ERR_QUEUE_FULL'
   | 'ERR_QUEUE_TIMEOUT'
   | 'ERR_TIMEOUT'
-  | 'ERR_INVALID_OPTION';
+  | 'ERR_INVALID_OPTION'
+  | 'ERR_STORE_UNAVAILABLE';
 
 /** Where a request-scoped error happened. Both fields are optional for errors outside a request. */
 export interface RequestContext {
@@ -175,6 +176,30 @@ export class InvalidOptionError extends LimitedClientError {
   }
 }
 
+/**
+ * A shared state store (Redis) did not answer within its timeout, failed, or is known to be down
+ * and was not asked. Whoever holds the store decides what happens next: the mock server fails open
+ * (to a local share of each limit) or closed (503), per route; the client falls back to local state.
+ */
+export class StoreUnavailableError extends LimitedClientError {
+  /** The store operation that failed: `take`, `peek`, `refund`, `update`, `delete`. */
+  readonly operation: string;
+  /** The time limit that elapsed, in milliseconds, when the store timed out; else `undefined`. */
+  readonly timeoutMs: number | undefined;
+
+  constructor(
+    operation: string,
+    problem: string,
+    detail?: { timeoutMs?: number; cause?: unknown },
+  ) {
+    super('ERR_STORE_UNAVAILABLE', `store ${operation}: ${problem}`, undefined, {
+      cause: detail?.cause,
+    });
+    this.operation = operation;
+    this.timeoutMs = detail?.timeoutMs;
+  }
+}
+
 function hasCode(error: unknown, code: LimitedClientErrorCode): boolean {
   return isLimitedClientError(error) && error.code === code;
 }
@@ -205,3 +230,6 @@ export const isTimeoutError = (e: unknown): e is TimeoutError => hasCode(e, 'ERR
 /** True for an {@link InvalidOptionError}. */
 export const isInvalidOptionError = (e: unknown): e is InvalidOptionError =>
   hasCode(e, 'ERR_INVALID_OPTION');
+/** True for a {@link StoreUnavailableError}. */
+export const isStoreUnavailableError = (e: unknown): e is StoreUnavailableError =>
+  hasCode(e, 'ERR_STORE_UNAVAILABLE');

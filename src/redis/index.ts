@@ -1,8 +1,16 @@
 /**
- * limited-client/redis: Redis-backed state shared across processes (Node only).
- * Its exports arrive with their issues; the entry exists so that the package's exports map is
- * complete from the start.
+ * limited-client/redis: state in Redis, shared by every process that uses the same Redis (Node
+ * only). Built on the `redis` package (node-redis v5), an optional peer dependency: install it
+ * yourself and pass your own connected client.
  *
  * @module
  */
-export {};
+export { isStoreUnavailableError, StoreUnavailableError } from '../errors.js';
+export {
+  CALLER_TIME_MIN_TTL_MS,
+  RedisStore,
+  type RedisStoreEvents,
+  type RedisStoreHealth,
+  type RedisStoreOptions,
+} from './redis-store.js';
+export type { EvalOptions, RedisScriptingClient } from './runner.js';

@@ -1,0 +1,284 @@
+/**
+ * `RedisStore`: limiter state in Redis, so that every process sharing the Redis enforces one limit.
+ *
+ * @module
+ */
+import { z } from 'zod';
+import type { StoreUnavailableError } from '../errors.js';
+import { nonNegativeInteger, parseOptions, positiveInteger } from '../server/options.js';
+import type { LimiterSpec, RateLimitStore, StoreDecision, StoreRequest } from '../server/store.js';
+import type { TakeResult } from '../server/types.js';
+import { LIMITER_SCRIPTS, type LimiterScript } from './lua/index.js';
+import { type RedisScriptingClient, type RunnerHealth, ScriptRunner } from './runner.js';
+
+/** Options of {@link RedisStore}. */
+export interface RedisStoreOptions {
+  /**
+   * Prepended to every key this store writes, so that several applications (or test runs) can
+   * share one Redis. Must not contain `{` or `}`: the store puts the hash tag after it.
+   * @default 'limited-client:'
+   */
+  prefix?: string;
+  /**
+   * Longest wait for one Redis call, in milliseconds. Past it the call rejects with a
+   * `StoreUnavailableError` (and may still be applied by Redis later: it was sent).
+   * @default 200
+   */
+  timeoutMs?: number;
+  /**
+   * After a failed call, further calls fail at once for this long, in milliseconds, instead of each
+   * waiting for the timeout; then one call at a time probes Redis until one succeeds.
+   * @default 1000
+   */
+  recheckMs?: number;
+  /**
+   * Whose clock decides. `'redis'`: the script reads Redis's `TIME`, so every process agrees
+   * whatever its own clock says, and the `now` that callers pass is ignored. `'caller'`: the `now`
+   * each call passes (fake time in tests, or one trusted clock); processes with skewed clocks then
+   * disagree about refills and windows by the skew, and keys are kept at least a minute (the store
+   * cannot tell how fast a caller's clock runs).
+   * @default 'redis'
+   */
+  timeSource?: 'redis' | 'caller';
+  /**
+   * How long state that never expires on its own (a concurrency limit's slots in flight) is kept
+   * after its last take or release, in milliseconds. Slots taken by a process that died before
+   * releasing them come back after this long; it must exceed your longest request.
+   * @default 600_000 (10 minutes)
+   */
+  inFlightTtlMs?: number;
+}
+
+/** Health of a {@link RedisStore}, from {@link RedisStore.health}. */
+export type RedisStoreHealth = RunnerHealth;
+
+/** What a {@link RedisStore} reports to {@link RedisStore.on} listeners. */
+export interface RedisStoreEvents {
+  /** A call failed while Redis was thought to be up: the start of an outage (once per outage). */
+  down: (error: StoreUnavailableError) => void;
+  /** A call succeeded after an outage. */
+  up: () => void;
+}
+
+/** Keys are kept at least this long when callers' clocks decide (`timeSource: 'caller'`). */
+export const CALLER_TIME_MIN_TTL_MS = 60_000;
+
+const DEFAULTS = Object.freeze({
+  prefix: 'limited-client:',
+  timeoutMs: 200,
+  recheckMs: 1000,
+  timeSource: 'redis' as const,
+  inFlightTtlMs: 600_000,
+});
+
+const optionsSchema = z.strictObject({
+  prefix: z
+    .string({ error: 'must be a string' })
+    .regex(/^[^{}]*$/, { error: 'must not contain { or }' })
+    .optional(),
+  timeoutMs: positiveInteger.optional(),
+  recheckMs: nonNegativeInteger.optional(),
+  timeSource: z.enum(['redis', 'caller'], { error: "must be 'redis' or 'caller'" }).optional(),
+  inFlightTtlMs: positiveInteger.optional(),
+});
+
+function isClient(value: unknown): value is RedisScriptingClient {
+  const c = value as RedisScriptingClient | null;
+  return (
+    typeof c === 'object' &&
+    c !== null &&
+    typeof c.evalSha === 'function' &&
+    typeof c.eval === 'function'
+  );
+}
+
+/**
+ * Limiter state in Redis, for every algorithm of `limited-client/server`: pass it as the `store` of
+ * an algorithm, or of the mock server, and every process using the same Redis (and the same
+ * limiter names) enforces one limit together.
+ *
+ * Each take, peek or refund is one `EVALSHA` of the algorithm's Lua script (loaded with `EVAL` when
+ * Redis answers `NOSCRIPT`, after a restart or on a new cluster node), so the read, the decision and
+ * the write are one atomic step on Redis. The scripts are the algorithms' TypeScript arithmetic
+ * line for line, and decide exactly as the memory store does.
+ *
+ * - Time: Redis's `TIME` by default (see `timeSource`), so callers' clocks do not matter; the
+ *   `now` a caller passes is then ignored.
+ * - Keys: `${prefix}${limiter name}:{${key}}`, a hash holding the algorithm's state, with a TTL set
+ *   to when the state becomes equivalent to a fresh key. The braces are a hash tag: everything one
+ *   client key has in this store lives in one Redis Cluster slot.
+ * - Failures: every call has a timeout (`timeoutMs`); a failed or timed-out call rejects with a
+ *   `StoreUnavailableError`, and for `recheckMs` after it calls fail at once. The mock server turns
+ *   that into its route's fail mode; an algorithm used directly rejects, and you choose.
+ *
+ * The store uses the client it is given and never closes it.
+ *
+ * @example
+ * import { createClient } from 'redis';
+ * import { TokenBucket } from 'limited-client/server';
+ * import { RedisStore } from 'limited-client/redis';
+ *
+ * const redis = await createClient({ url: process.env.REDIS_URL }).connect();
+ * const store = new RedisStore(redis, { prefix: 'myapp:' });
+ * const perTenant = new TokenBucket({ capacity: 20, refillPerSecond: 5, store, name: 'tenant' });
+ * const { allowed, retryAfterMs } = await perTenant.take(tenantId);
+ */
+export class RedisStore implements RateLimitStore {
+  /** The prefix of every key this store writes. */
+  readonly prefix: string;
+  readonly #runner: ScriptRunner;
+  readonly #timeSource: 'redis' | 'caller';
+  /** `ARGV[5]` and `ARGV[6]` of every limiter script: the least TTL and the in-flight TTL. */
+  readonly #ttlArgs: [string, string];
+  readonly #params = new WeakMap<LimiterSpec, string[]>();
+  readonly #listeners: { [E in keyof RedisStoreEvents]: Set<RedisStoreEvents[E]> } = {
+    down: new Set(),
+    up: new Set(),
+  };
+
+  /**
+   * @param client a connected node-redis v5 client or cluster (`createClient()`,
+   *   `createCluster()` from the `redis` package). The store never closes it.
+   * @throws InvalidOptionError for a bad option, naming it.
+   */
+  constructor(client: RedisScriptingClient, options: RedisStoreOptions = {}) {
+    if (!isClient(client)) {
+      throw new TypeError(
+        'RedisStore: expected a node-redis v5 client (createClient() or createCluster())',
+      );
+    }
+    const parsed = { ...DEFAULTS, ...stripUndefined(parseOptions(optionsSchema, options)) };
+    this.prefix = parsed.prefix;
+    this.#timeSource = parsed.timeSource;
+    const minTtl = parsed.timeSource === 'caller' ? CALLER_TIME_MIN_TTL_MS : 0;
+    this.#ttlArgs = [String(minTtl), String(parsed.inFlightTtlMs)];
+    this.#runner = new ScriptRunner(
+      client,
+      { timeoutMs: parsed.timeoutMs, recheckMs: parsed.recheckMs },
+      {
+        down: (error) => this.#emit('down', error),
+        up: () => this.#emit('up'),
+      },
+    );
+  }
+
+  /** The Redis key holding `key` of the limiter named `name`. */
+  keyOf(name: string, key: string): string {
+    return `${this.prefix}${name}:{${key}}`;
+  }
+
+  /** Atomically takes `request.cost` units of `key` (see `RateLimitStore.take`). */
+  async take(spec: LimiterSpec, key: string, request: StoreRequest): Promise<StoreDecision> {
+    const reply = await this.#run(spec, key, 'take', request, undefined);
+    const result = toResult(reply);
+    const receipt = (reply as string[])[6];
+    return receipt === '' || receipt === undefined
+      ? { result }
+      : { result, receipt: Number(receipt) };
+  }
+
+  /** Describes `key` without changing it (see `RateLimitStore.peek`). */
+  async peek(spec: LimiterSpec, key: string, request: StoreRequest): Promise<TakeResult> {
+    return toResult(await this.#run(spec, key, 'peek', request, undefined));
+  }
+
+  /** Atomically gives back units of an admitted take (see `RateLimitStore.refund`). */
+  async refund(
+    spec: LimiterSpec,
+    key: string,
+    request: StoreRequest & { receipt?: number },
+  ): Promise<void> {
+    await this.#run(spec, key, 'refund', request, request.receipt);
+  }
+
+  /** Whether Redis is answering, and how many calls succeeded, failed, or were refused. */
+  health(): RedisStoreHealth {
+    return this.#runner.health();
+  }
+
+  /**
+   * Listens to the start (`down`) and the end (`up`) of Redis outages: one event each per outage,
+   * suited to logs. Returns a function that removes the listener.
+   * @example
+   * store.on('down', (error) => console.warn(`rate limits degraded: ${error.message}`));
+   */
+  on<E extends keyof RedisStoreEvents>(event: E, listener: RedisStoreEvents[E]): () => void {
+    const set = this.#listeners[event] as Set<RedisStoreEvents[E]>;
+    set.add(listener);
+    return () => set.delete(listener);
+  }
+
+  #emit<E extends keyof RedisStoreEvents>(
+    event: E,
+    ...args: Parameters<RedisStoreEvents[E]>
+  ): void {
+    for (const listener of this.#listeners[event]) {
+      try {
+        (listener as (...a: Parameters<RedisStoreEvents[E]>) => void)(...args);
+      } catch (error) {
+        process.emitWarning(`RedisStore: a '${event}' listener threw: ${String(error)}`);
+      }
+    }
+  }
+
+  #run(
+    spec: LimiterSpec,
+    key: string,
+    operation: 'take' | 'peek' | 'refund',
+    request: StoreRequest,
+    receipt: number | undefined,
+  ): Promise<unknown> {
+    const script = LIMITER_SCRIPTS[spec.algorithm] as LimiterScript | undefined;
+    if (script === undefined) {
+      return Promise.reject(
+        new TypeError(
+          `RedisStore: no Lua script for the algorithm ${JSON.stringify(spec.algorithm)}`,
+        ),
+      );
+    }
+    const args = [
+      operation,
+      String(request.cost),
+      this.#timeSource === 'caller' ? String(request.now) : '',
+      receipt === undefined ? '' : String(receipt),
+      ...this.#ttlArgs,
+      ...this.#paramsOf(spec, script),
+    ];
+    return this.#runner.run(script, this.keyOf(spec.name, key), args, operation);
+  }
+
+  /** The algorithm's parameters as script arguments, once per limiter. */
+  #paramsOf(spec: LimiterSpec, script: LimiterScript): string[] {
+    let params = this.#params.get(spec);
+    if (params === undefined) {
+      const config = spec.config as Record<string, unknown>;
+      params = script.params.map((name) => {
+        const value = config[name];
+        if (typeof value !== 'number' || !Number.isFinite(value)) {
+          throw new TypeError(`RedisStore: ${spec.name}: parameter ${name} is not a finite number`);
+        }
+        return String(value);
+      });
+      this.#params.set(spec, params);
+    }
+    return params;
+  }
+}
+
+/** A script's reply as a `TakeResult` (`+ 0` turns a `-0` into `0`). */
+function toResult(reply: unknown): TakeResult {
+  const r = reply as string[];
+  const result: TakeResult = {
+    allowed: r[0] === '1',
+    limit: Number(r[1]) + 0,
+    remaining: Number(r[2]) + 0,
+    resetMs: Number(r[3]) + 0,
+    retryAfterMs: Number(r[4]) + 0,
+  };
+  if (r[5] !== '' && r[5] !== undefined) result.delayMs = Number(r[5]) + 0;
+  return result;
+}
+
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

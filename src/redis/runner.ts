@@ -1,0 +1,184 @@
+/**
+ * Runs Lua scripts on the user's node-redis client: `EVALSHA`, then `EVAL` on `NOSCRIPT`; a
+ * timeout on every call; and after a failure, a short spell of failing fast instead of making every
+ * caller wait for the timeout again.
+ *
+ * @module
+ */
+import { unrefTimer } from '../clock.js';
+import { StoreUnavailableError } from '../errors.js';
+import type { LuaScript } from './lua/index.js';
+
+/** Arguments of `EVAL` / `EVALSHA` in node-redis v5. */
+export interface EvalOptions {
+  keys: string[];
+  arguments: string[];
+}
+
+/**
+ * What the Redis store needs of a client: the scripting commands of node-redis v5. A connected
+ * `createClient()` or `createCluster()` (from the `redis` package) has them; the cluster routes each
+ * call by its key.
+ */
+export interface RedisScriptingClient {
+  evalSha(sha1: string, options: EvalOptions): Promise<unknown>;
+  eval(script: string, options: EvalOptions): Promise<unknown>;
+  /** node-redis: `false` while the client is (re)connecting. Calls then fail fast. */
+  readonly isReady?: boolean;
+}
+
+/** How the runner behaves; normalised by the store. */
+export interface RunnerOptions {
+  /** Longest wait for one call, in milliseconds. */
+  timeoutMs: number;
+  /** After a failure, calls fail at once for this long, in milliseconds; then Redis is tried again. */
+  recheckMs: number;
+}
+
+/** What the runner has seen, for `RedisStore.health()`. */
+export interface RunnerHealth {
+  /** `false` from a failed call until the next call that succeeds. */
+  available: boolean;
+  /** Calls that got an answer. */
+  succeeded: number;
+  /** Calls that timed out or failed at Redis. */
+  failed: number;
+  /** Calls refused at once because Redis had just failed (see `recheckMs`). */
+  refused: number;
+  /** The last failure, while unavailable. */
+  lastError: StoreUnavailableError | undefined;
+}
+
+/** Listeners of {@link ScriptRunner} transitions. */
+export interface RunnerListeners {
+  /** Redis failed after having answered (or on the first call): logged once per outage. */
+  down(error: StoreUnavailableError): void;
+  /** Redis answered again after being down. */
+  up(): void;
+}
+
+function isNoScript(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('NOSCRIPT');
+}
+
+/** Runs scripts with a timeout, fails fast while Redis is known to be down. */
+export class ScriptRunner {
+  readonly #client: RedisScriptingClient;
+  readonly #options: RunnerOptions;
+  readonly #listeners: RunnerListeners;
+  #downUntil = 0;
+  #probing = false;
+  readonly #health: RunnerHealth = {
+    available: true,
+    succeeded: 0,
+    failed: 0,
+    refused: 0,
+    lastError: undefined,
+  };
+
+  constructor(client: RedisScriptingClient, options: RunnerOptions, listeners: RunnerListeners) {
+    this.#client = client;
+    this.#options = options;
+    this.#listeners = listeners;
+  }
+
+  /** A copy of the counters. */
+  health(): RunnerHealth {
+    return { ...this.#health };
+  }
+
+  /**
+   * Runs `script` on `key`. Rejects with a {@link StoreUnavailableError} when Redis does not answer
+   * within the timeout or answers an error; and without asking it when the client is not connected,
+   * or Redis failed less than `recheckMs` ago (then one call at a time probes it). A call that timed
+   * out may still run on Redis later (it was sent): callers must treat it as possibly applied.
+   */
+  async run(script: LuaScript, key: string, args: string[], operation: string): Promise<unknown> {
+    const health = this.#health;
+    if (this.#client.isReady === false) {
+      health.refused += 1;
+      throw this.#down(
+        new StoreUnavailableError(operation, 'not tried: the client is not connected'),
+      );
+    }
+    const probe = !health.available;
+    if (probe && (this.#probing || Date.now() < this.#downUntil)) {
+      health.refused += 1;
+      throw new StoreUnavailableError(
+        operation,
+        `not tried: Redis is down (${health.lastError?.message})`,
+        {
+          cause: health.lastError,
+        },
+      );
+    }
+    if (probe) this.#probing = true;
+    const options = { keys: [key], arguments: args };
+    const call = this.#client
+      .evalSha(script.sha, options)
+      .catch((error: unknown) =>
+        isNoScript(error) ? this.#client.eval(script.source, options) : Promise.reject(error),
+      );
+    try {
+      const reply = await within(call, this.#options.timeoutMs);
+      health.succeeded += 1;
+      if (!health.available) {
+        health.available = true;
+        health.lastError = undefined;
+        this.#listeners.up();
+      }
+      return reply;
+    } catch (cause) {
+      health.failed += 1;
+      const timeoutMs = this.#options.timeoutMs;
+      throw this.#down(
+        cause === TIMED_OUT
+          ? new StoreUnavailableError(operation, `no answer from Redis within ${timeoutMs} ms`, {
+              timeoutMs,
+            })
+          : new StoreUnavailableError(operation, `Redis failed: ${describe(cause)}`, { cause }),
+      );
+    } finally {
+      if (probe) this.#probing = false;
+    }
+  }
+
+  /** Records an outage (or its continuation): no calls for `recheckMs`. Returns `error`. */
+  #down(error: StoreUnavailableError): StoreUnavailableError {
+    const health = this.#health;
+    health.lastError = error;
+    this.#downUntil = Date.now() + this.#options.recheckMs;
+    if (health.available) {
+      health.available = false;
+      this.#listeners.down(error);
+    }
+    return error;
+  }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+const TIMED_OUT = Symbol('timed out');
+
+/**
+ * Settles like `promise`, or rejects with {@link TIMED_OUT} after `ms`. The promise keeps its
+ * handlers either way, so its late rejection is never unhandled.
+ */
+function within<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(TIMED_OUT), ms);
+    unrefTimer(timer);
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
+}
