@@ -1,0 +1,107 @@
+/**
+ * RedisStore when Redis is slow or gone, against the real Redis: `CLIENT PAUSE` (every command
+ * waits, as on an overloaded or partitioned server), a connection killed under the client, a client
+ * closed by its owner. Calls never hang, reject with `StoreUnavailableError`, fail fast while Redis
+ * is down, and recover on their own. (Vitest fails the run on any unhandled rejection.)
+ *
+ * The pauses are short: other test files share this Redis.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { RedisClientType } from 'redis';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import {
+  isStoreUnavailableError,
+  RedisStore,
+  type StoreUnavailableError,
+} from '../../src/redis/index.js';
+import { TokenBucket } from '../../src/server/index.js';
+import { connect, deleteKeys, describeRedis, uniquePrefix } from './helpers.js';
+
+/** Resolves to the error `promise` rejects with; fails the test if it resolves. */
+async function rejection(promise: Promise<unknown>): Promise<StoreUnavailableError> {
+  try {
+    await promise;
+  } catch (error) {
+    expect(isStoreUnavailableError(error), String(error)).toBe(true);
+    return error as StoreUnavailableError;
+  }
+  throw new Error('expected a rejection');
+}
+
+/** Takes until one succeeds, at most `tries` times `everyMs` apart. */
+async function takeUntilAnswered(bucket: TokenBucket, tries: number, everyMs: number) {
+  for (let i = 0; i < tries; i++) {
+    try {
+      return await bucket.take('k');
+    } catch (error) {
+      if (!isStoreUnavailableError(error)) throw error;
+      await sleep(everyMs);
+    }
+  }
+  throw new Error(`Redis did not come back after ${tries} tries`);
+}
+
+describeRedis('RedisStore when Redis is slow or gone', () => {
+  const prefix = uniquePrefix('outage');
+  let admin: RedisClientType;
+
+  beforeAll(async () => {
+    admin = await connect();
+  });
+  afterAll(async () => {
+    await deleteKeys(admin, prefix);
+    admin.destroy();
+  });
+
+  it('times out while Redis is paused, fails fast meanwhile, and recovers when it resumes', async () => {
+    const client = await connect();
+    const store = new RedisStore(client, { prefix, timeoutMs: 100, recheckMs: 150 });
+    const events: string[] = [];
+    store.on('down', (error) => events.push(`down: ${error.message}`));
+    store.on('up', () => events.push('up'));
+    const bucket = new TokenBucket({ capacity: 100, refillPerSecond: 1, store, name: 'pause' });
+    expect((await bucket.take('k')).allowed).toBe(true);
+
+    await admin.sendCommand(['CLIENT', 'PAUSE', '600', 'ALL']);
+    const timedOut = await rejection(bucket.take('k'));
+    expect(timedOut.timeoutMs).toBe(100);
+    expect(timedOut.message).toBe('store take: no answer from Redis within 100 ms');
+    const refused = await rejection(bucket.take('k'));
+    expect(refused.message).toMatch(/^store take: not tried: Redis is down/);
+
+    const result = await takeUntilAnswered(bucket, 40, 50);
+    expect(result.allowed).toBe(true);
+    expect(events).toEqual(['down: store take: no answer from Redis within 100 ms', 'up']);
+    const health = store.health();
+    expect(health).toMatchObject({ available: true, lastError: undefined });
+    expect(health.failed).toBeGreaterThanOrEqual(1);
+    expect(health.refused).toBeGreaterThanOrEqual(1);
+    // The takes that timed out were sent, and Redis ran them when it resumed: spent, not admitted.
+    const state = await client.hGetAll(store.keyOf('pause', 'k'));
+    expect(100 - Number(state.tokens)).toBeGreaterThanOrEqual(3);
+    client.destroy();
+  });
+
+  it('refuses at once while the connection is down, and recovers when node-redis reconnects', async () => {
+    const client = await connect();
+    const store = new RedisStore(client, { prefix, timeoutMs: 200, recheckMs: 50 });
+    const bucket = new TokenBucket({ capacity: 100, refillPerSecond: 1, store, name: 'kill' });
+    await bucket.take('k');
+    const id = await client.clientId();
+    await admin.sendCommand(['CLIENT', 'KILL', 'ID', String(id)]);
+    const result = await takeUntilAnswered(bucket, 100, 20);
+    expect(result.allowed).toBe(true);
+    expect(store.health().available).toBe(true);
+    client.destroy();
+  });
+
+  it('rejects at once, without hanging, on a client its owner closed', async () => {
+    const client = await connect();
+    const store = new RedisStore(client, { prefix, timeoutMs: 60_000 });
+    const bucket = new TokenBucket({ capacity: 10, refillPerSecond: 1, store, name: 'closed' });
+    client.destroy();
+    const error = await rejection(bucket.take('k'));
+    expect(error.message).toBe('store take: not tried: the client is not connected');
+    expect(store.health().available).toBe(false);
+  });
+});

@@ -1,0 +1,158 @@
+/**
+ * RedisStore on Redis's own clock, against the real Redis: exact admission under concurrency from
+ * several connections, `TIME` rather than the caller's clock, TTLs that mirror `expiresAt`, exact
+ * refunds of fractional timestamps, `NOSCRIPT` recovery, option checks.
+ */
+import type { RedisClientType } from 'redis';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { isInvalidOptionError } from '../../src/errors.js';
+import { RedisStore } from '../../src/redis/index.js';
+import { luaScript } from '../../src/redis/lua/index.js';
+import { ScriptRunner } from '../../src/redis/runner.js';
+import {
+  ConcurrencyLimit,
+  FixedWindow,
+  Gcra,
+  LeakyBucket,
+  type RateLimiter,
+  SlidingLog,
+  SlidingWindowCounter,
+  TokenBucket,
+} from '../../src/server/index.js';
+import { connect, deleteKeys, describeRedis, uniquePrefix } from './helpers.js';
+
+/** `RACE_REPEAT=1000` repeats the race more. */
+const REPEAT = Number(process.env.RACE_REPEAT) || 100;
+const CONNECTIONS = 5;
+const REQUESTS = 50;
+
+/** Every algorithm with a limit of `k` that refills nothing during the race (one unit per 1000 s). */
+const exact: Record<string, (k: number, store: RedisStore) => RateLimiter> = {
+  'fixed-window': (k, store) => new FixedWindow({ limit: k, windowMs: 1e12, store, name: 'fw' }),
+  'sliding-log': (k, store) => new SlidingLog({ limit: k, windowMs: 1e9, store, name: 'sl' }),
+  'sliding-window-counter': (k, store) =>
+    new SlidingWindowCounter({ limit: k, windowMs: 1e12, store, name: 'swc' }),
+  'token-bucket': (k, store) =>
+    new TokenBucket({ capacity: k, refillPerSecond: 0.001, store, name: 'tb' }),
+  gcra: (k, store) => new Gcra({ rate: 0.001, burst: k - 1, store, name: 'gcra' }),
+  'leaky-bucket': (k, store) => new LeakyBucket({ rate: 0.001, capacity: k, store, name: 'lb' }),
+  concurrency: (k, store) => new ConcurrencyLimit({ limit: k, store, name: 'cc' }),
+};
+
+describeRedis('RedisStore on Redis time', () => {
+  const prefix = uniquePrefix('store');
+  const clients: RedisClientType[] = [];
+  let stores: RedisStore[];
+  let admin: RedisClientType;
+
+  beforeAll(async () => {
+    for (let i = 0; i < CONNECTIONS; i++) clients.push(await connect());
+    admin = clients[0] as RedisClientType;
+    stores = clients.map((client) => new RedisStore(client, { prefix, timeoutMs: 5000 }));
+  });
+  afterAll(async () => {
+    await deleteKeys(admin, prefix);
+    for (const client of clients) client.destroy();
+  });
+
+  for (const [algorithm, make] of Object.entries(exact)) {
+    it(`${algorithm}: ${REQUESTS} simultaneous takes over ${CONNECTIONS} connections admit exactly the limit, ${REPEAT} times`, async () => {
+      const wrong: string[] = [];
+      for (let round = 0; round < REPEAT; round++) {
+        const k = 1 + (round % (REQUESTS - 1));
+        const limiters = stores.map((store) => make(k, store));
+        const key = `race-${round}`;
+        const results = await Promise.all(
+          Array.from({ length: REQUESTS }, (_, i) =>
+            (limiters[i % CONNECTIONS] as RateLimiter).take(key),
+          ),
+        );
+        const admitted = results.filter((r) => r.allowed).length;
+        if (admitted !== k) wrong.push(`round ${round}: ${admitted} admitted for a limit of ${k}`);
+        // Every rejection saw the key spent, and every admission left a consistent remainder.
+        const remainders = results.filter((r) => r.allowed).map((r) => r.remaining);
+        expect(remainders.sort((a, b) => a - b)).toEqual(Array.from({ length: k }, (_, i) => i));
+      }
+      expect(wrong).toEqual([]);
+    });
+  }
+
+  it('decides on Redis TIME: the caller’s now is ignored', async () => {
+    const store = stores[0] as RedisStore;
+    const limiter = new FixedWindow({ limit: 2, windowMs: 60_000, store, name: 'time' });
+    // A caller a year behind and one a year ahead share the window Redis is in.
+    const year = 365 * 86_400_000;
+    await limiter.take('k', { now: Date.now() - year });
+    const second = await limiter.take('k', { now: Date.now() + year });
+    expect(second).toMatchObject({ allowed: true, remaining: 0 });
+    const [seconds] = await admin.time();
+    const start = Number(await admin.hGet(store.keyOf('time', 'k'), 'start'));
+    expect(start).toBe(Math.floor((Number(seconds) * 1000) / 60_000) * 60_000);
+  });
+
+  it('keys expire when their state becomes equivalent to a fresh key', async () => {
+    const store = stores[0] as RedisStore;
+    const bucket = new TokenBucket({ capacity: 10, refillPerSecond: 2, store, name: 'ttl' });
+    await bucket.take('k', { cost: 4 });
+    // Full again after 4 tokens at 2 per second: 2000 ms (and the 1 ms margin of expiresAt).
+    const ttl = await admin.pTTL(store.keyOf('ttl', 'k'));
+    expect(ttl).toBeGreaterThan(1500);
+    expect(ttl).toBeLessThanOrEqual(2001);
+    // A state that is already fresh is not written at all.
+    const concurrency = new ConcurrencyLimit({ limit: 3, store, name: 'ttl-cc' });
+    const slot = await concurrency.acquire('k');
+    expect(await admin.pTTL(store.keyOf('ttl-cc', 'k'))).toBeGreaterThan(599_000);
+    await slot.refund();
+    expect(await admin.exists(store.keyOf('ttl-cc', 'k'))).toBe(0);
+  });
+
+  it('refunds GCRA and leaky-bucket takes exactly, though their timestamps are fractional', async () => {
+    const store = stores[0] as RedisStore;
+    for (const limiter of [
+      new Gcra({ rate: 3, burst: 4, store, name: 'frac-gcra' }),
+      new LeakyBucket({ rate: 3, capacity: 5, store, name: 'frac-lb' }),
+    ]) {
+      const key = store.keyOf(limiter.name, 'k');
+      await limiter.take('k');
+      const before = await admin.hGet(key, 'tat');
+      // A third of a millisecond short of whole, written to 17 significant digits (tostring's 14
+      // would round it, and the refund's exact comparison would then never match).
+      expect(before?.replace('.', '')).toHaveLength(17);
+      const second = await limiter.acquire('k');
+      expect(await admin.hGet(key, 'tat')).not.toBe(before);
+      await second.refund();
+      expect(await admin.hGet(key, 'tat')).toBe(before);
+    }
+  });
+
+  it('loads a script with EVAL when Redis answers NOSCRIPT', async () => {
+    const runner = new ScriptRunner(
+      admin,
+      { timeoutMs: 5000, recheckMs: 1000 },
+      { down: () => {}, up: () => {} },
+    );
+    // A source no Redis has seen: EVALSHA answers NOSCRIPT, EVAL runs and caches it.
+    const script = luaScript(`return ARGV[1] -- ${prefix}`);
+    expect(await admin.scriptExists(script.sha)).toEqual([0]);
+    expect(await runner.run(script, `${prefix}noscript`, ['hello'], 'take')).toBe('hello');
+    expect(await admin.scriptExists(script.sha)).toEqual([1]);
+    expect(runner.health()).toMatchObject({ available: true, succeeded: 1, failed: 0 });
+  });
+
+  it('checks its options', () => {
+    const client = clients[0] as RedisClientType;
+    expect(() => new RedisStore(client, { prefix: 'a{b}:' })).toThrow(
+      'invalid option prefix: must not contain { or }, got "a{b}:"',
+    );
+    try {
+      new RedisStore(client, { timeoutMs: 0 });
+      expect.unreachable();
+    } catch (error) {
+      expect(isInvalidOptionError(error)).toBe(true);
+    }
+    expect(() => new RedisStore({} as never)).toThrow(TypeError);
+    expect(new RedisStore(client).keyOf('per-ip', '203.0.113.7')).toBe(
+      'limited-client:per-ip:{203.0.113.7}',
+    );
+  });
+});
