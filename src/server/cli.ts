@@ -9,6 +9,7 @@ import { parseArgs } from 'node:util';
 import { isInvalidOptionError } from '../errors.js';
 import type { LimitConfig, MockServerConfig } from './http/config.js';
 import { createMockServer, type MockServer } from './http/server.js';
+import type { RateLimitStore } from './store.js';
 
 /** Usage text of the command. */
 export const USAGE = `Usage: limited-client-server [options]
@@ -18,7 +19,7 @@ Ctrl-C stops it.
 
 Options:
   -c, --config <file>        JSON configuration (the shape createMockServer takes). The flags
-                             below then only override the port and host.
+                             below then only override the port and host, and add --redis.
   -p, --port <n>             Port; 0 picks a free one (default 0, or the config's)
       --host <address>       Interface to listen on (default 127.0.0.1, or the config's)
   -l, --limit <spec>         A limit on every request, repeatable:
@@ -30,6 +31,12 @@ Options:
       --headers <family>     ietf | draft-7 | draft-6 | x-ratelimit | none (default ietf)
       --retry-after <format> seconds | http-date | none (default seconds)
       --trust-proxy <value>  false | true | <number of proxies> (default false)
+      --fail-mode <mode>     When the store fails: closed (503) | open (a local share of each
+                             limit) (default closed)
+      --fail-open-share <n>  With --fail-mode open, the share of each limit kept locally
+                             (default 0.25)
+      --redis <url>          Keep the limits in Redis (redis://host:port), shared by every
+                             server started with the same URL; needs the redis package
       --interval <ms>        Milliseconds between report lines (default 1000)
   -q, --quiet                No report lines
   -h, --help                 This text
@@ -41,6 +48,8 @@ export interface CliOptions {
   config: MockServerConfig;
   /** Milliseconds between report lines; 0 for none. */
   intervalMs: number;
+  /** Keep the limits in the Redis at this URL. */
+  redisUrl?: string;
 }
 
 /** A command-line mistake: printed with the usage hint, exit code 2. */
@@ -57,6 +66,9 @@ const flags = {
   headers: { type: 'string' },
   'retry-after': { type: 'string' },
   'trust-proxy': { type: 'string' },
+  'fail-mode': { type: 'string' },
+  'fail-open-share': { type: 'string' },
+  redis: { type: 'string' },
   interval: { type: 'string' },
   quiet: { type: 'boolean', short: 'q' },
   help: { type: 'boolean', short: 'h' },
@@ -131,7 +143,15 @@ export async function parseCli(argv: readonly string[]): Promise<CliOptions | un
     if (typeof config !== 'object' || config === null || Array.isArray(config)) {
       throw new UsageError(`${values.config} must hold a JSON object`);
     }
-    const routeFlags = ['limit', 'cost', 'headers', 'retry-after', 'trust-proxy'] as const;
+    const routeFlags = [
+      'limit',
+      'cost',
+      'headers',
+      'retry-after',
+      'trust-proxy',
+      'fail-mode',
+      'fail-open-share',
+    ] as const;
     const mixed = routeFlags.find((flag) => values[flag] !== undefined);
     if (mixed)
       throw new UsageError(`--${mixed} cannot be combined with --config; set it in the file`);
@@ -143,13 +163,23 @@ export async function parseCli(argv: readonly string[]): Promise<CliOptions | un
     if (values.cost !== undefined) route.cost = integer('cost', values.cost);
     if (values.headers !== undefined) route.headers = values.headers as never;
     if (values['retry-after'] !== undefined) route.retryAfter = values['retry-after'] as never;
+    if (values['fail-mode'] !== undefined) route.failMode = values['fail-mode'] as never;
+    if (values['fail-open-share'] !== undefined) {
+      route.failOpenShare = scalar(values['fail-open-share']) as number;
+    }
     config = { routes: [route] };
     if (values['trust-proxy'] !== undefined) config.trustProxy = trustProxy(values['trust-proxy']);
   }
   if (values.port !== undefined) config.port = integer('port', values.port);
   if (values.host !== undefined) config.host = values.host;
   const intervalMs = values.quiet ? 0 : integer('interval', values.interval ?? '1000');
-  return { config, intervalMs };
+  if (values.redis === undefined) return { config, intervalMs };
+  if (!/^rediss?:\/\//.test(values.redis)) {
+    throw new UsageError(
+      `--redis must be a redis:// or rediss:// URL, got ${JSON.stringify(values.redis)}`,
+    );
+  }
+  return { config, intervalMs, redisUrl: values.redis };
 }
 
 /** Where the command writes, and which signals stop it. Injected by tests. */
@@ -197,23 +227,41 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
     io.stdout(USAGE.trimEnd());
     return 0;
   }
+  let redis: SharedStore | undefined;
+  if (options.redisUrl !== undefined) {
+    try {
+      redis = await connectRedis(options.redisUrl, io);
+    } catch (error) {
+      io.stderr(`limited-client-server: ${(error as Error).message}`);
+      return 1;
+    }
+    options.config.store = redis.store;
+  }
   let server: MockServer;
   try {
     server = await createMockServer(options.config);
   } catch (error) {
     io.stderr(`limited-client-server: ${(error as Error).message}`);
+    await redis?.close();
     return isInvalidOptionError(error) ? 2 : 1;
   }
   const routes = options.config.routes.length;
+  const where = redis ? `, limits in Redis at ${redis.url}` : '';
   io.stdout(
-    `limited-client-server listening on ${server.url} (${routes} route${routes === 1 ? '' : 's'}); Ctrl-C stops it`,
+    `limited-client-server listening on ${server.url} (${routes} route${routes === 1 ? '' : 's'}${where}); Ctrl-C stops it`,
   );
 
   let last = server.stats();
   const report = () => {
     const now = server.stats();
+    const degraded = now.degraded - last.degraded;
+    const failedClosed = now.failedClosed - last.failedClosed;
+    const store =
+      degraded > 0 || failedClosed > 0
+        ? ` store down: degraded ${degraded} failed-closed ${failedClosed}`
+        : '';
     io.stdout(
-      `${new Date().toISOString()} admitted ${now.admitted - last.admitted} rejected ${now.rejected - last.rejected} (total admitted ${now.admitted} rejected ${now.rejected})`,
+      `${new Date().toISOString()} admitted ${now.admitted - last.admitted} rejected ${now.rejected - last.rejected}${store} (total admitted ${now.admitted} rejected ${now.rejected})`,
     );
     last = now;
   };
@@ -227,7 +275,59 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
   });
   clearInterval(timer);
   await server.close();
+  await redis?.close();
   const total = server.stats();
   io.stdout(`stopped: admitted ${total.admitted} rejected ${total.rejected} in total`);
   return 0;
+}
+
+/** A Redis store with its connection, opened by the command. */
+interface SharedStore {
+  url: string;
+  store: RateLimitStore;
+  close(): Promise<void>;
+}
+
+/**
+ * Connects to Redis and wraps it in a `RedisStore`, logging the start and end of outages. The first
+ * connection fails at once when Redis does not answer; later, node-redis reconnects on its own
+ * (backing off up to 2 s) while the routes fail open or closed.
+ */
+async function connectRedis(url: string, io: CliIo): Promise<SharedStore> {
+  let redisPackage: typeof import('redis');
+  try {
+    redisPackage = await import('redis');
+  } catch {
+    throw new Error('--redis needs the redis package: npm install redis');
+  }
+  let connected = false;
+  const client = redisPackage.createClient({
+    url,
+    socket: {
+      connectTimeout: 5000,
+      reconnectStrategy: (retries: number, cause: Error) =>
+        connected ? Math.min(100 * 2 ** retries, 2000) : cause,
+    },
+  });
+  // Outages are reported by the store, once each; node-redis's own errors would repeat them.
+  client.on('error', () => {});
+  try {
+    await client.connect();
+  } catch (error) {
+    throw new Error(`cannot connect to Redis at ${url}: ${(error as Error).message}`);
+  }
+  connected = true;
+  const { RedisStore } = await import('../redis/index.js');
+  const store = new RedisStore(client);
+  store.on('down', (error) =>
+    io.stderr(`${new Date().toISOString()} Redis down: ${error.message}`),
+  );
+  store.on('up', () => io.stdout(`${new Date().toISOString()} Redis back`));
+  return {
+    url,
+    store,
+    close: async () => {
+      client.destroy();
+    },
+  };
 }

@@ -62,6 +62,7 @@ export {
   tokenBucket,
 } from './algorithms/token-bucket.js';
 export type {
+  FailMode,
   FaultsConfig,
   FaultTrigger,
   HeaderFamily,
@@ -75,7 +76,12 @@ export type {
   RetryAfterFormat,
   RouteConfig,
 } from './http/config.js';
-export { createMockServer, type MockServer } from './http/server.js';
+export {
+  createMockServer,
+  type MockServer,
+  type MockServerEvents,
+  type StoreErrorEvent,
+} from './http/server.js';
 export type { KeyStats, MockServerStats, RouteStats } from './http/stats.js';
 export { MemoryStore, type MemoryStoreOptions } from './memory-store.js';
 export type { LimiterSpec, RateLimitStore, StoreDecision, StoreRequest } from './store.js';

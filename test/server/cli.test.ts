@@ -68,6 +68,24 @@ describe('parseCli', () => {
     await expect(parseCli(['-c', join(dir, 'missing.json')])).rejects.toThrow(/cannot read/);
   });
 
+  it('takes the fail mode and a Redis URL', async () => {
+    const options = await parseCli([
+      '-l',
+      'gcra:rate=10,burst=5',
+      '--fail-mode',
+      'open',
+      '--fail-open-share',
+      '0.5',
+      '--redis',
+      'redis://127.0.0.1:6379',
+    ]);
+    expect(options?.redisUrl).toBe('redis://127.0.0.1:6379');
+    expect(options?.config.routes[0]).toMatchObject({ failMode: 'open', failOpenShare: 0.5 });
+    await expect(parseCli(['--redis', '127.0.0.1:6379'])).rejects.toThrow(
+      '--redis must be a redis:// or rediss:// URL, got "127.0.0.1:6379"',
+    );
+  });
+
   it('refuses malformed flags', async () => {
     await expect(parseCli(['--port', '80a'])).rejects.toThrow(
       '--port must be a non-negative integer',
@@ -120,6 +138,16 @@ describe('runCli', () => {
     expect(await runCli(['-l', 'gcra:rate=0,burst=1'], bad.io)).toBe(2);
     expect(bad.err[0]).toBe(
       'limited-client-server: invalid option routes[0].limits[0].rate: must be a positive, finite number, got 0',
+    );
+    const share = memoryIo();
+    expect(await runCli(['--fail-open-share', '2'], share.io)).toBe(2);
+    expect(share.err[0]).toBe(
+      'limited-client-server: invalid option routes[0].failOpenShare: must be a number above 0, up to 1, got 2',
+    );
+    const unreachable = memoryIo();
+    expect(await runCli(['--redis', 'redis://127.0.0.1:1'], unreachable.io)).toBe(1);
+    expect(unreachable.err[0]).toMatch(
+      /^limited-client-server: cannot connect to Redis at redis:\/\/127\.0\.0\.1:1: /,
     );
     const help = memoryIo();
     expect(await runCli(['-h'], help.io)).toBe(0);

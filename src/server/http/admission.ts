@@ -8,16 +8,36 @@ import type { TakeResult } from '../types.js';
 import type { CompiledLimit, CompiledRoute } from './compile.js';
 import type { PolicyReport } from './rate-limit-headers.js';
 
+/** A store call that failed while a request was being decided. */
+export interface StoreFailure {
+  /** The limit's index in the route's limits. */
+  limit: number;
+  /** What was asked of its store. */
+  operation: 'take' | 'peek' | 'refund';
+  /** What the store threw. */
+  error: unknown;
+}
+
 /** The outcome of {@link admit}. */
 export interface Admission {
   /** Whether every limit admitted the request. */
   allowed: boolean;
+  /**
+   * A store failed on a route that fails closed: the request is refused (503) without a decision.
+   * `results` and `reports` are then empty.
+   */
+  failedClosed: boolean;
   /** When admitted: one per limit, in the route's order, to release concurrency slots with. */
   acquisitions: Acquisition[];
   /** One per limit: the take's result, or for a rejected request, each limit as it now stands. */
   results: TakeResult[];
   /** `results` as the header fields describe them. */
   reports: PolicyReport[];
+  /**
+   * Every store call that failed on the way. On a route failing open, each failed take was
+   * decided by the limit's local copy instead (and a failed peek described by it).
+   */
+  failures: StoreFailure[];
 }
 
 /**
@@ -25,14 +45,38 @@ export interface Admission {
  * refunded (last first), so a rejected request spends nothing anywhere, and every limit is then
  * described as it stands (`peek`). Another request can briefly see a refunded unit as spent: the
  * error is toward rejecting, never toward admitting too much.
+ *
+ * A limit whose store fails is decided by the route's `failMode`: `'open'` takes from the limit's
+ * local copy (`failOpenShare` of it) instead; `'closed'` gives back what was taken and refuses the
+ * request. A refund that fails is recorded and otherwise ignored: its units stay spent until the
+ * store expires them, an error toward rejecting.
  */
 export async function admit(route: CompiledRoute, keys: string[], now: number): Promise<Admission> {
   const acquisitions: Acquisition[] = [];
   const results: TakeResult[] = [];
+  const failures: StoreFailure[] = [];
   const options = { cost: route.cost, now };
   let rejected = -1;
   for (const [i, limit] of route.limits.entries()) {
-    const acquisition = await limit.limiter.acquire(keys[i] as string, options);
+    const key = keys[i] as string;
+    let acquisition: Acquisition;
+    try {
+      acquisition = await limit.limiter.acquire(key, options);
+    } catch (error) {
+      failures.push({ limit: i, operation: 'take', error });
+      if (route.failMode === 'closed') {
+        await giveBack(acquisitions, failures);
+        return {
+          allowed: false,
+          failedClosed: true,
+          acquisitions: [],
+          results: [],
+          reports: [],
+          failures,
+        };
+      }
+      acquisition = await limit.local(route.failOpenShare).acquire(key, options);
+    }
     results.push(acquisition.result);
     if (!acquisition.result.allowed) {
       rejected = i;
@@ -41,13 +85,31 @@ export async function admit(route: CompiledRoute, keys: string[], now: number): 
     acquisitions.push(acquisition);
   }
   if (rejected >= 0) {
-    for (const acquisition of [...acquisitions].reverse()) await acquisition.refund();
+    await giveBack(acquisitions, failures);
     for (const [i, limit] of route.limits.entries()) {
-      if (i !== rejected) results[i] = await limit.limiter.peek(keys[i] as string, options);
+      if (i === rejected) continue;
+      const key = keys[i] as string;
+      try {
+        results[i] = await limit.limiter.peek(key, options);
+      } catch (error) {
+        failures.push({ limit: i, operation: 'peek', error });
+        results[i] = await limit.local(route.failOpenShare).peek(key, options);
+      }
     }
   }
   const reports = route.limits.map((limit, i) => report(limit, results[i] as TakeResult));
-  return { allowed: rejected < 0, acquisitions, results, reports };
+  return { allowed: rejected < 0, failedClosed: false, acquisitions, results, reports, failures };
+}
+
+/** Refunds `acquisitions`, last first, recording the refunds that fail. */
+async function giveBack(acquisitions: Acquisition[], failures: StoreFailure[]): Promise<void> {
+  for (let i = acquisitions.length - 1; i >= 0; i--) {
+    try {
+      await (acquisitions[i] as Acquisition).refund();
+    } catch (error) {
+      failures.push({ limit: i, operation: 'refund', error });
+    }
+  }
 }
 
 function report(limit: CompiledLimit, result: TakeResult): PolicyReport {

@@ -13,8 +13,10 @@ import type { RateLimiter } from '../algorithms/limiter.js';
 import { SlidingLog } from '../algorithms/sliding-log.js';
 import { SlidingWindowCounter } from '../algorithms/sliding-window-counter.js';
 import { TokenBucket } from '../algorithms/token-bucket.js';
+import { MemoryStore } from '../memory-store.js';
 import type { RateLimitStore } from '../store.js';
 import {
+  type FailMode,
   type FaultsConfig,
   type HeaderFamily,
   type KeyConfig,
@@ -39,6 +41,11 @@ export interface CompiledLimit {
   windowMs: number | undefined;
   concurrency: boolean;
   leaky: boolean;
+  /**
+   * This limit scaled to `share`, in this server's memory, created on first use: what a route
+   * failing open decides on while the limit's store fails.
+   */
+  local(share: number): RateLimiter;
 }
 
 /** A route ready to serve. */
@@ -52,6 +59,8 @@ export interface CompiledRoute {
   retryAfter: RetryAfterFormat;
   response: ResponseConfig;
   idempotency: boolean;
+  failMode: FailMode;
+  failOpenShare: number;
   faults: {
     latency: FaultsConfig['latencyMs'];
     unavailable?: { trigger: Trigger; retryAfterSeconds?: number };
@@ -67,16 +76,31 @@ export function compileRoutes(
   clock: Clock,
 ): CompiledRoute[] {
   const edgeConfigs = config.limits ?? [];
+  // Local copies of the limits, for routes failing open, share one memory store. The server's
+  // limits serve every route, so theirs must fit the costliest request.
+  const localStore = new MemoryStore();
+  const edgeFallback = {
+    store: localStore,
+    minUnits: Math.max(1, ...config.routes.map((route) => route.cost ?? 1)),
+  };
   // The server's limits are shared by every route: one limiter each, named alike on every route.
   const edgeNames = policyNames(edgeConfigs, [], 0);
   const edge = edgeConfigs.map((limit, i) =>
-    compileLimit(limit, edgeNames[i] as string, `limits/${edgeNames[i]}`, store, clock),
+    compileLimit(
+      limit,
+      edgeNames[i] as string,
+      `limits/${edgeNames[i]}`,
+      store,
+      clock,
+      edgeFallback,
+    ),
   );
   return config.routes.map((route, r) => {
     const label = routeLabel(route);
     const names = policyNames(edgeConfigs, route.limits ?? [], r).slice(edge.length);
+    const fallback = { store: localStore, minUnits: route.cost ?? 1 };
     const own = (route.limits ?? []).map((limit, i) =>
-      compileLimit(limit, names[i] as string, `${label}/${names[i]}`, store, clock),
+      compileLimit(limit, names[i] as string, `${label}/${names[i]}`, store, clock, fallback),
     );
     const faults = route.faults ?? {};
     const compiled: CompiledRoute = {
@@ -89,6 +113,8 @@ export function compileRoutes(
       retryAfter: route.retryAfter ?? 'seconds',
       response: route.response ?? {},
       idempotency: route.idempotency ?? true,
+      failMode: route.failMode ?? 'closed',
+      failOpenShare: route.failOpenShare ?? 0.25,
       faults: { latency: faults.latencyMs },
     };
     if (faults.unavailable) {
@@ -116,71 +142,129 @@ function compileLimit(
   namespace: string,
   store: RateLimitStore,
   clock: Clock,
+  fallback: Fallback,
 ): CompiledLimit {
-  const common = { store: limit.store ?? store, clock, name: namespace };
-  const base = {
+  const locals = new Map<number, RateLimiter>();
+  return {
+    ...describeLimit(limit),
     name,
     key: limit.key,
     scope: keyScope(limit.key),
-    concurrency: false,
-    leaky: false,
+    limiter: makeLimiter(limit, { store: limit.store ?? store, clock, name: namespace }),
+    local(share) {
+      let local = locals.get(share);
+      if (local === undefined) {
+        const scaled = scaleLimit(limit, share, fallback.minUnits);
+        local = makeLimiter(scaled, {
+          store: fallback.store,
+          clock,
+          name: `${namespace}@${share}`,
+        });
+        locals.set(share, local);
+      }
+      return local;
+    },
   };
+}
+
+/** Where a limit's local copies live, and the fewest units they may hold (the largest cost). */
+interface Fallback {
+  store: RateLimitStore;
+  minUnits: number;
+}
+
+/** The limiter of a limit, with its store, clock and namespace. */
+function makeLimiter(
+  limit: LimitConfig,
+  common: { store: RateLimitStore; clock: Clock; name: string },
+): RateLimiter {
+  switch (limit.algorithm) {
+    case 'fixed-window':
+      return new FixedWindow({ limit: limit.limit, windowMs: limit.windowMs, ...common });
+    case 'sliding-log':
+      return new SlidingLog({ limit: limit.limit, windowMs: limit.windowMs, ...common });
+    case 'sliding-window-counter':
+      return new SlidingWindowCounter({ limit: limit.limit, windowMs: limit.windowMs, ...common });
+    case 'token-bucket':
+      return new TokenBucket({
+        capacity: limit.capacity,
+        refillPerSecond: limit.refillPerSecond,
+        ...common,
+      });
+    case 'gcra':
+      return new Gcra({ rate: limit.rate, burst: limit.burst, ...common });
+    case 'leaky-bucket':
+      return new LeakyBucket({ rate: limit.rate, capacity: limit.capacity, ...common });
+    case 'concurrency':
+      return new ConcurrencyLimit({
+        limit: limit.limit,
+        retryAfterMs: limit.retryAfterMs,
+        ...common,
+      });
+  }
+}
+
+/** What the headers and error bodies say about a limit. */
+function describeLimit(
+  limit: LimitConfig,
+): Pick<CompiledLimit, 'windowMs' | 'description' | 'concurrency' | 'leaky'> {
+  const flags = { concurrency: limit.algorithm === 'concurrency', leaky: false };
   switch (limit.algorithm) {
     case 'fixed-window':
     case 'sliding-log':
-    case 'sliding-window-counter': {
-      const options = { limit: limit.limit, windowMs: limit.windowMs, ...common };
-      const limiter =
-        limit.algorithm === 'fixed-window'
-          ? new FixedWindow(options)
-          : limit.algorithm === 'sliding-log'
-            ? new SlidingLog(options)
-            : new SlidingWindowCounter(options);
+    case 'sliding-window-counter':
       return {
-        ...base,
-        limiter,
+        ...flags,
         windowMs: limit.windowMs,
         description: `${limit.limit} per ${duration(limit.windowMs)}, ${limit.algorithm}`,
       };
-    }
     case 'token-bucket':
       return {
-        ...base,
-        limiter: new TokenBucket({
-          capacity: limit.capacity,
-          refillPerSecond: limit.refillPerSecond,
-          ...common,
-        }),
+        ...flags,
         windowMs: (limit.capacity * 1000) / limit.refillPerSecond,
         description: `a bucket of ${limit.capacity} refilled at ${limit.refillPerSecond}/s`,
       };
     case 'gcra':
       return {
-        ...base,
-        limiter: new Gcra({ rate: limit.rate, burst: limit.burst, ...common }),
+        ...flags,
         windowMs: ((limit.burst + 1) * 1000) / limit.rate,
         description: `${limit.rate}/s with a burst of ${limit.burst}`,
       };
     case 'leaky-bucket':
       return {
-        ...base,
+        ...flags,
         leaky: true,
-        limiter: new LeakyBucket({ rate: limit.rate, capacity: limit.capacity, ...common }),
         windowMs: (limit.capacity * 1000) / limit.rate,
         description: `a queue of ${limit.capacity} drained at ${limit.rate}/s`,
       };
     case 'concurrency':
+      return { ...flags, windowMs: undefined, description: `${limit.limit} in flight` };
+  }
+}
+
+/**
+ * `limit` scaled to `share` of it: counts and capacities rounded down (to at least `minUnits`, so
+ * every request of the routes it serves still fits), rates multiplied. Its own store is dropped.
+ */
+export function scaleLimit(limit: LimitConfig, share: number, minUnits: number): LimitConfig {
+  const units = (n: number) => Math.max(minUnits, Math.floor(n * share));
+  const { store: _store, ...rest } = limit;
+  switch (rest.algorithm) {
+    case 'fixed-window':
+    case 'sliding-log':
+    case 'sliding-window-counter':
+    case 'concurrency':
+      return { ...rest, limit: units(rest.limit) };
+    case 'token-bucket':
       return {
-        ...base,
-        concurrency: true,
-        limiter: new ConcurrencyLimit({
-          limit: limit.limit,
-          retryAfterMs: limit.retryAfterMs,
-          ...common,
-        }),
-        windowMs: undefined,
-        description: `${limit.limit} in flight`,
+        ...rest,
+        capacity: units(rest.capacity),
+        refillPerSecond: rest.refillPerSecond * share,
       };
+    case 'gcra':
+      return { ...rest, rate: rest.rate * share, burst: units(rest.burst + 1) - 1 };
+    case 'leaky-bucket':
+      return { ...rest, rate: rest.rate * share, capacity: units(rest.capacity) };
   }
 }
 

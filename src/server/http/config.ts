@@ -174,7 +174,29 @@ export interface RouteConfig {
    * @default `${METHOD} ${path}` (`*` for any method)
    */
   name?: string;
+  /**
+   * What the route does when a limit's store fails (a Redis store that times out or is down):
+   * - `'closed'`: answers 503 with `Retry-After: 1`. Not 429: the client did not exceed anything,
+   *   and a 429 would teach it a limit that does not exist.
+   * - `'open'`: decides that limit on a local copy of it, in this server's memory, scaled to
+   *   `failOpenShare`; never on no limit at all.
+   *
+   * Either way `stats()` counts it (`degraded`, `failedClosed`) and `on('store-error')` hears it.
+   * @default 'closed'
+   */
+  failMode?: FailMode;
+  /**
+   * With `failMode: 'open'`, the share of each limit a server enforces alone while its store
+   * fails, from 0 (exclusive) to 1: about one over the number of servers sharing the store.
+   * Counts round down, to at least the route's cost (`limit: 10` at `0.25` is 2; rates scale
+   * exactly).
+   * @default 0.25
+   */
+  failOpenShare?: number;
 }
+
+/** What a route does when a limit's store fails: see {@link RouteConfig.failMode}. */
+export type FailMode = 'open' | 'closed';
 
 /** Settings of the `Idempotency-Key` store. */
 export interface IdempotencyConfig {
@@ -333,6 +355,12 @@ const routeSchema = z.strictObject({
   faults: faultsSchema.optional(),
   idempotency: z.boolean({ error: 'must be true or false' }).optional(),
   name: z.string({ error: 'must be a string' }).min(1, { error: 'must not be empty' }).optional(),
+  failMode: z.enum(['open', 'closed'], { error: "must be 'open' or 'closed'" }).optional(),
+  failOpenShare: z
+    .number({ error: 'must be a number above 0, up to 1' })
+    .gt(0, { error: 'must be a number above 0, up to 1' })
+    .max(1, { error: 'must be a number above 0, up to 1' })
+    .optional(),
 });
 
 const configSchema = z.strictObject({

@@ -6,10 +6,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Clock, systemClock } from '../../clock.js';
+import type { Acquisition } from '../algorithms/limiter.js';
 import { MemoryStore } from '../memory-store.js';
-import { type Admission, admit, clientKey } from './admission.js';
+import { type Admission, admit, clientKey, type StoreFailure } from './admission.js';
 import { type CompiledRoute, compileRoutes } from './compile.js';
-import { type MockServerConfig, parseConfig } from './config.js';
+import { type FailMode, type MockServerConfig, parseConfig } from './config.js';
 import { Exchange, header, readBody, resetConnection, send, sendJson } from './exchange.js';
 import { latencyFor } from './faults.js';
 import { fingerprint, IdempotencyStore } from './idempotency.js';
@@ -30,10 +31,42 @@ export interface MockServer {
   /** Sets every counter back to zero. Limits keep their state. */
   resetStats(): void;
   /**
+   * Listens to an event; returns a function that removes the listener. Listeners run synchronously
+   * and cost nothing when there are none.
+   * @example
+   * server.on('store-error', (e) => console.warn(`${e.route} ${e.policy}: ${e.operation} failed, failing ${e.failMode}`));
+   */
+  on<E extends keyof MockServerEvents>(event: E, listener: MockServerEvents[E]): () => void;
+  /**
    * Stops listening, destroys every open connection, and cancels pending delays. Resolves once the
    * server is closed; calling it again returns the same promise.
    */
   close(): Promise<void>;
+}
+
+/** The events of a {@link MockServer}. */
+export interface MockServerEvents {
+  /**
+   * A limit's store failed (a Redis store timed out or is down): one event per failed call. For a
+   * take, the route then failed open (decided on the limit's local share) or closed (answered
+   * 503), as its `failMode` says; a failed peek only changes what the headers report, and a failed
+   * refund leaves its units spent until the store expires them.
+   */
+  'store-error': (event: StoreErrorEvent) => void;
+}
+
+/** What a `store-error` listener receives. */
+export interface StoreErrorEvent {
+  /** The route's label, as in `stats()`. */
+  route: string;
+  /** The policy (limit) whose store failed. */
+  policy: string;
+  /** What was asked of the store. */
+  operation: StoreFailure['operation'];
+  /** The route's fail mode. */
+  failMode: FailMode;
+  /** What the store threw (a `StoreUnavailableError` for the Redis store). */
+  error: unknown;
 }
 
 /**
@@ -45,7 +78,8 @@ export interface MockServer {
  * 1. the first route whose method and path match (else 404, or 405 with `Allow`);
  * 2. the server's `limits`, then the route's: admitted only if every one admits it; otherwise 429
  *    with the header fields, `Retry-After` and a JSON body naming the policy and its scope, and
- *    nothing spent in any limit (each admitted take is refunded);
+ *    nothing spent in any limit (each admitted take is refunded). When a limit's store fails, the
+ *    route's `failMode` decides: a local share of the limit (`'open'`) or 503 (`'closed'`);
  * 3. its turn in any leaky bucket (the response waits);
  * 4. the `unavailable` fault (503), then the `reset` fault `before-handler`;
  * 5. `Idempotency-Key`: a replay of the stored response, or 409 while the first is running, or
@@ -86,6 +120,7 @@ export async function createMockServer(config: MockServerConfig): Promise<MockSe
     port: address.port,
     stats: () => pipeline.stats.snapshot(),
     resetStats: () => pipeline.stats.reset(),
+    on: (event, listener) => pipeline.on(event, listener),
     close() {
       closed ??= new Promise<void>((resolve) => {
         pipeline.close();
@@ -125,6 +160,7 @@ class Pipeline {
   readonly #idempotency: IdempotencyStore;
   readonly #closing = new AbortController();
   readonly #startedAt: number;
+  readonly #storeErrorListeners = new Set<MockServerEvents['store-error']>();
 
   constructor(config: MockServerConfig) {
     this.clock = config.clock ?? systemClock;
@@ -137,6 +173,12 @@ class Pipeline {
     );
     for (const route of this.#routes) this.stats.declare(route.label);
     this.#startedAt = this.clock.now();
+  }
+
+  on<E extends keyof MockServerEvents>(event: E, listener: MockServerEvents[E]): () => void {
+    if (event !== 'store-error') throw new TypeError(`unknown event ${JSON.stringify(event)}`);
+    this.#storeErrorListeners.add(listener);
+    return () => this.#storeErrorListeners.delete(listener);
   }
 
   /** Cancels every pending wait: leaky-bucket turns, handler work, slow bodies. */
@@ -202,6 +244,14 @@ class Pipeline {
     const keys = route.limits.map((limit) => requestKey(limit.key, req, ip));
     call.client = clientKey(keys, ip);
     const admission = await admit(route, keys, now);
+    if (admission.failures.length > 0) this.#storeFailed(call, admission.failures);
+    if (admission.failedClosed) {
+      this.#failClosed(call, admission);
+      return undefined;
+    }
+    if (admission.failures.some((failure) => failure.operation === 'take')) {
+      this.stats.count(route.label, call.client, 'degraded');
+    }
     if (!admission.allowed) {
       this.stats.count(route.label, call.client, 'rejected');
       this.#reject(call, admission, now);
@@ -209,10 +259,57 @@ class Pipeline {
     }
     this.stats.count(route.label, call.client, 'admitted');
     for (const [i, acquisition] of admission.acquisitions.entries()) {
-      if (route.limits[i]?.concurrency) call.exchange.onClose(() => void acquisition.refund());
+      if (route.limits[i]?.concurrency)
+        call.exchange.onClose(() => this.#release(call, i, acquisition));
     }
     call.limitHeaders = rateLimitFields(route.headers, admission.reports, false, now);
     return admission;
+  }
+
+  /**
+   * The 503 of a route failing closed. Not 429: the client exceeded nothing, and a 429 (with its
+   * `remaining: 0`) would teach it a limit that does not exist. `Retry-After: 1` asks for a short
+   * wait, as long as a store outage is expected to last at least.
+   */
+  #failClosed(call: Call, admission: Admission): void {
+    const { route } = call;
+    this.stats.count(route.label, call.client, 'failedClosed');
+    const failed = route.limits[admission.failures[0]?.limit ?? 0];
+    sendJson(
+      call.res,
+      this.clock,
+      503,
+      { 'Retry-After': '1' },
+      {
+        error: 'limiter_unavailable',
+        message: `The rate limiter cannot decide: the store of policy "${failed?.name}" is unavailable. Retry shortly.`,
+        policy: failed?.name,
+      },
+    );
+  }
+
+  /** Gives back an admitted take of limit `i` (a concurrency slot, a leaky-bucket turn). */
+  #release(call: Call, i: number, acquisition: Acquisition): void {
+    acquisition.refund().catch((error: unknown) => {
+      this.#storeFailed(call, [{ limit: i, operation: 'refund', error }]);
+    });
+  }
+
+  /** Counts failed store calls and tells the `store-error` listeners. */
+  #storeFailed(call: Call, failures: readonly StoreFailure[]): void {
+    const { route } = call;
+    for (const failure of failures) {
+      this.stats.count(route.label, call.client, 'storeErrors');
+      if (this.#storeErrorListeners.size === 0) continue;
+      const event: StoreErrorEvent = {
+        route: route.label,
+        policy: route.limits[failure.limit]?.name ?? '',
+        operation: failure.operation,
+        failMode: route.failMode,
+        error: failure.error,
+      };
+      for (const listener of this.#storeErrorListeners) listener(event);
+    }
   }
 
   /** The 429: header fields, `Retry-After`, and a body naming the policy but not the key. */
@@ -241,7 +338,7 @@ class Pipeline {
     const delayMs = Math.max(0, ...admission.results.map((r) => r.delayMs ?? 0));
     if (await call.exchange.wait(this.clock, delayMs)) return true;
     for (const [i, acquisition] of admission.acquisitions.entries()) {
-      if (call.route.limits[i]?.leaky) void acquisition.refund();
+      if (call.route.limits[i]?.leaky) this.#release(call, i, acquisition);
     }
     return false;
   }

@@ -25,6 +25,15 @@ export interface RouteStats extends KeyStats {
   /** Requests refused for an `Idempotency-Key` in use (409) or reused with another body (422). */
   idempotencyConflicts: number;
   /**
+   * Requests decided, in part or whole, on local copies of the limits because a store failed
+   * (`failMode: 'open'`). They are counted in `admitted` or `rejected` too.
+   */
+  degraded: number;
+  /** Requests answered 503 because a store failed (`failMode: 'closed'`). */
+  failedClosed: number;
+  /** Store calls that failed: takes, and also peeks and refunds (see `on('store-error')`). */
+  storeErrors: number;
+  /**
    * The same counts per client key. A request's client key is made of the keys of the route's
    * limits (`ip:127.0.0.1`, `x-api-key:abc|ip:127.0.0.1`), or its IP when the route has none.
    * At most {@link MAX_KEYS_PER_ROUTE} keys are listed; later ones count under `(other)`.
@@ -40,6 +49,10 @@ export interface MockServerStats {
   rejected: number;
   /** Side effects run, over all routes. */
   sideEffects: number;
+  /** Requests decided on local copies of the limits because a store failed, over all routes. */
+  degraded: number;
+  /** Requests answered 503 because a store failed, over all routes. */
+  failedClosed: number;
   /** Per route, by the route's name (`POST /payments`). */
   routes: Record<string, RouteStats>;
 }
@@ -61,6 +74,9 @@ function emptyRoute(): RouteStats {
     resets: 0,
     replays: 0,
     idempotencyConflicts: 0,
+    degraded: 0,
+    failedClosed: 0,
+    storeErrors: 0,
     keys: {},
   };
 }
@@ -101,13 +117,17 @@ export class StatsRecorder {
     let admitted = 0;
     let rejected = 0;
     let sideEffects = 0;
+    let degraded = 0;
+    let failedClosed = 0;
     for (const [name, stats] of this.#routes) {
       routes[name] = structuredClone(stats);
       admitted += stats.admitted;
       rejected += stats.rejected;
       sideEffects += stats.sideEffects;
+      degraded += stats.degraded;
+      failedClosed += stats.failedClosed;
     }
-    return { admitted, rejected, sideEffects, routes };
+    return { admitted, rejected, sideEffects, degraded, failedClosed, routes };
   }
 
   /** Sets every counter back to zero (routes stay listed). */
