@@ -169,9 +169,9 @@ export class RedisStore implements RateLimitStore {
 
   /** Atomically takes `request.cost` units of `key` (see `RateLimitStore.take`). */
   async take(spec: LimiterSpec, key: string, request: StoreRequest): Promise<StoreDecision> {
-    const reply = await this.#run(spec, key, 'take', request, undefined);
+    const reply = (await this.#run(spec, key, 'take', request, undefined)) as Reply;
     const result = toResult(reply);
-    const receipt = (reply as string[])[6];
+    const receipt = reply[6];
     return receipt === '' || receipt === undefined
       ? { result }
       : { result, receipt: Number(receipt) };
@@ -179,7 +179,7 @@ export class RedisStore implements RateLimitStore {
 
   /** Describes `key` without changing it (see `RateLimitStore.peek`). */
   async peek(spec: LimiterSpec, key: string, request: StoreRequest): Promise<TakeResult> {
-    return toResult(await this.#run(spec, key, 'peek', request, undefined));
+    return toResult((await this.#run(spec, key, 'peek', request, undefined)) as Reply);
   }
 
   /** Atomically gives back units of an admitted take (see `RateLimitStore.refund`). */
@@ -265,17 +265,19 @@ export class RedisStore implements RateLimitStore {
   }
 }
 
+/** A limiter script's reply to a take or a peek: numbers as integers or `%.17g` text. */
+type Reply = [string, ...(number | string)[]];
+
 /** A script's reply as a `TakeResult` (`+ 0` turns a `-0` into `0`). */
-function toResult(reply: unknown): TakeResult {
-  const r = reply as string[];
+function toResult(reply: Reply): TakeResult {
   const result: TakeResult = {
-    allowed: r[0] === '1',
-    limit: Number(r[1]) + 0,
-    remaining: Number(r[2]) + 0,
-    resetMs: Number(r[3]) + 0,
-    retryAfterMs: Number(r[4]) + 0,
+    allowed: reply[0] === '1',
+    limit: Number(reply[1]) + 0,
+    remaining: Number(reply[2]) + 0,
+    resetMs: Number(reply[3]) + 0,
+    retryAfterMs: Number(reply[4]) + 0,
   };
-  if (r[5] !== '' && r[5] !== undefined) result.delayMs = Number(r[5]) + 0;
+  if (reply[5] !== '' && reply[5] !== undefined) result.delayMs = Number(reply[5]) + 0;
   return result;
 }
 

@@ -8,15 +8,15 @@
 
 /** Parameters `capacity`, `refillPerSecond`; state hash `{ tokens, since }`. */
 export const TOKEN_BUCKET = `
-function A.config(i)
+local function config(i)
   return { capacity = tonumber(ARGV[i]), refillPerSecond = tonumber(ARGV[i + 1]) }
 end
-function A.read(key)
+local function read(key)
   local v = redis.call('HMGET', key, 'tokens', 'since')
   if not v[1] then return nil end
   return { tokens = tonumber(v[1]), since = tonumber(v[2]) }
 end
-function A.write(key, s) redis.call('HSET', key, 'tokens', fmt(s.tokens), 'since', fmt(s.since)) end
+local function write(key, s) redis.call('HSET', key, 'tokens', fmt(s.tokens), 'since', fmt(s.since)) end
 
 local function tokensAt(s, at, c)
   if s == nil then return c.capacity end
@@ -24,47 +24,47 @@ local function tokensAt(s, at, c)
   return min(c.capacity, refilled)
 end
 
-function A.limit(c) return c.capacity end
-function A.rebase(s, at, c)
+local function limit(c) return c.capacity end
+local function rebase(s, at, c)
   if at < s.since then return { tokens = max(0, s.tokens), since = at }, true end
   if tokensAt(s, at, c) < 0 then return { tokens = 0, since = at }, true end
   return s, false
 end
-function A.available(s, at, c) return max(0, floor(tokensAt(s, at, c))) end
-function A.delayUntil(s, at, units, c)
+local function available(s, at, c) return max(0, floor(tokensAt(s, at, c))) end
+local function delayUntil(s, at, units, c)
   local missing = units - tokensAt(s, at, c)
   if missing <= 0 then return 0 end
-  local function ok(d) return A.available(s, at + d, c) >= units end
+  local function ok(d) return available(s, at + d, c) >= units end
   local upper = (c.capacity * 1000) / c.refillPerSecond + 1
   return settle((missing * 1000) / c.refillPerSecond, upper, ok)
 end
-function A.consume(s, at, cost, c)
+local function consume(s, at, cost, c)
   if tokensAt(s, at, c) >= c.capacity or s == nil then
     return { tokens = c.capacity - cost, since = at }, nil, nil
   end
   return { tokens = s.tokens - cost, since = s.since }, nil, nil
 end
-function A.refund(s, at, cost, receipt, c)
+local function refund(s, at, cost, receipt, c)
   local tokens = s.tokens + cost
   if tokens >= c.capacity then return nil end
   return { tokens = tokens, since = s.since }
 end
-function A.expiresAt(s, c)
+local function expiresAt(s, c)
   return s.since + ((c.capacity - s.tokens) * 1000) / c.refillPerSecond + 1
 end
 `;
 
 /**
  * The meter GCRA and the leaky bucket share (`meterAvailable`, `meterDelay`, `meterRebase`,
- * `meterRefund` of `gcra.ts`), over a state hash `{ tat }`. The including part sets `A.meter(c)`.
+ * `meterRefund` of `gcra.ts`), over a state hash `{ tat }`. The including part defines `meter(c)` first.
  */
 const METER = `
-function A.read(key)
+local function read(key)
   local v = redis.call('HGET', key, 'tat')
   if not v then return nil end
   return { tat = tonumber(v) }
 end
-function A.write(key, s) redis.call('HSET', key, 'tat', fmt(s.tat)) end
+local function write(key, s) redis.call('HSET', key, 'tat', fmt(s.tat)) end
 
 local function debt(tat, at)
   if tat == nil then return 0 end
@@ -91,31 +91,31 @@ local function meterRefund(tat, cost, start, m)
 end
 local function tatOf(s) if s == nil then return nil end return s.tat end
 
-function A.limit(c) return A.meter(c).limit end
-function A.rebase(s, at, c)
-  local tat = meterRebase(s.tat, at, A.meter(c))
+local function limit(c) return meter(c).limit end
+local function rebase(s, at, c)
+  local tat = meterRebase(s.tat, at, meter(c))
   if tat == s.tat then return s, false end
   return { tat = tat }, true
 end
-function A.available(s, at, c) return meterAvailable(tatOf(s), at, A.meter(c)) end
-function A.delayUntil(s, at, units, c) return meterDelay(tatOf(s), at, units, A.meter(c)) end
-function A.expiresAt(s, c) return s.tat end
+local function available(s, at, c) return meterAvailable(tatOf(s), at, meter(c)) end
+local function delayUntil(s, at, units, c) return meterDelay(tatOf(s), at, units, meter(c)) end
+local function expiresAt(s, c) return s.tat end
 `;
 
 /** Parameters `rate`, `burst`; state hash `{ tat }`. */
 export const GCRA = `
-function A.config(i)
+local function config(i)
   local c = { rate = tonumber(ARGV[i]), burst = tonumber(ARGV[i + 1]) }
   c.meter = { limit = c.burst + 1, intervalMs = 1000 / c.rate }
   return c
 end
-function A.meter(c) return c.meter end
+local function meter(c) return c.meter end
 ${METER}
-function A.consume(s, at, cost, c)
+local function consume(s, at, cost, c)
   local start = max(tatOf(s) or at, at)
   return { tat = start + cost * c.meter.intervalMs }, start, nil
 end
-function A.refund(s, at, cost, receipt, c)
+local function refund(s, at, cost, receipt, c)
   local tat = meterRefund(s.tat, cost, receipt, c.meter)
   if tat <= at then return nil end
   return { tat = tat }
@@ -124,19 +124,19 @@ end
 
 /** Parameters `rate`, `capacity`; state hash `{ tat }`. */
 export const LEAKY_BUCKET = `
-function A.config(i)
+local function config(i)
   local c = { rate = tonumber(ARGV[i]), capacity = tonumber(ARGV[i + 1]) }
   c.meter = { limit = c.capacity, intervalMs = 1000 / c.rate }
   return c
 end
-function A.meter(c) return c.meter end
+local function meter(c) return c.meter end
 ${METER}
-function A.consume(s, at, cost, c)
+local function consume(s, at, cost, c)
   local start = max(tatOf(s) or at, at)
   local tat = start + cost * c.meter.intervalMs
   return { tat = tat }, start, ceil(start - at)
 end
-function A.refund(s, at, cost, receipt, c)
+local function refund(s, at, cost, receipt, c)
   local m = c.meter
   if receipt == nil or s.tat ~= receipt + cost * m.intervalMs then return s end
   local tat = meterRefund(s.tat, cost, receipt, m)
@@ -147,30 +147,30 @@ end
 
 /** Parameters `limit`, `retryAfterMs`; state hash `{ n }` (units in flight). */
 export const CONCURRENCY = `
-function A.config(i) return { limit = tonumber(ARGV[i]), retryAfterMs = tonumber(ARGV[i + 1]) } end
-function A.read(key)
+local function config(i) return { limit = tonumber(ARGV[i]), retryAfterMs = tonumber(ARGV[i + 1]) } end
+local function read(key)
   local v = redis.call('HGET', key, 'n')
   if not v then return nil end
   return { inFlight = tonumber(v) }
 end
-function A.write(key, s) redis.call('HSET', key, 'n', fmt(s.inFlight)) end
+local function write(key, s) redis.call('HSET', key, 'n', fmt(s.inFlight)) end
 
 local function inFlight(s) if s == nil then return 0 end return s.inFlight end
 
-function A.limit(c) return c.limit end
-function A.rebase(s, at, c) return s, false end
-function A.available(s, at, c) return max(0, c.limit - inFlight(s)) end
-function A.delayUntil(s, at, units, c)
-  if A.available(s, at, c) >= units then return 0 end
+local function limit(c) return c.limit end
+local function rebase(s, at, c) return s, false end
+local function available(s, at, c) return max(0, c.limit - inFlight(s)) end
+local function delayUntil(s, at, units, c)
+  if available(s, at, c) >= units then return 0 end
   return c.retryAfterMs
 end
-function A.consume(s, at, cost, c) return { inFlight = inFlight(s) + cost }, nil, nil end
-function A.refund(s, at, cost, receipt, c)
+local function consume(s, at, cost, c) return { inFlight = inFlight(s) + cost }, nil, nil end
+local function refund(s, at, cost, receipt, c)
   local n = s.inFlight - cost
   if n > 0 then return { inFlight = n } end
   return nil
 end
-function A.expiresAt(s, c)
+local function expiresAt(s, c)
   if s.inFlight > 0 then return INF end
   return -INF
 end

@@ -2,10 +2,11 @@
  * The Lua every limiter script shares: helpers that mirror `algorithms/logic.ts`, and the generic
  * take / peek / refund that mirror `decide()`, `inspect()` and the memory store's `refund`.
  *
- * A limiter script is `PRELUDE + <algorithm> + OPERATIONS`. The algorithm part defines a table `A`
- * with the functions of an `AlgorithmLogic` (`limit`, `rebase`, `available`, `delayUntil`,
- * `consume`, `refund`, `expiresAt`) plus `config(first)` (its parameters from `ARGV`), `read(key)`
- * and `write(key, state)` (its state in a Redis hash).
+ * A limiter script is `PRELUDE + <algorithm> + OPERATIONS`. The algorithm part defines, as local
+ * functions, those of an `AlgorithmLogic` (`limit`, `rebase`, `available`, `delayUntil`, `consume`,
+ * `refund`, `expiresAt`) plus `config(first)` (its parameters from `ARGV`), `read(key)` and
+ * `write(key, state)` (its state in a Redis hash). Local functions, not a table of them: Redis runs
+ * the whole chunk on every call, and each table entry would cost an insertion each time.
  *
  * Rules that keep the Lua bit-for-bit equal to the TypeScript:
  * - Every expression keeps the TypeScript's operand order and grouping; Lua numbers are the same
@@ -13,7 +14,8 @@
  * - Numbers are written to Redis and returned to Node with `%.17g`, which round-trips every double
  *   (Lua's `tostring` keeps 14 digits: a GCRA timestamp would come back a little off, and a refund
  *   that compares it exactly would silently do nothing).
- * - Replies are strings: Redis would truncate a Lua number to an integer.
+ * - Replies: Redis turns a Lua number into an integer, truncating it, so a number goes back as is
+ *   only when it is whole (every delay on Redis time is), and as `%.17g` text otherwise.
  *
  * @module
  */
@@ -25,11 +27,13 @@
  * of state that never expires on its own, then the algorithm's parameters from `ARGV[7]`.
  */
 export const PRELUDE = `
-if redis.replicate_commands then redis.replicate_commands() end
 local floor, ceil, max, min = math.floor, math.ceil, math.max, math.min
 local INF = math.huge
 
-local function fmt(x) return string.format('%.17g', x) end
+local format = string.format
+local function fmt(x) return format('%.17g', x) end
+-- A reply number: as is when whole (Redis sends it as an integer), else as text.
+local function out(x) if x == floor(x) then return x end return format('%.17g', x) end
 local function num(s) if s == nil or s == false or s == '' then return nil end return tonumber(s) end
 local function finite(x) return x == x and x ~= INF and x ~= -INF end
 
@@ -62,14 +66,12 @@ local function settle(estimate, upper, ok)
 end
 
 local function windowStart(at, windowMs) return floor(at / windowMs) * windowMs end
-
-local A = {}
 `;
 
 /**
- * The operations, after the algorithm's part. Replies (all strings):
+ * The operations, after the algorithm's part. Replies:
  * - take and peek: `{ allowed ('1'/'0'), limit, remaining, resetMs, retryAfterMs, delayMs or '',
- *   receipt or '' }`;
+ *   receipt or '' }`, numbers as integers or `%.17g` text;
  * - refund: `{}`.
  */
 export const OPERATIONS = `
@@ -84,59 +86,55 @@ end
 local receipt = num(ARGV[4])
 local minTtl = tonumber(ARGV[5])
 local foreverTtl = tonumber(ARGV[6])
-local c = A.config(7)
+local c = config(7)
 
 -- The memory store's write: delete a state that is fresh or expired, else keep it until it is.
-local function write(state)
+local function save(state)
   if state == nil then redis.call('DEL', key) return end
-  local expires = A.expiresAt(state, c)
+  local expires = expiresAt(state, c)
   if expires <= now then redis.call('DEL', key) return end
-  A.write(key, state)
+  write(key, state)
   local ttl = foreverTtl
   if expires ~= INF then ttl = max(ceil(expires - now), minTtl) end
   redis.call('PEXPIRE', key, ttl)
 end
 
-local function delayText(delay) if delay == nil then return '' end return fmt(delay) end
-
 -- describe() of logic.ts.
 local function describe(state)
-  local available = A.available(state, now, c)
-  local limit = A.limit(c)
+  local free = available(state, now, c)
+  local most = limit(c)
   local reset = 0
-  if available < limit then reset = A.delayUntil(state, now, available + 1, c) end
-  local retry = 0
-  local allowed = '1'
-  if available < cost then
-    retry = A.delayUntil(state, now, cost, c)
-    allowed = '0'
+  if free < most then reset = delayUntil(state, now, free + 1, c) end
+  if free < cost then
+    return { '0', out(most), out(free), out(reset), out(delayUntil(state, now, cost, c)), '', '' }
   end
-  return { allowed, fmt(limit), fmt(available), fmt(reset), fmt(retry), '', '' }
+  return { '1', out(most), out(free), out(reset), 0, '', '' }
 end
 
-local stored = A.read(key)
+local stored = read(key)
 local state, rebased = stored, false
-if stored ~= nil and op ~= 'refund' then state, rebased = A.rebase(stored, now, c) end
+if stored ~= nil and op ~= 'refund' then state, rebased = rebase(stored, now, c) end
 
 if op == 'peek' then return describe(state) end
 
 if op == 'refund' then
-  if stored ~= nil then write(A.refund(stored, now, cost, receipt, c)) end
+  if stored ~= nil then save(refund(stored, now, cost, receipt, c)) end
   return {}
 end
 
 -- take: decide() of logic.ts, then the memory store's write when the state changed.
-if A.available(state, now, c) < cost then
-  if rebased then write(state) end
+if available(state, now, c) < cost then
+  if rebased then save(state) end
   return describe(state)
 end
-local taken, takenReceipt, delay = A.consume(state, now, cost, c)
-write(taken)
-local remaining = A.available(taken, now, c)
-local limit = A.limit(c)
+local taken, takenReceipt, delay = consume(state, now, cost, c)
+save(taken)
+local remaining = available(taken, now, c)
+local most = limit(c)
 local reset = 0
-if remaining < limit then reset = A.delayUntil(taken, now, remaining + 1, c) end
-local receiptText = ''
+if remaining < most then reset = delayUntil(taken, now, remaining + 1, c) end
+local delayText, receiptText = '', ''
+if delay ~= nil then delayText = out(delay) end
 if takenReceipt ~= nil then receiptText = fmt(takenReceipt) end
-return { '1', fmt(limit), fmt(remaining), fmt(reset), '0', delayText(delay), receiptText }
+return { '1', out(most), out(remaining), out(reset), 0, delayText, receiptText }
 `;

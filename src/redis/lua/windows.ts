@@ -9,55 +9,61 @@
 
 /** Parameters `limit`, `windowMs`; state hash `{ start, count }`. */
 export const FIXED_WINDOW = `
-function A.config(i) return { limit = tonumber(ARGV[i]), windowMs = tonumber(ARGV[i + 1]) } end
-function A.read(key)
+local function config(i) return { limit = tonumber(ARGV[i]), windowMs = tonumber(ARGV[i + 1]) } end
+local function read(key)
   local v = redis.call('HMGET', key, 'start', 'count')
   if not v[1] then return nil end
   return { start = tonumber(v[1]), count = tonumber(v[2]) }
 end
-function A.write(key, s) redis.call('HSET', key, 'start', fmt(s.start), 'count', fmt(s.count)) end
+local function write(key, s) redis.call('HSET', key, 'start', fmt(s.start), 'count', fmt(s.count)) end
 
 local function counted(s, at, windowMs)
   if s ~= nil and s.start == windowStart(at, windowMs) then return s.count end
   return 0
 end
 
-function A.limit(c) return c.limit end
-function A.rebase(s, at, c)
+local function limit(c) return c.limit end
+local function rebase(s, at, c)
   if at < s.start then return { start = windowStart(at, c.windowMs), count = s.count }, true end
   return s, false
 end
-function A.available(s, at, c) return max(0, c.limit - counted(s, at, c.windowMs)) end
-function A.delayUntil(s, at, units, c)
-  if A.available(s, at, c) >= units then return 0 end
+local function available(s, at, c) return max(0, c.limit - counted(s, at, c.windowMs)) end
+local function delayUntil(s, at, units, c)
+  if available(s, at, c) >= units then return 0 end
   return windowStart(at, c.windowMs) + c.windowMs - at
 end
-function A.consume(s, at, cost, c)
+local function consume(s, at, cost, c)
   local start = windowStart(at, c.windowMs)
   return { start = start, count = counted(s, at, c.windowMs) + cost }, start, nil
 end
-function A.refund(s, at, cost, receipt, c)
+local function refund(s, at, cost, receipt, c)
   if s.start ~= receipt then return s end
   local count = s.count - cost
   if count > 0 then return { start = s.start, count = count } end
   return nil
 end
-function A.expiresAt(s, c) return s.start + c.windowMs end
+local function expiresAt(s, c) return s.start + c.windowMs end
 `;
 
 /** Parameters `limit`, `windowMs`; state hash `{ e }`: the flat `[t0, cost0, t1, cost1, ...]`. */
 export const SLIDING_LOG = `
-function A.config(i) return { limit = tonumber(ARGV[i]), windowMs = tonumber(ARGV[i + 1]) } end
-function A.read(key)
+local function config(i) return { limit = tonumber(ARGV[i]), windowMs = tonumber(ARGV[i + 1]) } end
+-- The text each number was read from: written back as it was, formatting only new numbers.
+local texts = {}
+local function read(key)
   local v = redis.call('HGET', key, 'e')
   if not v then return nil end
   local e = {}
-  for x in string.gmatch(v, '%S+') do e[#e + 1] = tonumber(x) end
+  for x in string.gmatch(v, '%S+') do
+    local n = tonumber(x)
+    e[#e + 1] = n
+    texts[n] = x
+  end
   return { e = e }
 end
-function A.write(key, s)
+local function write(key, s)
   local parts = {}
-  for i = 1, #s.e do parts[i] = fmt(s.e[i]) end
+  for i = 1, #s.e do parts[i] = texts[s.e[i]] or fmt(s.e[i]) end
   redis.call('HSET', key, 'e', table.concat(parts, ' '))
 end
 
@@ -73,8 +79,8 @@ local function used(e, from)
   return sum
 end
 
-function A.limit(c) return c.limit end
-function A.rebase(s, at, c)
+local function limit(c) return c.limit end
+local function rebase(s, at, c)
   local newest = s.e[#s.e - 1]
   if newest == nil or at >= newest then return s, false end
   local shift = at - newest
@@ -84,11 +90,11 @@ function A.rebase(s, at, c)
   end
   return { e = e }, true
 end
-function A.available(s, at, c)
+local function available(s, at, c)
   if s == nil then return c.limit end
   return max(0, c.limit - used(s.e, firstLive(s.e, at, c.windowMs)))
 end
-function A.delayUntil(s, at, units, c)
+local function delayUntil(s, at, units, c)
   if s == nil then return 0 end
   local e = s.e
   local from = firstLive(e, at, c.windowMs)
@@ -100,7 +106,7 @@ function A.delayUntil(s, at, units, c)
   end
   return c.windowMs
 end
-function A.consume(s, at, cost, c)
+local function consume(s, at, cost, c)
   local old = {}
   if s ~= nil then old = s.e end
   local e = {}
@@ -113,7 +119,7 @@ function A.consume(s, at, cost, c)
   end
   return { e = e }, at, nil
 end
-function A.refund(s, at, cost, receipt, c)
+local function refund(s, at, cost, receipt, c)
   local e = {}
   for i = 1, #s.e do e[i] = s.e[i] end
   for i = #e - 1, 1, -2 do
@@ -130,7 +136,7 @@ function A.refund(s, at, cost, receipt, c)
   end
   return s
 end
-function A.expiresAt(s, c)
+local function expiresAt(s, c)
   local newest = s.e[#s.e - 1]
   if newest == nil then return -INF end
   return newest + c.windowMs
@@ -139,13 +145,13 @@ end
 
 /** Parameters `limit`, `windowMs`; state hash `{ start, current, previous }`. */
 export const SLIDING_WINDOW_COUNTER = `
-function A.config(i) return { limit = tonumber(ARGV[i]), windowMs = tonumber(ARGV[i + 1]) } end
-function A.read(key)
+local function config(i) return { limit = tonumber(ARGV[i]), windowMs = tonumber(ARGV[i + 1]) } end
+local function read(key)
   local v = redis.call('HMGET', key, 'start', 'current', 'previous')
   if not v[1] then return nil end
   return { start = tonumber(v[1]), current = tonumber(v[2]), previous = tonumber(v[3]) }
 end
-function A.write(key, s)
+local function write(key, s)
   redis.call('HSET', key, 'start', fmt(s.start), 'current', fmt(s.current),
     'previous', fmt(s.previous))
 end
@@ -165,18 +171,18 @@ local function offsetWhereWeightFits(count, room, windowMs)
   return max(0, floor(windowMs - ((room + 1) * windowMs) / count) + 1)
 end
 
-function A.limit(c) return c.limit end
-function A.rebase(s, at, c)
+local function limit(c) return c.limit end
+local function rebase(s, at, c)
   if at >= s.start then return s, false end
   local current = min(c.limit, s.current + s.previous)
   return { start = windowStart(at, c.windowMs), current = current, previous = 0 }, true
 end
-function A.available(s, at, c)
+local function available(s, at, c)
   if s == nil then return c.limit end
   local v = view(s, at, c.windowMs)
   return max(0, c.limit - weighted(v, at, c.windowMs) - v.current)
 end
-function A.delayUntil(s, at, units, c)
+local function delayUntil(s, at, units, c)
   local limit, windowMs = c.limit, c.windowMs
   local v = view(s, at, windowMs)
   local room = limit - units - v.current
@@ -186,14 +192,14 @@ function A.delayUntil(s, at, units, c)
   else
     estimate = v.start + windowMs + offsetWhereWeightFits(v.current, limit - units, windowMs) - at
   end
-  local function ok(d) return A.available(s, at + d, c) >= units end
+  local function ok(d) return available(s, at + d, c) >= units end
   return settle(estimate, v.start + 2 * windowMs - at, ok)
 end
-function A.consume(s, at, cost, c)
+local function consume(s, at, cost, c)
   local v = view(s, at, c.windowMs)
   return { start = v.start, current = v.current + cost, previous = v.previous }, v.start, nil
 end
-function A.refund(s, at, cost, receipt, c)
+local function refund(s, at, cost, receipt, c)
   local current, previous = s.current, s.previous
   if s.start == receipt then current = max(0, current - cost)
   elseif receipt ~= nil and s.start == receipt + c.windowMs then previous = max(0, previous - cost)
@@ -201,7 +207,7 @@ function A.refund(s, at, cost, receipt, c)
   if current == 0 and previous == 0 then return nil end
   return { start = s.start, current = current, previous = previous }
 end
-function A.expiresAt(s, c)
+local function expiresAt(s, c)
   if s.current > 0 then return s.start + 2 * c.windowMs end
   if s.previous > 0 then return s.start + c.windowMs end
   return -INF
