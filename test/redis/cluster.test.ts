@@ -1,0 +1,74 @@
+/**
+ * RedisStore on a real Redis Cluster, when `REDIS_CLUSTER_NODES` names its nodes
+ * (`redis://127.0.0.1:7101,redis://127.0.0.1:7102`); skipped with a reason otherwise (CI has a
+ * single node). Every call is routed by its key; nodes that never saw a script answer `NOSCRIPT`
+ * and get it by `EVAL`; a limit shared by clients on different connections stays exact.
+ */
+import { randomUUID } from 'node:crypto';
+import { createCluster } from 'redis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RedisStore } from '../../src/redis/index.js';
+import { FixedWindow, Gcra, type RateLimiter, TokenBucket } from '../../src/server/index.js';
+
+const NODES = process.env.REDIS_CLUSTER_NODES?.split(',').filter(Boolean) ?? [];
+
+if (NODES.length === 0) {
+  console.warn(
+    'Redis Cluster tests skipped: REDIS_CLUSTER_NODES is not set (e.g. redis://127.0.0.1:7101,redis://127.0.0.1:7102).',
+  );
+}
+
+(NODES.length > 0 ? describe : describe.skip)('RedisStore on Redis Cluster', () => {
+  const prefix = `lc-test:cluster:${randomUUID().slice(0, 8)}:`;
+  type Cluster = ReturnType<typeof createCluster>;
+  const clusters: Cluster[] = [];
+
+  beforeAll(async () => {
+    for (let i = 0; i < 3; i++) {
+      const cluster = createCluster({ rootNodes: NODES.map((url) => ({ url })) });
+      cluster.on('error', () => {});
+      await cluster.connect();
+      clusters.push(cluster);
+    }
+  });
+  afterAll(async () => {
+    const cluster = clusters[0];
+    if (cluster) {
+      for (const node of cluster.masters) {
+        const client = await cluster.nodeClient(node);
+        for await (const keys of client.scanIterator({ MATCH: `${prefix}*`, COUNT: 1000 })) {
+          for (const key of keys) await cluster.del(key);
+        }
+      }
+    }
+    for (const c of clusters) c.destroy();
+  });
+
+  it('decides exactly on keys spread over every node, through three cluster clients', async () => {
+    const stores = clusters.map((c) => new RedisStore(c, { prefix, timeoutMs: 5000 }));
+    const makers: ((store: RedisStore) => RateLimiter)[] = [
+      (store: RedisStore) => new FixedWindow({ limit: 5, windowMs: 1e12, store, name: 'fw' }),
+      (store: RedisStore) =>
+        new TokenBucket({ capacity: 5, refillPerSecond: 0.001, store, name: 'tb' }),
+      (store: RedisStore) => new Gcra({ rate: 0.001, burst: 4, store, name: 'gcra' }),
+    ];
+    const slots = new Set<string>();
+    for (const make of makers) {
+      const limiters = stores.map(make);
+      for (let k = 0; k < 30; k++) {
+        const key = `user-${k}`;
+        const results = await Promise.all(
+          Array.from({ length: 15 }, (_, i) => (limiters[i % 3] as RateLimiter).take(key)),
+        );
+        expect(results.filter((r) => r.allowed)).toHaveLength(5);
+        const redisKey = stores[0]?.keyOf('fw', key) as string;
+        const cluster = clusters[0] as Cluster;
+        slots.add(
+          String(await cluster.sendCommand(redisKey, true, ['CLUSTER', 'KEYSLOT', redisKey])),
+        );
+      }
+    }
+    // The hash tag is the client key: thirty keys spread over (nearly) thirty slots.
+    expect(slots.size).toBeGreaterThan(20);
+  });
+});
