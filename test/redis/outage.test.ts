@@ -4,7 +4,9 @@
  * closed by its owner. Calls never hang, reject with `StoreUnavailableError`, fail fast while Redis
  * is down, and recover on their own. (Vitest fails the run on any unhandled rejection.)
  *
- * The pauses are short: other test files share this Redis.
+ * Every test that pauses Redis is in this file, so that they run one after the other (vitest runs
+ * files in parallel; the other Redis test files give their calls seconds, and a pause only slows
+ * them). The pauses are short: other users of this Redis wait too.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RedisClientType } from 'redis';
@@ -14,7 +16,12 @@ import {
   RedisStore,
   type StoreUnavailableError,
 } from '../../src/redis/index.js';
-import { TokenBucket } from '../../src/server/index.js';
+import {
+  createMockServer,
+  type LimitConfig,
+  type StoreErrorEvent,
+  TokenBucket,
+} from '../../src/server/index.js';
 import { connect, deleteKeys, describeRedis, uniquePrefix } from './helpers.js';
 
 /** Resolves to the error `promise` rejects with; fails the test if it resolves. */
@@ -103,5 +110,58 @@ describeRedis('RedisStore when Redis is slow or gone', () => {
     const error = await rejection(bucket.take('k'));
     expect(error.message).toBe('store take: not tried: the client is not connected');
     expect(store.health().available).toBe(false);
+  });
+
+  it('Redis paused: the open route decides on its local share, the closed one answers 503, both come back', async () => {
+    const client = await connect();
+    const store = new RedisStore(client, {
+      prefix,
+      timeoutMs: 100,
+      recheckMs: 300,
+    });
+    const minute: LimitConfig = { algorithm: 'fixed-window', limit: 100, windowMs: 3_600_000 };
+    const server = await createMockServer({
+      store,
+      routes: [
+        { path: '/open', limits: [minute], failMode: 'open', failOpenShare: 0.03 },
+        { path: '/closed', limits: [minute], failMode: 'closed' },
+      ],
+    });
+    const events: StoreErrorEvent[] = [];
+    server.on('store-error', (event) => events.push(event));
+    const get = async (path: string) => (await fetch(`${server.url}${path}`)).status;
+
+    expect([await get('/open'), await get('/closed')]).toEqual([200, 200]);
+    await admin.sendCommand(['CLIENT', 'PAUSE', '1000', 'ALL']);
+    const during = { open: [] as number[], closed: [] as number[] };
+    // Ten requests take well under the pause: one waits for the timeout, the rest fail fast or probe.
+    for (let i = 0; i < 5; i++) {
+      during.open.push(await get('/open'));
+      during.closed.push(await get('/closed'));
+    }
+    // The local share of the open route is 3 (3% of 100): three admitted, then 429.
+    expect(during.open).toEqual([200, 200, 200, 429, 429]);
+    expect(during.closed).toEqual(Array(5).fill(503));
+    const stats = server.stats();
+    expect(stats.routes['* /open']).toMatchObject({ degraded: 5, admitted: 4, rejected: 2 });
+    expect(stats.routes['* /closed']).toMatchObject({ failedClosed: 5, admitted: 1 });
+    expect(new Set(events.map((e) => `${e.route} ${e.operation} ${e.failMode}`))).toEqual(
+      new Set(['* /open take open', '* /closed take closed']),
+    );
+
+    // Back on the shared state, which still holds the requests Redis decided before the pause.
+    let status = 0;
+    for (let i = 0; i < 100 && status !== 200; i++) {
+      await sleep(20);
+      status = await get('/closed');
+    }
+    expect(status).toBe(200);
+    const open = await fetch(`${server.url}/open`);
+    expect(open.status).toBe(200);
+    expect(open.headers.get('ratelimit')).toMatch(/r=9[0-9]/);
+    const after = server.stats();
+    expect(after.degraded).toBe(5);
+    await server.close();
+    client.destroy();
   });
 });
