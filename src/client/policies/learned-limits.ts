@@ -1,0 +1,289 @@
+/**
+ * Learned limits: what the server said about its limits, kept per host and per policy, and the
+ * rule that holds a request until the server will accept it. Pure functions over a plain JSON
+ * state, so that a shared store can hold it for many processes.
+ *
+ * The rules, in order:
+ *
+ * 1. **Hold.** A 429, or a 503 with `Retry-After`, holds the whole host until the server's time
+ *    (`Retry-After`, else the reset of an exhausted policy, else one second), plus a small positive
+ *    jitter drawn once per hold.
+ * 2. **Cold start.** Until the host has answered once, at most `initialWindow` requests are in
+ *    flight. A first answer that declares policies opens the gate to what they allow. An answer
+ *    that declares nothing starts a slow start (as TCP does): each answer lets one more request
+ *    into flight, so the window doubles every round trip.
+ * 3. **Declared policies.** For each policy the server reports, the client keeps an estimate of
+ *    what is left: the reported `remaining` minus every unit still in flight (they may not have been
+ *    counted yet), minus every unit sent since. A request goes only if every policy has room for its
+ *    cost. A policy without room holds requests until its reset; after the reset, one probe goes
+ *    (how much came back depends on the server's algorithm, which the headers do not say) and its
+ *    answer tells the rest. A report is applied only if its request was sent after the one whose
+ *    report was applied last, so answers that overtake each other never raise the estimate.
+ * 4. **Blind limits.** A server that sends only `Retry-After` still teaches something: the number
+ *    of requests it accepted before its 429 is its quota per window. The client keeps that as a
+ *    policy of its own (`retry-after`): after the hold, that many go at once, then one at a time
+ *    until the next 429 starts the next window. At most one 429 per window once learned.
+ *
+ * @module
+ */
+import type { QuotaPolicy, RateLimitInfo } from '../../headers/types.js';
+import { serverWait, type WaitJitter } from './backoff.js';
+
+/** What the client knows about one of the server's policies. */
+export interface PolicyState {
+  /** The server's name for the policy, when it has one. */
+  name?: string;
+  /** Quota per window (IETF `q`). */
+  limit?: number;
+  /** Window length, in milliseconds. */
+  windowMs?: number;
+  /** Unit of the quota (`requests` unless the server says otherwise). */
+  unit?: string;
+  /** Units that may still be sent before `resetAt` (may go negative: the client is over). */
+  remaining?: number;
+  /** Epoch milliseconds at which the server makes more quota available. */
+  resetAt?: number;
+  /** Requests sent past the reset without a fresh report yet. */
+  probes: number;
+  /** Learned from 429s alone, not declared by the server. */
+  synthetic?: boolean;
+}
+
+/** The learned state of one host. Plain JSON (no `Infinity`, no `undefined` required). */
+export interface LimitsState {
+  /** `cold`: no answer yet; `blind`: answers without policies; `declared`: the server reports. */
+  mode: 'cold' | 'blind' | 'declared';
+  /** Epoch milliseconds before which nothing is sent (0: no hold). */
+  holdUntil: number;
+  /** Requests allowed in flight while cold or in slow start; absent when open. */
+  window?: number;
+  /** Units in flight. */
+  inflight: number;
+  /** Requests in flight. */
+  requests: number;
+  /** Sequence number of the last request admitted. */
+  seq: number;
+  /** Sequence number of the request whose report was applied last. */
+  applied: number;
+  /** Blind mode: answers that were not 429 since the last 429 (or since the start). */
+  successes: number;
+  /** Known policies, by name (unnamed ones by window: `#w60000`). */
+  policies: Record<string, PolicyState>;
+}
+
+/** Parameters of learned limits. */
+export interface LimitsConfig {
+  /** Requests in flight before the host first answers; `undefined` turns cold start off. */
+  initialWindow: number | undefined;
+  /** Jitter added to every server-given hold. */
+  jitter: WaitJitter;
+  /** Hold after a 429 that carries no timing at all, in milliseconds. @default 1000 */
+  fallbackHoldMs: number;
+}
+
+/** Why a request is held. */
+export type HoldReason = 'retry-after' | 'learned-limit' | 'cold-start' | 'probe';
+
+/** The verdict of {@link checkLimits}. `waitMs` undefined: until another request is answered. */
+export type LimitsVerdict =
+  | { ok: true }
+  | { ok: false; waitMs: number | undefined; reason: HoldReason; policy?: string };
+
+/** What {@link commitLimits} hands back, to be given to {@link settleLimits} with the answer. */
+export interface LimitsTicket {
+  /** The request's sequence number. */
+  seq: number;
+  /** Keys of the policies this request probes. */
+  probed: string[];
+}
+
+/** An attempt's outcome, as learned limits need it. */
+export interface LimitsAnswer extends LimitsTicket {
+  /** The request's cost, in units. */
+  cost: number;
+  /** HTTP status, or undefined when the attempt got no response. */
+  status?: number;
+  /** The parsed rate-limit headers of the response. */
+  info?: RateLimitInfo;
+  /** When the response arrived, epoch milliseconds. */
+  now: number;
+  /** A number in [0, 1) for the hold's jitter. */
+  random: number;
+}
+
+/** Key of the policy learned from 429s alone. */
+export const BLIND_POLICY = 'retry-after';
+/** Slow start stops counting here: the window is open. */
+const OPEN_WINDOW = 1024;
+
+/** A host nothing is known about. */
+export function newLimits(config: LimitsConfig): LimitsState {
+  const state: LimitsState = {
+    mode: 'cold',
+    holdUntil: 0,
+    inflight: 0,
+    requests: 0,
+    seq: 0,
+    applied: 0,
+    successes: 0,
+    policies: {},
+  };
+  if (config.initialWindow !== undefined) state.window = config.initialWindow;
+  return state;
+}
+
+/** Whether a request of `cost` units may go now. Reads the state, changes nothing. */
+export function checkLimits(state: LimitsState, cost: number, now: number): LimitsVerdict {
+  if (state.holdUntil > now) {
+    return { ok: false, waitMs: state.holdUntil - now, reason: 'retry-after' };
+  }
+  if (state.window !== undefined && state.requests >= state.window) {
+    return { ok: false, waitMs: undefined, reason: 'cold-start' };
+  }
+  let verdict: LimitsVerdict = { ok: true };
+  for (const key in state.policies) {
+    const p = state.policies[key] as PolicyState;
+    if (p.remaining === undefined || p.remaining >= cost) continue;
+    if (p.resetAt !== undefined && now < p.resetAt) {
+      const waitMs = p.resetAt - now;
+      if (verdict.ok || verdict.waitMs === undefined || waitMs > verdict.waitMs) {
+        verdict = { ok: false, waitMs, reason: 'learned-limit', policy: p.name ?? key };
+      }
+    } else if (p.probes > 0 && verdict.ok) {
+      verdict = { ok: false, waitMs: undefined, reason: 'probe', policy: p.name ?? key };
+    }
+  }
+  return verdict;
+}
+
+/** Records that a request of `cost` units is sent (after {@link checkLimits} said yes). */
+export function commitLimits(state: LimitsState, cost: number): LimitsTicket {
+  const probed: string[] = [];
+  for (const key in state.policies) {
+    const p = state.policies[key] as PolicyState;
+    if (p.remaining === undefined) continue;
+    if (p.remaining >= cost) p.remaining -= cost;
+    else {
+      p.probes++;
+      probed.push(key);
+    }
+  }
+  state.inflight += cost;
+  state.requests++;
+  state.seq++;
+  return { seq: state.seq, probed };
+}
+
+function policyKey(q: QuotaPolicy): string {
+  return q.name ?? (q.windowMs !== undefined ? `#w${q.windowMs}` : '#');
+}
+
+function applyPolicies(
+  state: LimitsState,
+  reported: readonly QuotaPolicy[],
+  fresh: boolean,
+  now: number,
+): void {
+  const seen = new Set<string>();
+  for (const q of reported) {
+    const key = policyKey(q);
+    seen.add(key);
+    let p = state.policies[key];
+    if (!p) {
+      p = { probes: 0 };
+      state.policies[key] = p;
+    }
+    if (q.name !== undefined) p.name = q.name;
+    if (q.limit !== undefined) p.limit = q.limit;
+    if (q.windowMs !== undefined) p.windowMs = q.windowMs;
+    if (q.unit !== undefined) p.unit = q.unit;
+    if (!fresh) continue;
+    if (q.remaining !== undefined) {
+      p.remaining = q.remaining - state.inflight;
+      p.probes = 0;
+      if (q.resetMs !== undefined) p.resetAt = now + q.resetMs;
+      else delete p.resetAt;
+    } else if (q.resetMs !== undefined) {
+      p.resetAt = now + q.resetMs;
+    }
+  }
+  if (!fresh) return;
+  // A policy the newest report no longer mentions is forgotten once its reset has passed, so a
+  // policy the server stopped describing cannot hold the host forever.
+  for (const key in state.policies) {
+    const p = state.policies[key] as PolicyState;
+    if (!seen.has(key) && (p.resetAt === undefined || p.resetAt <= now)) delete state.policies[key];
+  }
+}
+
+/** The server's timing for a pushback: `Retry-After`, else the reset of an exhausted policy. */
+function pushbackWait(info: RateLimitInfo | undefined): number | undefined {
+  if (info?.retryAfterMs !== undefined) return info.retryAfterMs;
+  if (info?.remaining === 0 && info.resetMs !== undefined) return info.resetMs;
+  return undefined;
+}
+
+/** Whether an answer is the server pushing back: a 429, or a 503 that says when to come back. */
+export function isPushback(status: number, info: RateLimitInfo | undefined): boolean {
+  return status === 429 || (status === 503 && info?.retryAfterMs !== undefined);
+}
+
+/** Takes an attempt's outcome into the state: frees its units, learns from its headers. */
+export function settleLimits(state: LimitsState, answer: LimitsAnswer, config: LimitsConfig): void {
+  state.inflight = Math.max(0, state.inflight - answer.cost);
+  state.requests = Math.max(0, state.requests - 1);
+  for (const key of answer.probed) {
+    const p = state.policies[key];
+    if (p) p.probes = Math.max(0, p.probes - 1);
+  }
+  const { status, info, now } = answer;
+  if (status === undefined) return;
+  const pushback = isPushback(status, info);
+  const reported = info?.policies.filter((q) => q.remaining !== undefined || q.limit !== undefined);
+  if (reported && reported.length > 0) {
+    state.mode = 'declared';
+    delete state.window;
+    delete state.policies[BLIND_POLICY];
+    const fresh = answer.seq > state.applied;
+    if (fresh) state.applied = answer.seq;
+    applyPolicies(state, reported, fresh, now);
+  } else if (state.mode !== 'declared') {
+    state.mode = 'blind';
+    if (!pushback) {
+      const blind = state.policies[BLIND_POLICY];
+      // An answer arriving during the hold was accepted in the window that ended in the 429.
+      if (blind?.resetAt !== undefined && now < blind.resetAt) {
+        blind.remaining = (blind.remaining ?? 0) + 1;
+      } else state.successes++;
+      if (state.window !== undefined) {
+        state.window++;
+        if (state.window >= OPEN_WINDOW) delete state.window;
+      }
+    }
+  }
+  if (!pushback) return;
+  const wait = pushbackWait(info) ?? (status === 429 ? config.fallbackHoldMs : undefined);
+  if (wait !== undefined) {
+    state.holdUntil = Math.max(
+      state.holdUntil,
+      now + serverWait(wait, answer.random, config.jitter),
+    );
+  }
+  if (status === 429 && state.mode === 'blind') {
+    const blind = state.policies[BLIND_POLICY];
+    if (blind?.resetAt !== undefined && now < blind.resetAt) {
+      // Another 429 of the same overshoot: the window's count is already taken.
+      blind.resetAt = Math.max(blind.resetAt, state.holdUntil);
+      return;
+    }
+    state.policies[BLIND_POLICY] = {
+      name: BLIND_POLICY,
+      synthetic: true,
+      remaining: state.successes,
+      resetAt: Math.max(now, state.holdUntil),
+      probes: 0,
+    };
+    state.successes = 0;
+    delete state.window;
+  }
+}
