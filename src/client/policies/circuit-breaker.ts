@@ -36,6 +36,8 @@ export interface BreakerConfig {
 export type BreakerPermit = { allowed: true; probe: boolean } | { allowed: false; retryAt: number };
 
 const SLOTS = 10;
+const CLOSED: BreakerPermit = Object.freeze({ allowed: true, probe: false });
+const PROBE: BreakerPermit = Object.freeze({ allowed: true, probe: true });
 
 /** A circuit breaker; see the module comment. */
 export class CircuitBreaker {
@@ -74,10 +76,10 @@ export class CircuitBreaker {
    */
   acquire(now: number): BreakerPermit {
     const state = this.stateAt(now);
-    if (state === 'closed') return { allowed: true, probe: false };
+    if (state === 'closed') return CLOSED;
     if (state === 'half-open' && this.probes < this.config.halfOpenProbes) {
       this.probes++;
-      return { allowed: true, probe: true };
+      return PROBE;
     }
     return { allowed: false, retryAt: this.retryAt(now) };
   }

@@ -77,7 +77,10 @@ export interface LimitsConfig {
   initialWindow: number | undefined;
   /** Jitter added to every server-given hold. */
   jitter: WaitJitter;
-  /** Hold after a 429 that carries no timing at all, in milliseconds. @default 1000 */
+  /**
+   * Hold after a 429 that carries no timing at all, and wait before probing a spent policy whose
+   * headers give no reset, in milliseconds. @default 1000
+   */
   fallbackHoldMs: number;
 }
 
@@ -183,6 +186,7 @@ function applyPolicies(
   reported: readonly QuotaPolicy[],
   fresh: boolean,
   now: number,
+  fallbackMs: number,
 ): void {
   const seen = new Set<string>();
   for (const q of reported) {
@@ -202,6 +206,9 @@ function applyPolicies(
       p.remaining = q.remaining - state.inflight;
       p.probes = 0;
       if (q.resetMs !== undefined) p.resetAt = now + q.resetMs;
+      // No reset in the headers (Shopify's leaky bucket, Azure): when spent, wait a little before
+      // probing rather than probing at once.
+      else if (p.remaining <= 0) p.resetAt = now + fallbackMs;
       else delete p.resetAt;
     } else if (q.resetMs !== undefined) {
       p.resetAt = now + q.resetMs;
@@ -246,7 +253,7 @@ export function settleLimits(state: LimitsState, answer: LimitsAnswer, config: L
     delete state.policies[BLIND_POLICY];
     const fresh = answer.seq > state.applied;
     if (fresh) state.applied = answer.seq;
-    applyPolicies(state, reported, fresh, now);
+    applyPolicies(state, reported, fresh, now, config.fallbackHoldMs);
   } else if (state.mode !== 'declared') {
     state.mode = 'blind';
     if (!pushback) {

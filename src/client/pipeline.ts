@@ -1,0 +1,535 @@
+/**
+ * The pipeline of one host: where the policies are composed, in this order, for every call.
+ *
+ * ```
+ * call ─► circuit breaker ─► admission queue ──────────────────────► fetch ─► learn ─► retry?
+ *         (fail fast when     (concurrency cap, bounded FIFO,                  (headers    │
+ *          open; probes when   holds after 429/503, cold start,                 into the   │
+ *          half-open)          learned limits, client bucket)                   state,     │
+ *            ▲                                                                  breaker    │
+ *            │                                                                  outcome)   │
+ *            └──── sleep (Retry-After + jitter, or full-jitter backoff) ◄── budget ◄──────┘
+ *                                                                       (retries ≤ ratio ×
+ *                                                                        requests + floor)
+ * ```
+ *
+ * A call resolves to the last response it got, whatever its status, and rejects only where fetch
+ * would (a network error, an abort) or where the client refused to send (typed errors).
+ *
+ * @module
+ */
+import { abortReason, type Clock } from '../clock.js';
+import {
+  CircuitOpenError,
+  isLimitedClientError,
+  isQueueFullError,
+  isQueueTimeoutError,
+  isRateLimitError,
+  type RequestContext,
+  RetryBudgetExhaustedError,
+  TimeoutError,
+} from '../errors.js';
+import { parseRateLimitHeaders } from '../headers/parse.js';
+import type { RateLimitInfo } from '../headers/types.js';
+import { Admission } from './admission.js';
+import type { Emitter } from './events.js';
+import {
+  type AdmitResult,
+  admitTransaction,
+  type HostState,
+  readTransaction,
+  retryTransaction,
+  settleTransaction,
+} from './host-state.js';
+import { isTransientNetworkError } from './network-errors.js';
+import type { HostPolicy } from './options.js';
+import { fullJitter, serverWait } from './policies/backoff.js';
+import { CircuitBreaker } from './policies/circuit-breaker.js';
+import { isPushback, type LimitsTicket } from './policies/learned-limits.js';
+import { availableRetries } from './policies/retry-budget.js';
+import { defaultShouldRetry, IDEMPOTENT_METHODS } from './policies/retry-rule.js';
+import type { PreparedRequest } from './request.js';
+import { AbortScope } from './signals.js';
+import { type Counters, newCounters } from './stats.js';
+import type { StateStore } from './store.js';
+import type { ClientEvents, GiveUpReason, HostStats, LimitedRequestInit } from './types.js';
+
+/** What every pipeline shares with its client. */
+export interface PipelineShared {
+  clock: Clock;
+  store: StateStore;
+  events: Emitter<ClientEvents>;
+  fetch: typeof fetch;
+}
+
+/** Per-call options read from the caller's init. */
+interface Call {
+  cost: number;
+  signal: AbortSignal | undefined;
+  timeoutMs: number;
+  attemptTimeoutMs: number;
+  retries: number;
+  shouldRetry: typeof defaultShouldRetry;
+  createBody: (() => BodyInit) | undefined;
+  ctx: RequestContext;
+}
+
+/** The outcome of one attempt. */
+interface Outcome {
+  response?: Response;
+  error?: unknown;
+  info?: RateLimitInfo;
+  /** The attempt's abort scope, kept linked to the caller's signal while the body may be read. */
+  scope?: AbortScope | undefined;
+}
+
+const noop = () => {};
+
+/** The pipeline of one host; see the module comment. */
+export class HostPipeline {
+  readonly counters: Counters = newCounters();
+  private readonly admission: Admission;
+  private readonly breaker: CircuitBreaker | undefined;
+  private readonly key: string;
+  private readonly sleepers = new Set<AbortScope>();
+  private lastState: HostState | undefined;
+  private closed = false;
+
+  constructor(
+    readonly origin: string,
+    readonly policy: HostPolicy,
+    private readonly shared: PipelineShared,
+  ) {
+    this.key = `limited-client:${origin}`;
+    const { store, clock, events } = shared;
+    const config = policy.state;
+    this.breaker = policy.breaker
+      ? new CircuitBreaker(policy.breaker, (from, to) => {
+          if (events.has('circuit-state')) events.emit('circuit-state', { origin, from, to });
+        })
+      : undefined;
+    this.admission = new Admission({
+      clock,
+      concurrency: policy.concurrency,
+      maxQueue: policy.maxQueue,
+      queueTimeoutMs: policy.queueTimeoutMs,
+      tryAdmit: (cost, first) =>
+        store.update<HostState, AdmitResult>(
+          this.key,
+          admitTransaction(config, cost, first, clock.now()),
+          policy.stateTtlMs,
+        ),
+      giveBack: (ticket, cost) => this.settle(ticket, cost, {}),
+      onQueued: (ctx, queueLength) => {
+        this.counters.queued++;
+        if (events.has('queued')) events.emit('queued', { ...this.base(ctx), queueLength });
+      },
+      onHeld: (ctx, reason, waitMs, policyName) => {
+        this.counters.held++;
+        if (events.has('held')) {
+          events.emit('held', { ...this.base(ctx), reason, waitMs, policy: policyName });
+        }
+      },
+    });
+  }
+
+  /** Whether the host has work in flight or waiting (then it is not evicted). */
+  get busy(): boolean {
+    return this.admission.busy || this.sleepers.size > 0;
+  }
+
+  /** Runs a call through the pipeline. */
+  async execute(req: PreparedRequest, init: LimitedRequestInit | undefined): Promise<Response> {
+    const call = this.callOptions(req, init);
+    this.counters.requests++;
+    const { clock } = this.shared;
+    let scope: AbortScope | undefined;
+    if (Number.isFinite(call.timeoutMs)) {
+      const ms = call.timeoutMs;
+      scope = new AbortScope(call.signal).timeout(
+        clock,
+        ms,
+        () => new TimeoutError(ms, 'total', call.ctx),
+      );
+      call.signal = scope.signal;
+    }
+    const deadline = clock.now() + call.timeoutMs;
+    try {
+      const response = await this.run(req, call, deadline);
+      // The caller's signal must still reach the body being read; the timeout is over.
+      scope?.dispose(true);
+      return response;
+    } catch (error) {
+      scope?.dispose();
+      throw error;
+    }
+  }
+
+  private callOptions(req: PreparedRequest, init: LimitedRequestInit | undefined): Call {
+    const p = this.policy;
+    const ctx = { method: req.method, url: req.url };
+    let cost = init?.cost;
+    if (cost === undefined) cost = typeof p.cost === 'number' ? p.cost : p.cost(ctx);
+    if (!(typeof cost === 'number' && cost >= 0 && cost <= p.maxCost)) {
+      throw new RangeError(
+        `${req.method} ${req.url}: cost must be a number from 0 to ${p.maxCost} (got ${String(cost)})`,
+      );
+    }
+    const retry = init?.retry;
+    const signal =
+      init?.signal ?? (typeof req.input === 'string' ? undefined : req.input.signal) ?? undefined;
+    return {
+      cost,
+      signal,
+      timeoutMs: init?.timeoutMs ?? p.timeoutMs,
+      attemptTimeoutMs: init?.attemptTimeoutMs ?? p.attemptTimeoutMs,
+      retries: retry === false ? 0 : (retry?.retries ?? p.retry.retries),
+      shouldRetry:
+        (retry === false ? undefined : retry?.shouldRetry) ??
+        p.retry.shouldRetry ??
+        defaultShouldRetry,
+      createBody: init?.createBody,
+      ctx,
+    };
+  }
+
+  private async run(req: PreparedRequest, call: Call, deadline: number): Promise<Response> {
+    const { clock, events } = this.shared;
+    const breaker = this.breaker;
+    const idempotent = req.hasKey || IDEMPOTENT_METHODS.has(req.method);
+    let last: Outcome | undefined;
+    for (let attempt = 1; ; attempt++) {
+      // 1. Circuit breaker: fail fast while open.
+      let probe = false;
+      if (breaker) {
+        const permit = breaker.acquire(clock.now());
+        if (!permit.allowed) return this.circuitOpen(call, attempt - 1, last, permit.retryAt);
+        probe = permit.probe;
+      }
+      // 2. Admission: concurrency, queue, holds, learned limits, client bucket.
+      let ticket: LimitsTicket;
+      try {
+        ticket = await this.admission.acquire({
+          cost: call.cost,
+          firstAttempt: attempt === 1,
+          priority: attempt > 1,
+          signal: call.signal,
+          maxWaitMs: this.policy.maxRetryAfterMs,
+          ctx: call.ctx,
+        });
+      } catch (error) {
+        breaker?.release(probe);
+        if (last?.response && isLimitedClientError(error)) {
+          return this.giveUp(refusalReason(error), call, attempt - 1, last);
+        }
+        throw error;
+      }
+      if (breaker && !probe && breaker.stateAt(clock.now()) !== 'closed') {
+        // The breaker opened while this request waited in line: it may still go as a probe.
+        const permit = breaker.acquire(clock.now());
+        if (!permit.allowed) {
+          await this.settle(ticket, call.cost, {});
+          this.admission.release();
+          return this.circuitOpen(call, attempt - 1, last, permit.retryAt);
+        }
+        probe = true;
+      }
+      // 3. Send, and learn from the answer.
+      const outcome = await this.attempt(req, call, ticket, probe);
+      last = outcome;
+      if (outcome.error !== undefined && call.signal?.aborted) throw abortReason(call.signal);
+      // 4. Worth another attempt?
+      const { response, error, info } = outcome;
+      const retryable = call.shouldRetry({
+        method: req.method,
+        url: req.url,
+        attempt,
+        response,
+        error,
+        retryAfterMs: info?.retryAfterMs,
+        idempotent,
+        networkError: error !== undefined && isTransientNetworkError(error),
+      });
+      if (!retryable) return this.finish(outcome);
+      if (attempt > call.retries) return this.giveUp('retries-exhausted', call, attempt, outcome);
+      if (!req.replayable && !call.createBody) {
+        return this.giveUp('body-not-replayable', call, attempt, outcome);
+      }
+      const delay = this.delayFor(outcome, attempt);
+      if (delay.server && delay.ms > this.policy.maxRetryAfterMs) {
+        return this.giveUp('retry-after-too-long', call, attempt, outcome);
+      }
+      if (clock.now() + delay.ms >= deadline)
+        return this.giveUp('deadline', call, attempt, outcome);
+      if (breaker && breaker.stateAt(clock.now()) === 'open') {
+        return this.circuitOpen(call, attempt, outcome, breaker.retryAt(clock.now()));
+      }
+      // 5. The retry budget.
+      const allowed = await this.shared.store.update<HostState, boolean>(
+        this.key,
+        retryTransaction(this.policy.state, clock.now()),
+        this.policy.stateTtlMs,
+      );
+      if (!allowed) {
+        this.counters.budgetExhausted++;
+        if (events.has('budget-exhausted')) {
+          events.emit('budget-exhausted', { ...this.base(call.ctx), attempt });
+        }
+        const refusal = new RetryBudgetExhaustedError(attempt, call.ctx, error);
+        return this.giveUp('budget-exhausted', call, attempt, outcome, refusal);
+      }
+      // 6. Sleep, then go round again.
+      this.counters.retries++;
+      if (events.has('retry')) {
+        events.emit('retry', {
+          ...this.base(call.ctx),
+          attempt: attempt + 1,
+          delayMs: delay.ms,
+          delaySource: delay.server ? 'retry-after' : 'backoff',
+          status: response?.status,
+          error,
+        });
+      }
+      discard(response);
+      outcome.scope?.dispose();
+      await this.sleep(delay.ms, call.signal);
+    }
+  }
+
+  /** One attempt: fetch with the attempt's signal, then learn from the answer. */
+  private async attempt(
+    req: PreparedRequest,
+    call: Call,
+    ticket: LimitsTicket,
+    probe: boolean,
+  ): Promise<Outcome> {
+    const { clock } = this.shared;
+    let scope: AbortScope | undefined;
+    let signal = call.signal;
+    if (Number.isFinite(call.attemptTimeoutMs)) {
+      const ms = call.attemptTimeoutMs;
+      scope = new AbortScope(call.signal).timeout(
+        clock,
+        ms,
+        () => new TimeoutError(ms, 'attempt', call.ctx),
+      );
+      signal = scope.signal;
+    }
+    let input = req.input;
+    let init = req.init;
+    if (call.createBody) {
+      // A fresh body per attempt; `duplex` lets it be a stream.
+      const fresh = { body: call.createBody(), duplex: 'half' } as RequestInit;
+      if (typeof input === 'string') init = { ...init, ...fresh, signal };
+      else {
+        input = new Request(input, fresh);
+        init = signal ? { signal } : undefined;
+      }
+    } else if (signal !== undefined) {
+      init = { ...init, signal };
+    }
+    this.counters.attempts++;
+    const outcome: Outcome = { scope };
+    try {
+      outcome.response = await this.shared.fetch(input, init);
+    } catch (error) {
+      outcome.error = error;
+    }
+    const now = clock.now();
+    if (outcome.response) {
+      scope?.dispose(true);
+      outcome.info = parseRateLimitHeaders(outcome.response.headers, { now });
+    } else {
+      scope?.dispose(false);
+    }
+    await this.settle(ticket, call.cost, outcome, now);
+    this.admission.release();
+    this.record(outcome, call, now, probe);
+    return outcome;
+  }
+
+  private settle(
+    ticket: LimitsTicket,
+    cost: number,
+    outcome: Outcome,
+    now = this.shared.clock.now(),
+  ) {
+    if (!this.policy.state.limits) return;
+    return this.shared.store.update<HostState, void>(
+      this.key,
+      settleTransaction(this.policy.state, {
+        seq: ticket.seq,
+        probed: ticket.probed,
+        cost,
+        status: outcome.response?.status,
+        info: outcome.info,
+        now,
+        random: this.shared.clock.random(),
+      }),
+      this.policy.stateTtlMs,
+    );
+  }
+
+  /** Breaker outcome, counters and the `rate-limited` event. */
+  private record(outcome: Outcome, call: Call, now: number, probe: boolean): void {
+    const { response, error, info } = outcome;
+    if (response) {
+      this.counters.responses++;
+      const status = response.status;
+      if (status === 429) this.counters.rateLimited++;
+      if (isPushback(status, info) && this.shared.events.has('rate-limited')) {
+        this.shared.events.emit('rate-limited', {
+          ...this.base(call.ctx),
+          status,
+          retryAfterMs: info?.retryAfterMs,
+          policy: info?.remaining === 0 ? info.policy : undefined,
+        });
+      }
+    }
+    if (!this.breaker) return;
+    if (error !== undefined && call.signal?.aborted) this.breaker.release(probe);
+    else if (error !== undefined || (response && response.status >= 500))
+      this.breaker.failure(now, probe);
+    else this.breaker.success(now, probe);
+  }
+
+  /** The server's timing first (Retry-After, then an exhausted policy's reset), else backoff. */
+  private delayFor(outcome: Outcome, attempt: number): { ms: number; server: boolean } {
+    const { response, info } = outcome;
+    const random = this.shared.clock.random();
+    if (response && isPushback(response.status, info)) {
+      const wait = info?.retryAfterMs ?? (info?.remaining === 0 ? info.resetMs : undefined);
+      if (wait !== undefined) {
+        const jitter = this.policy.state.limits?.jitter ?? { ratio: 0.05, maxMs: 1000 };
+        return { ms: serverWait(wait, random, jitter), server: true };
+      }
+    }
+    const { baseDelayMs, maxDelayMs } = this.policy.retry;
+    return { ms: fullJitter(attempt - 1, baseDelayMs, maxDelayMs, random), server: false };
+  }
+
+  private finish(outcome: Outcome): Response {
+    if (outcome.response) return outcome.response;
+    throw outcome.error;
+  }
+
+  /**
+   * Stops retrying: emits `give-up` and resolves to the last response, or rejects with `refusal`
+   * (when the client refused) or the last error.
+   */
+  private giveUp(
+    reason: GiveUpReason,
+    call: Call,
+    attempts: number,
+    outcome: Outcome,
+    refusal?: unknown,
+  ): Response {
+    this.counters.gaveUp++;
+    if (this.shared.events.has('give-up')) {
+      this.shared.events.emit('give-up', {
+        ...this.base(call.ctx),
+        reason,
+        attempts,
+        status: outcome.response?.status,
+        error: outcome.error,
+      });
+    }
+    if (outcome.response) return outcome.response;
+    throw refusal ?? outcome.error;
+  }
+
+  /** Refuses a call (or its retry) because the circuit is open. */
+  private circuitOpen(
+    call: Call,
+    attempts: number,
+    last: Outcome | undefined,
+    retryAt: number,
+  ): Response {
+    const now = this.shared.clock.now();
+    this.counters.circuitOpen++;
+    if (this.shared.events.has('circuit-open')) {
+      this.shared.events.emit('circuit-open', { ...this.base(call.ctx), retryAt });
+    }
+    const refusal = new CircuitOpenError(retryAt, now, call.ctx, last?.error);
+    if (!last) throw refusal;
+    return this.giveUp('circuit-open', call, attempts, last, refusal);
+  }
+
+  private async sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+    if (ms <= 0 && !signal?.aborted && !this.closed) return;
+    const scope = new AbortScope(signal);
+    this.sleepers.add(scope);
+    try {
+      await this.shared.clock.sleep(ms, scope.signal);
+    } finally {
+      this.sleepers.delete(scope);
+      scope.dispose(false);
+    }
+  }
+
+  private base(ctx: RequestContext) {
+    return { origin: this.origin, method: ctx.method ?? 'GET', url: ctx.url ?? '' };
+  }
+
+  /** Stops the host: rejects waiting requests and pending retries with `error`. */
+  close(error: (ctx: RequestContext) => unknown): void {
+    this.closed = true;
+    this.admission.close(error);
+    for (const scope of this.sleepers) scope.abort(error({}));
+  }
+
+  /**
+   * The host's statistics. Synchronous: with a store that answers asynchronously, the shared part
+   * (holds, policies, budget) is as of the previous call, and this call refreshes it.
+   */
+  stats(): HostStats {
+    const { clock } = this.shared;
+    const now = clock.now();
+    const read = this.shared.store.update<HostState, HostState | undefined>(
+      this.key,
+      readTransaction(),
+      this.policy.stateTtlMs,
+    );
+    if (read instanceof Promise) {
+      read.then((state) => {
+        this.lastState = state && structuredClone(state);
+      }, noop);
+    } else {
+      this.lastState = read && structuredClone(read);
+    }
+    const limits = this.lastState?.limits;
+    const budget = this.lastState?.budget;
+    return {
+      origin: this.origin,
+      ...this.counters,
+      inFlight: this.admission.inFlight,
+      queueLength: this.admission.queueLength,
+      circuit: this.breaker ? this.breaker.stateAt(now) : 'closed',
+      holdUntil: limits && limits.holdUntil > now ? limits.holdUntil : 0,
+      mode: this.policy.state.limits ? (limits?.mode ?? 'cold') : 'off',
+      policies: Object.entries(limits?.policies ?? {}).map(([key, p]) => ({
+        name: p.name ?? key,
+        limit: p.limit,
+        windowMs: p.windowMs,
+        remaining: p.remaining,
+        resetInMs: p.resetAt === undefined ? undefined : Math.max(0, p.resetAt - now),
+      })),
+      budgetAvailable:
+        budget && this.policy.state.budget
+          ? availableRetries(budget, this.policy.state.budget, now)
+          : Number.POSITIVE_INFINITY,
+    };
+  }
+}
+
+/** Lets a response we will not return release its connection. */
+function discard(response: Response | undefined): void {
+  if (response?.body && !response.bodyUsed) response.body.cancel().catch(noop);
+}
+
+function refusalReason(error: unknown): GiveUpReason {
+  if (isQueueFullError(error)) return 'queue-full';
+  if (isQueueTimeoutError(error)) return 'queue-timeout';
+  if (isRateLimitError(error)) return 'hold-too-long';
+  return 'deadline';
+}
