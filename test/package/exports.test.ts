@@ -1,0 +1,89 @@
+/**
+ * Imports the built package as users do: by its name, through the `exports` map, in a separate
+ * Node process (no vitest transforms), once with `import` and once with `require`, for every entry.
+ * Runs after `npm run build` (part of `npm test`).
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const entries = ['limited-client', 'limited-client/server', 'limited-client/redis'] as const;
+
+function node(args: string[]): string {
+  return execFileSync(process.execPath, args, { cwd: root, encoding: 'utf8' }).trim();
+}
+
+describe('the built package', () => {
+  it('has been built (run `npm run build` first)', () => {
+    expect(existsSync(`${root}/dist/index.js`)).toBe(true);
+    expect(existsSync(`${root}/dist/index.cjs`)).toBe(true);
+    expect(existsSync(`${root}/dist/index.d.ts`)).toBe(true);
+    expect(existsSync(`${root}/dist/index.d.cts`)).toBe(true);
+  });
+
+  it.each(entries)('%s loads with import (ESM)', (entry) => {
+    const out = node([
+      '--input-type=module',
+      '-e',
+      `const m = await import(${JSON.stringify(entry)}); console.log(JSON.stringify(Object.keys(m).sort()));`,
+    ]);
+    expect(Array.isArray(JSON.parse(out))).toBe(true);
+  });
+
+  it.each(entries)('%s loads with require (CJS)', (entry) => {
+    const out = node([
+      '-e',
+      `console.log(JSON.stringify(Object.keys(require(${JSON.stringify(entry)})).sort()))`,
+    ]);
+    expect(Array.isArray(JSON.parse(out))).toBe(true);
+  });
+
+  it('exposes the same core API to ESM and CJS, and it works', () => {
+    const esm = node([
+      '--input-type=module',
+      '-e',
+      `import { parseRetryAfter, parseRateLimitHeaders } from 'limited-client';
+       console.log(parseRetryAfter('7'), parseRateLimitHeaders({ RateLimit: '"p";r=1;t=2' }).resetMs);`,
+    ]);
+    const cjs = node([
+      '-e',
+      `const { parseRetryAfter, parseRateLimitHeaders } = require('limited-client');
+       console.log(parseRetryAfter('7'), parseRateLimitHeaders({ RateLimit: '"p";r=1;t=2' }).resetMs);`,
+    ]);
+    expect(esm).toBe('7000 2000');
+    expect(cjs).toBe(esm);
+    const esmKeys = node([
+      '--input-type=module',
+      '-e',
+      `const m = await import('limited-client'); console.log(Object.keys(m).sort().join())`,
+    ]);
+    const cjsKeys = node([
+      '-e',
+      `console.log(Object.keys(require('limited-client')).sort().join())`,
+    ]);
+    expect(cjsKeys).toBe(esmKeys);
+  });
+
+  it('error guards work across the ESM and CJS copies (brand, not instanceof)', () => {
+    const out = node([
+      '--input-type=module',
+      '-e',
+      `import { createRequire } from 'node:module';
+       import * as esm from 'limited-client';
+       const cjs = createRequire(import.meta.url)('limited-client');
+       const e = new cjs.QueueFullError(3);
+       console.log(esm.isQueueFullError(e), e instanceof esm.QueueFullError, e.code);`,
+    ]);
+    expect(out).toBe('true false ERR_QUEUE_FULL');
+  });
+
+  it('type-checks for TypeScript users of ESM and CJS (nodenext resolution of the exports map)', () => {
+    const tsc = `${root}/node_modules/typescript/bin/tsc`;
+    const project = `${root}/test/package/fixtures/tsconfig.json`;
+    expect(() =>
+      execFileSync(process.execPath, [tsc, '-p', project], { cwd: root, encoding: 'utf8' }),
+    ).not.toThrow();
+  });
+});
