@@ -23,10 +23,13 @@ interface Entry<P> {
 
 /** Front entries examined per call, at most, to keep each call O(1). */
 const SWEEP_LIMIT = 8;
+/** Recency is kept to this precision, in milliseconds. */
+const REORDER_MS = 1000;
 
 /** See the module comment. */
 export class HostRegistry<P extends Evictable> {
   private readonly entries = new Map<string, Entry<P>>();
+  private swept = Number.NEGATIVE_INFINITY;
 
   /**
    * @param maxHosts entries kept at once (busy ones may exceed it until they are idle).
@@ -50,15 +53,18 @@ export class HostRegistry<P extends Evictable> {
     const now = this.clock.now();
     let entry = this.entries.get(key);
     if (entry) {
+      // Move to the back (most recently used), at most once a second per host: the order is
+      // exact to a second, and a busy host costs one Map lookup per call.
+      if (now - entry.lastUsed >= REORDER_MS) {
+        this.entries.delete(key);
+        this.entries.set(key, entry);
+      }
       entry.lastUsed = now;
-      // Move to the back: most recently used.
-      this.entries.delete(key);
-      this.entries.set(key, entry);
     } else {
       entry = { value: create(), lastUsed: now };
       this.entries.set(key, entry);
     }
-    this.sweep(now);
+    if (this.entries.size > this.maxHosts || now - this.swept >= REORDER_MS) this.sweep(now);
     return entry.value;
   }
 
@@ -79,6 +85,7 @@ export class HostRegistry<P extends Evictable> {
 
   /** Drops idle entries past their time, and the least recently used ones past `maxHosts`. */
   sweep(now = this.clock.now()): void {
+    this.swept = now;
     let examined = 0;
     for (const [key, entry] of this.entries) {
       if (examined++ >= SWEEP_LIMIT) break;

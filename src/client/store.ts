@@ -66,6 +66,7 @@ export interface MemoryStoreOptions {
 interface Entry {
   state: unknown;
   expiresAt: number;
+  movedAt: number;
 }
 
 /**
@@ -97,13 +98,17 @@ export class MemoryStore implements StateStore {
       return result;
     }
     if (entry) {
-      // Re-inserting moves the key to the end of the Map's order: least recently updated first.
-      this.entries.delete(key);
+      // Re-inserting moves the key to the end of the Map's order (least recently updated first);
+      // done at most once a second per key, so a busy key costs one lookup.
+      if (now - entry.movedAt >= 1000) {
+        this.entries.delete(key);
+        this.entries.set(key, entry);
+        entry.movedAt = now;
+      }
       entry.state = next;
       entry.expiresAt = now + ttlMs;
-      this.entries.set(key, entry);
     } else {
-      this.entries.set(key, { state: next, expiresAt: now + ttlMs });
+      this.entries.set(key, { state: next, expiresAt: now + ttlMs, movedAt: now });
       this.evict(now);
     }
     return result;

@@ -23,7 +23,7 @@ describe('host registry', () => {
     expect(evicted[0]).toBe('https://host-0.example');
   });
 
-  it('creates lazily, once per key, and keeps used hosts over unused ones', () => {
+  it('creates lazily, once per key, and keeps used hosts over unused ones', async () => {
     const clock = new FakeClock(0);
     const r = new HostRegistry<Item>(clock, 2, 300_000, () => {});
     let created = 0;
@@ -33,6 +33,7 @@ describe('host registry', () => {
     };
     const a = r.get('a', make('a'));
     r.get('b', make('b'));
+    await clock.advance(1000); // recency is kept to the second
     expect(r.get('a', make('a'))).toBe(a); // a is now the most recent
     r.get('c', make('c')); // evicts b, the least recently used
     expect(created).toBe(3);
