@@ -261,3 +261,25 @@ describe('blind limits (Retry-After only)', () => {
     expect(s.mode).toBe('declared');
   });
 });
+
+describe('concurrency policies', () => {
+  const conc = (r: number) => ({
+    'ratelimit-policy': '"slots";q=3;qu="concurrent-requests"',
+    ratelimit: `"slots";r=${r}`,
+  });
+
+  it('counts slots: a request frees its slot when it ends, and others wait for that', () => {
+    const s = newLimits(open);
+    const first = send(s, 0);
+    // Reported while `first` held a slot: 2 free besides it, 3 now that it ended.
+    answer(s, first, 200, conc(2), 1, open);
+    expect(s.policies.slots?.remaining).toBe(3);
+    const held = [send(s, 1), send(s, 1), send(s, 1)];
+    expect(checkLimits(s, 1, 1)).toMatchObject({ ok: false, waitMs: undefined, reason: 'learned-limit' });
+    // Time does not free a slot.
+    expect(checkLimits(s, 1, 60_000).ok).toBe(false);
+    // An answer does, even one whose report is stale.
+    settleLimits(s, { ...(held[0] as LimitsTicket), cost: 1, now: 2, random: 0 }, open);
+    expect(checkLimits(s, 1, 2).ok).toBe(true);
+  });
+});

@@ -19,6 +19,8 @@
  *    (how much came back depends on the server's algorithm, which the headers do not say) and its
  *    answer tells the rest. A report is applied only if its request was sent after the one whose
  *    report was applied last, so answers that overtake each other never raise the estimate.
+ *    A concurrency policy (`qu="concurrent-requests"`) counts slots: a request's slot comes back
+ *    when it ends, and requests wait for that rather than for a time.
  * 4. **Blind limits.** A server that sends only `Retry-After` still teaches something: the number
  *    of requests it accepted before its 429 is its quota per window. The client keeps that as a
  *    policy of its own (`retry-after`): after the hold, that many go at once, then one at a time
@@ -114,6 +116,8 @@ export interface LimitsAnswer extends LimitsTicket {
   random: number;
 }
 
+/** The IETF unit of a concurrency limit: slots come back when requests end, not with time. */
+const CONCURRENT = 'concurrent-requests';
 /** Key of the policy learned from 429s alone. */
 export const BLIND_POLICY = 'retry-after';
 /** Slow start stops counting here: the window is open. */
@@ -147,7 +151,11 @@ export function checkLimits(state: LimitsState, cost: number, now: number): Limi
   for (const key in state.policies) {
     const p = state.policies[key] as PolicyState;
     if (p.remaining === undefined || p.remaining >= cost) continue;
-    if (p.resetAt !== undefined && now < p.resetAt) {
+    if (p.unit === CONCURRENT && state.requests > 0) {
+      // Slots come back when requests in flight end, not with time.
+      if (verdict.ok)
+        verdict = { ok: false, waitMs: undefined, reason: 'learned-limit', policy: p.name ?? key };
+    } else if (p.resetAt !== undefined && now < p.resetAt) {
       const waitMs = p.resetAt - now;
       if (verdict.ok || verdict.waitMs === undefined || waitMs > verdict.waitMs) {
         verdict = { ok: false, waitMs, reason: 'learned-limit', policy: p.name ?? key };
@@ -187,6 +195,7 @@ function applyPolicies(
   fresh: boolean,
   now: number,
   fallbackMs: number,
+  cost: number,
 ): void {
   const seen = new Set<string>();
   for (const q of reported) {
@@ -203,12 +212,13 @@ function applyPolicies(
     if (q.unit !== undefined) p.unit = q.unit;
     if (!fresh) continue;
     if (q.remaining !== undefined) {
-      p.remaining = q.remaining - state.inflight;
+      // A concurrency report was made while this request held a slot, which is free now.
+      p.remaining = q.remaining - state.inflight + (p.unit === CONCURRENT ? cost : 0);
       p.probes = 0;
       if (q.resetMs !== undefined) p.resetAt = now + q.resetMs;
       // No reset in the headers (Shopify's leaky bucket, Azure): when spent, wait a little before
       // probing rather than probing at once.
-      else if (p.remaining <= 0) p.resetAt = now + fallbackMs;
+      else if (p.remaining <= 0 && p.unit !== CONCURRENT) p.resetAt = now + fallbackMs;
       else delete p.resetAt;
     } else if (q.resetMs !== undefined) {
       p.resetAt = now + q.resetMs;
@@ -239,6 +249,11 @@ export function isPushback(status: number, info: RateLimitInfo | undefined): boo
 export function settleLimits(state: LimitsState, answer: LimitsAnswer, config: LimitsConfig): void {
   state.inflight = Math.max(0, state.inflight - answer.cost);
   state.requests = Math.max(0, state.requests - 1);
+  for (const key in state.policies) {
+    const p = state.policies[key] as PolicyState;
+    // A concurrency slot is given back when its request ends (a fresh report overrides below).
+    if (p.unit === CONCURRENT && p.remaining !== undefined) p.remaining += answer.cost;
+  }
   for (const key of answer.probed) {
     const p = state.policies[key];
     if (p) p.probes = Math.max(0, p.probes - 1);
@@ -253,7 +268,7 @@ export function settleLimits(state: LimitsState, answer: LimitsAnswer, config: L
     delete state.policies[BLIND_POLICY];
     const fresh = answer.seq > state.applied;
     if (fresh) state.applied = answer.seq;
-    applyPolicies(state, reported, fresh, now, config.fallbackHoldMs);
+    applyPolicies(state, reported, fresh, now, config.fallbackHoldMs, answer.cost);
   } else if (state.mode !== 'declared') {
     state.mode = 'blind';
     if (!pushback) {
