@@ -189,7 +189,8 @@ export class Admission {
     if (!this.isQueued(w)) return;
     this.remove(w);
     w.reject(error);
-    this.kick();
+    if (this.size === 0) this.stopTimer();
+    else this.kick();
   }
 
   private isQueued(w: Waiter): boolean {

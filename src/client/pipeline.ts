@@ -292,7 +292,10 @@ export class HostPipeline {
       }
       discard(response);
       outcome.scope?.dispose();
-      await this.sleep(delay.ms, call.signal);
+      // After a pushback the host is held until the server's time: the retry waits for that hold
+      // at the front of the line, so it goes first when the hold lifts (a separate sleep would
+      // wake on its own jitter, after the line had already used the quota).
+      if (!(delay.server && this.policy.state.limits)) await this.sleep(delay.ms, call.signal);
     }
   }
 

@@ -71,7 +71,7 @@ describe('cold start', () => {
     for (let i = 0; i < 50; i++) send(s, 0);
   });
 
-  it('slow-starts a host that declares nothing: one more in flight per answer', () => {
+  it('ramps up a host that declares nothing: one more in flight per round trip', () => {
     const s = newLimits(config);
     let inFlight = [send(s, 0)];
     const rounds: number[] = [];
@@ -81,13 +81,13 @@ describe('cold start', () => {
       while (checkLimits(s, 1, 1).ok) inFlight.push(commitLimits(s, 1));
       rounds.push(inFlight.length);
     }
-    expect(rounds).toEqual([2, 4, 8, 16, 32]);
+    expect(rounds).toEqual([2, 3, 4, 5, 6]);
     expect(s.mode).toBe('blind');
   });
 
-  it('opens the slow-start window for good past 1024', () => {
+  it('opens the window for good past 1024', () => {
     const s = newLimits(config);
-    s.window = 1023;
+    s.window = 1023.9995;
     answer(s, send(s, 0), 200, {}, 1);
     expect(s.window).toBeUndefined();
   });
@@ -232,24 +232,36 @@ describe('blind limits (Retry-After only)', () => {
     const blind = s.policies[BLIND_POLICY];
     expect(blind).toMatchObject({ remaining: 5, synthetic: true });
     expect(checkLimits(s, 1, 500)).toMatchObject({ ok: false, reason: 'retry-after' });
-    // After the hold: five at once, then one probe at a time.
+    // After the hold: five at once, then one probe at a time, once they are answered.
     const after = s.holdUntil;
-    for (let i = 0; i < 5; i++) send(s, after);
+    const five = Array.from({ length: 5 }, () => send(s, after));
+    expect(checkLimits(s, 1, after)).toMatchObject({ ok: false, reason: 'probe' });
+    for (const t of five) answer(s, t, 200, {}, after, open);
     const probe = send(s, after);
     expect(checkLimits(s, 1, after)).toMatchObject({ ok: false, reason: 'probe' });
     answer(s, probe, 200, {}, after + 1, open);
     expect(checkLimits(s, 1, after + 1).ok).toBe(true);
   });
 
-  it('counts answers that arrive during the hold in the window they belong to', () => {
+  it('does not count answers that arrive during the hold (a short estimate beats a long one)', () => {
     const s = newLimits(open);
     const a = send(s, 0);
     const b = send(s, 0);
     const c = send(s, 0);
     answer(s, a, 200, {}, 1, open);
     answer(s, b, 429, { 'retry-after': '1' }, 2, open);
-    answer(s, c, 200, {}, 3, open); // accepted before b was refused, answered after
-    expect(s.policies[BLIND_POLICY]?.remaining).toBe(2);
+    answer(s, c, 200, {}, 3, open); // answered during the hold
+    expect(s.policies[BLIND_POLICY]?.remaining).toBe(1);
+  });
+
+  it('sends the probe only once no other answer is pending', () => {
+    const s = newLimits(open);
+    answer(s, send(s, 0), 429, { 'retry-after': '1' }, 0, open);
+    const after = s.holdUntil;
+    const pending = send(s, after); // probe: the estimate is 0
+    expect(checkLimits(s, 1, after)).toMatchObject({ ok: false, reason: 'probe' });
+    answer(s, pending, 200, {}, after + 5, open);
+    expect(checkLimits(s, 1, after + 5).ok).toBe(true);
   });
 
   it('gives way to real policies as soon as the server declares some', () => {
@@ -275,7 +287,11 @@ describe('concurrency policies', () => {
     answer(s, first, 200, conc(2), 1, open);
     expect(s.policies.slots?.remaining).toBe(3);
     const held = [send(s, 1), send(s, 1), send(s, 1)];
-    expect(checkLimits(s, 1, 1)).toMatchObject({ ok: false, waitMs: undefined, reason: 'learned-limit' });
+    expect(checkLimits(s, 1, 1)).toMatchObject({
+      ok: false,
+      waitMs: undefined,
+      reason: 'learned-limit',
+    });
     // Time does not free a slot.
     expect(checkLimits(s, 1, 60_000).ok).toBe(false);
     // An answer does, even one whose report is stale.

@@ -10,8 +10,9 @@
  *    jitter drawn once per hold.
  * 2. **Cold start.** Until the host has answered once, at most `initialWindow` requests are in
  *    flight. A first answer that declares policies opens the gate to what they allow. An answer
- *    that declares nothing starts a slow start (as TCP does): each answer lets one more request
- *    into flight, so the window doubles every round trip.
+ *    that declares nothing starts a gentle ramp: one more request in flight per round trip (TCP's
+ *    congestion avoidance), because such a server reveals its limit only by refusing, and every
+ *    request in flight when it does is refused too.
  * 3. **Declared policies.** For each policy the server reports, the client keeps an estimate of
  *    what is left: the reported `remaining` minus every unit still in flight (they may not have been
  *    counted yet), minus every unit sent since. A request goes only if every policy has room for its
@@ -24,7 +25,8 @@
  * 4. **Blind limits.** A server that sends only `Retry-After` still teaches something: the number
  *    of requests it accepted before its 429 is its quota per window. The client keeps that as a
  *    policy of its own (`retry-after`): after the hold, that many go at once, then one at a time
- *    until the next 429 starts the next window. At most one 429 per window once learned.
+ *    until the next 429 starts the next window, whose count becomes the next estimate. Once
+ *    learned, about one 429 per window (the probe that finds the window's end).
  *
  * @module
  */
@@ -57,7 +59,7 @@ export interface LimitsState {
   mode: 'cold' | 'blind' | 'declared';
   /** Epoch milliseconds before which nothing is sent (0: no hold). */
   holdUntil: number;
-  /** Requests allowed in flight while cold or in slow start; absent when open. */
+  /** Requests allowed in flight while cold or ramping (its whole part counts); absent when open. */
   window?: number;
   /** Units in flight. */
   inflight: number;
@@ -120,7 +122,7 @@ export interface LimitsAnswer extends LimitsTicket {
 const CONCURRENT = 'concurrent-requests';
 /** Key of the policy learned from 429s alone. */
 export const BLIND_POLICY = 'retry-after';
-/** Slow start stops counting here: the window is open. */
+/** The ramp stops counting here: the window is open. */
 const OPEN_WINDOW = 1024;
 
 /** A host nothing is known about. */
@@ -144,7 +146,7 @@ export function checkLimits(state: LimitsState, cost: number, now: number): Limi
   if (state.holdUntil > now) {
     return { ok: false, waitMs: state.holdUntil - now, reason: 'retry-after' };
   }
-  if (state.window !== undefined && state.requests >= state.window) {
+  if (state.window !== undefined && state.requests >= Math.floor(state.window)) {
     return { ok: false, waitMs: undefined, reason: 'cold-start' };
   }
   let verdict: LimitsVerdict = { ok: true };
@@ -160,7 +162,8 @@ export function checkLimits(state: LimitsState, cost: number, now: number): Limi
       if (verdict.ok || verdict.waitMs === undefined || waitMs > verdict.waitMs) {
         verdict = { ok: false, waitMs, reason: 'learned-limit', policy: p.name ?? key };
       }
-    } else if (p.probes > 0 && verdict.ok) {
+    } else if ((p.probes > 0 || state.requests > 0) && verdict.ok) {
+      // One probe, sent when no other answer is pending (a pending answer may already tell).
       verdict = { ok: false, waitMs: undefined, reason: 'probe', policy: p.name ?? key };
     }
   }
@@ -272,13 +275,13 @@ export function settleLimits(state: LimitsState, answer: LimitsAnswer, config: L
   } else if (state.mode !== 'declared') {
     state.mode = 'blind';
     if (!pushback) {
+      // Answers arriving during a hold are not counted: for a bucket they are partly refill, and
+      // an estimate that is short costs a round trip where one that is long costs a 429.
       const blind = state.policies[BLIND_POLICY];
-      // An answer arriving during the hold was accepted in the window that ended in the 429.
-      if (blind?.resetAt !== undefined && now < blind.resetAt) {
-        blind.remaining = (blind.remaining ?? 0) + 1;
-      } else state.successes++;
+      if (blind?.resetAt === undefined || now >= blind.resetAt) state.successes++;
       if (state.window !== undefined) {
-        state.window++;
+        // A window's worth of answers adds one: +1 per round trip.
+        state.window += 1 / Math.floor(state.window);
         if (state.window >= OPEN_WINDOW) delete state.window;
       }
     }
