@@ -4,6 +4,8 @@ const entry = {
   index: 'src/index.ts',
   'server/index': 'src/server/index.ts',
   'redis/index': 'src/redis/index.ts',
+  // The `limited-client-server` bin (package.json `bin`); tsup keeps its shebang and mode.
+  'server/cli': 'src/server/bin.ts',
 };
 
 const shared: Options = {

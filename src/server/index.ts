@@ -1,8 +1,82 @@
 /**
- * limited-client/server: the mock rate-limited server and its algorithms (Node only).
- * Its exports arrive with their issues; the entry exists so that the package's exports map is
- * complete from the start.
+ * limited-client/server: the classic rate-limiting algorithms, usable on their own with an injected
+ * clock, and a mock HTTP server that enforces them (Node only).
  *
  * @module
  */
-export {};
+export {
+  ConcurrencyLimit,
+  type ConcurrencyLimitConfig,
+  type ConcurrencyLimitOptions,
+  type ConcurrencyLimitState,
+  concurrencyLimit,
+} from './algorithms/concurrency-limit.js';
+export {
+  FixedWindow,
+  type FixedWindowConfig,
+  type FixedWindowOptions,
+  type FixedWindowState,
+  fixedWindow,
+} from './algorithms/fixed-window.js';
+export {
+  Gcra,
+  type GcraConfig,
+  type GcraOptions,
+  type GcraState,
+  gcra,
+} from './algorithms/gcra.js';
+export {
+  LeakyBucket,
+  type LeakyBucketConfig,
+  type LeakyBucketOptions,
+  type LeakyBucketState,
+  leakyBucket,
+} from './algorithms/leaky-bucket.js';
+export { type Acquisition, type LimiterOptions, RateLimiter } from './algorithms/limiter.js';
+export {
+  type AlgorithmLogic,
+  type Consumed,
+  type Decision,
+  decide,
+  inspect,
+} from './algorithms/logic.js';
+export {
+  SlidingLog,
+  type SlidingLogConfig,
+  type SlidingLogOptions,
+  type SlidingLogState,
+  slidingLog,
+} from './algorithms/sliding-log.js';
+export {
+  SlidingWindowCounter,
+  type SlidingWindowCounterConfig,
+  type SlidingWindowCounterOptions,
+  type SlidingWindowCounterState,
+  slidingWindowCounter,
+} from './algorithms/sliding-window-counter.js';
+export {
+  TokenBucket,
+  type TokenBucketConfig,
+  type TokenBucketOptions,
+  type TokenBucketState,
+  tokenBucket,
+} from './algorithms/token-bucket.js';
+export type {
+  FaultsConfig,
+  FaultTrigger,
+  HeaderFamily,
+  IdempotencyConfig,
+  KeyConfig,
+  KeyPart,
+  LimitCommon,
+  LimitConfig,
+  MockServerConfig,
+  ResponseConfig,
+  RetryAfterFormat,
+  RouteConfig,
+} from './http/config.js';
+export { createMockServer, type MockServer } from './http/server.js';
+export type { KeyStats, MockServerStats, RouteStats } from './http/stats.js';
+export { MemoryStore, type MemoryStoreOptions } from './memory-store.js';
+export type { LimiterSpec, RateLimitStore, StoreDecision, StoreRequest } from './store.js';
+export type { AlgorithmName, TakeOptions, TakeResult } from './types.js';

@@ -1,0 +1,233 @@
+/**
+ * The `limited-client-server` command: starts the mock server from flags or a JSON config file,
+ * prints one line a second with the admitted and rejected counts, and stops cleanly on Ctrl-C.
+ *
+ * @module
+ */
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { isInvalidOptionError } from '../errors.js';
+import type { LimitConfig, MockServerConfig } from './http/config.js';
+import { createMockServer, type MockServer } from './http/server.js';
+
+/** Usage text of the command. */
+export const USAGE = `Usage: limited-client-server [options]
+
+Starts a rate-limited mock HTTP server and prints the admitted and rejected requests every second.
+Ctrl-C stops it.
+
+Options:
+  -c, --config <file>        JSON configuration (the shape createMockServer takes). The flags
+                             below then only override the port and host.
+  -p, --port <n>             Port; 0 picks a free one (default 0, or the config's)
+      --host <address>       Interface to listen on (default 127.0.0.1, or the config's)
+  -l, --limit <spec>         A limit on every request, repeatable:
+                             <algorithm>:<param>=<value>,...   for example
+                             token-bucket:capacity=10,refillPerSecond=2
+                             fixed-window:limit=100,windowMs=60000,key=header:x-api-key
+                             (key is ip, global or header:<name>; name=<policy name>)
+      --cost <n>             Units each request spends (default 1)
+      --headers <family>     ietf | draft-7 | draft-6 | x-ratelimit | none (default ietf)
+      --retry-after <format> seconds | http-date | none (default seconds)
+      --trust-proxy <value>  false | true | <number of proxies> (default false)
+      --interval <ms>        Milliseconds between report lines (default 1000)
+  -q, --quiet                No report lines
+  -h, --help                 This text
+`;
+
+/** What the command line asks for. */
+export interface CliOptions {
+  /** The server's configuration. */
+  config: MockServerConfig;
+  /** Milliseconds between report lines; 0 for none. */
+  intervalMs: number;
+}
+
+/** A command-line mistake: printed with the usage hint, exit code 2. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+const flags = {
+  config: { type: 'string', short: 'c' },
+  port: { type: 'string', short: 'p' },
+  host: { type: 'string' },
+  limit: { type: 'string', short: 'l', multiple: true },
+  cost: { type: 'string' },
+  headers: { type: 'string' },
+  'retry-after': { type: 'string' },
+  'trust-proxy': { type: 'string' },
+  interval: { type: 'string' },
+  quiet: { type: 'boolean', short: 'q' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+function integer(flag: string, value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n)) {
+    throw new UsageError(`--${flag} must be a non-negative integer, got ${JSON.stringify(value)}`);
+  }
+  return n;
+}
+
+function scalar(value: string): string | number {
+  return value !== '' && Number.isFinite(Number(value)) ? Number(value) : value;
+}
+
+/**
+ * Parses `algorithm:param=value,...` into a limit. Values that look like numbers are numbers;
+ * `key=header:<name>` is a header key. The limit is checked later, with the whole configuration.
+ */
+export function parseLimitSpec(spec: string): LimitConfig {
+  const colon = spec.indexOf(':');
+  const algorithm = colon < 0 ? spec : spec.slice(0, colon);
+  const limit: Record<string, unknown> = { algorithm };
+  const params = colon < 0 ? '' : spec.slice(colon + 1);
+  for (const pair of params.split(',').filter((p) => p !== '')) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) throw new UsageError(`--limit ${spec}: expected param=value, got ${pair}`);
+    const name = pair.slice(0, eq);
+    const value = pair.slice(eq + 1);
+    if (name === 'key') {
+      limit.key = value.startsWith('header:') ? { header: value.slice('header:'.length) } : value;
+    } else if (name === 'name') limit.name = value;
+    else limit[name] = scalar(value);
+  }
+  return limit as unknown as LimitConfig;
+}
+
+function trustProxy(value: string): boolean | number {
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  return integer('trust-proxy', value);
+}
+
+/**
+ * Turns the arguments into a configuration, reading the `--config` file when given. Returns
+ * `undefined` for `--help`. Throws {@link UsageError} for a malformed command line; the
+ * configuration itself is validated by `createMockServer`.
+ */
+export async function parseCli(argv: readonly string[]): Promise<CliOptions | undefined> {
+  let values: ReturnType<typeof parseArgs<{ options: typeof flags }>>['values'];
+  try {
+    ({ values } = parseArgs({ args: [...argv], options: flags, strict: true }));
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  if (values.help) return undefined;
+  let config: MockServerConfig;
+  if (values.config !== undefined) {
+    let text: string;
+    try {
+      text = await readFile(values.config, 'utf8');
+    } catch (error) {
+      throw new UsageError(`cannot read ${values.config}: ${(error as Error).message}`);
+    }
+    try {
+      config = JSON.parse(text) as MockServerConfig;
+    } catch (error) {
+      throw new UsageError(`${values.config} is not JSON: ${(error as Error).message}`);
+    }
+    if (typeof config !== 'object' || config === null || Array.isArray(config)) {
+      throw new UsageError(`${values.config} must hold a JSON object`);
+    }
+    const routeFlags = ['limit', 'cost', 'headers', 'retry-after', 'trust-proxy'] as const;
+    const mixed = routeFlags.find((flag) => values[flag] !== undefined);
+    if (mixed)
+      throw new UsageError(`--${mixed} cannot be combined with --config; set it in the file`);
+  } else {
+    const route: MockServerConfig['routes'][number] = {
+      path: '*',
+      limits: (values.limit ?? []).map(parseLimitSpec),
+    };
+    if (values.cost !== undefined) route.cost = integer('cost', values.cost);
+    if (values.headers !== undefined) route.headers = values.headers as never;
+    if (values['retry-after'] !== undefined) route.retryAfter = values['retry-after'] as never;
+    config = { routes: [route] };
+    if (values['trust-proxy'] !== undefined) config.trustProxy = trustProxy(values['trust-proxy']);
+  }
+  if (values.port !== undefined) config.port = integer('port', values.port);
+  if (values.host !== undefined) config.host = values.host;
+  const intervalMs = values.quiet ? 0 : integer('interval', values.interval ?? '1000');
+  return { config, intervalMs };
+}
+
+/** Where the command writes, and which signals stop it. Injected by tests. */
+export interface CliIo {
+  stdout(line: string): void;
+  stderr(line: string): void;
+  /** Calls `stop` on the first Ctrl-C / SIGTERM; returns a function that stops listening. */
+  onStop(stop: () => void): () => void;
+}
+
+function processIo(): CliIo {
+  return {
+    stdout: (line) => process.stdout.write(`${line}\n`),
+    stderr: (line) => process.stderr.write(`${line}\n`),
+    onStop(stop) {
+      const handler = () => stop();
+      process.once('SIGINT', handler);
+      process.once('SIGTERM', handler);
+      return () => {
+        process.off('SIGINT', handler);
+        process.off('SIGTERM', handler);
+      };
+    },
+  };
+}
+
+/**
+ * Runs the command until it is stopped. Resolves to the exit code: 0 after a clean stop, 1 when
+ * the server cannot start, 2 for a usage or configuration mistake.
+ *
+ * @example
+ * // bin: limited-client-server --limit gcra:rate=10,burst=5 --port 8080
+ * process.exitCode = await runCli(process.argv.slice(2));
+ */
+export async function runCli(argv: readonly string[], io: CliIo = processIo()): Promise<number> {
+  let options: CliOptions | undefined;
+  try {
+    options = await parseCli(argv);
+  } catch (error) {
+    io.stderr(`limited-client-server: ${(error as Error).message}`);
+    io.stderr('Run limited-client-server --help for usage.');
+    return 2;
+  }
+  if (options === undefined) {
+    io.stdout(USAGE.trimEnd());
+    return 0;
+  }
+  let server: MockServer;
+  try {
+    server = await createMockServer(options.config);
+  } catch (error) {
+    io.stderr(`limited-client-server: ${(error as Error).message}`);
+    return isInvalidOptionError(error) ? 2 : 1;
+  }
+  const routes = options.config.routes.length;
+  io.stdout(
+    `limited-client-server listening on ${server.url} (${routes} route${routes === 1 ? '' : 's'}); Ctrl-C stops it`,
+  );
+
+  let last = server.stats();
+  const report = () => {
+    const now = server.stats();
+    io.stdout(
+      `${new Date().toISOString()} admitted ${now.admitted - last.admitted} rejected ${now.rejected - last.rejected} (total admitted ${now.admitted} rejected ${now.rejected})`,
+    );
+    last = now;
+  };
+  const timer = options.intervalMs > 0 ? setInterval(report, options.intervalMs) : undefined;
+
+  await new Promise<void>((resolve) => {
+    const unsubscribe = io.onStop(() => {
+      unsubscribe();
+      resolve();
+    });
+  });
+  clearInterval(timer);
+  await server.close();
+  const total = server.stats();
+  io.stdout(`stopped: admitted ${total.admitted} rejected ${total.rejected} in total`);
+  return 0;
+}

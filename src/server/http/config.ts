@@ -1,0 +1,478 @@
+/**
+ * The mock server's configuration: its types (what users write), its zod schema (what is checked),
+ * and the checks zod cannot express. The same shape is the CLI's JSON file.
+ *
+ * @module
+ */
+import { z } from 'zod';
+import type { Clock } from '../../clock.js';
+import { InvalidOptionError } from '../../errors.js';
+import { concurrencyLimitShape } from '../algorithms/concurrency-limit.js';
+import { fixedWindowShape } from '../algorithms/fixed-window.js';
+import { gcraShape } from '../algorithms/gcra.js';
+import { leakyBucketShape } from '../algorithms/leaky-bucket.js';
+import { slidingLogShape } from '../algorithms/sliding-log.js';
+import { slidingWindowCounterShape } from '../algorithms/sliding-window-counter.js';
+import { tokenBucketShape } from '../algorithms/token-bucket.js';
+import {
+  clockSchema,
+  nonNegativeInteger,
+  parseOptions,
+  positiveInteger,
+  probability,
+  storeSchema,
+} from '../options.js';
+import type { RateLimitStore } from '../store.js';
+
+/** Which rate-limit header fields a route sends. */
+export type HeaderFamily = 'ietf' | 'draft-7' | 'draft-6' | 'x-ratelimit' | 'none';
+
+/** How `Retry-After` is written on a 429: delay-seconds, an HTTP-date, or not at all. */
+export type RetryAfterFormat = 'seconds' | 'http-date' | 'none';
+
+/**
+ * One part of a rate-limit key: the client's IP address, one bucket for everybody, or the value of
+ * a request header (an API key). Requests without the header share one bucket.
+ */
+export type KeyPart = 'ip' | 'global' | { header: string };
+
+/** A key: one part, or several (a composite key, e.g. IP and API key together). */
+export type KeyConfig = KeyPart | KeyPart[];
+
+/** What every limit accepts besides its algorithm's parameters. */
+export interface LimitCommon {
+  /**
+   * Who shares a budget.
+   * @default 'ip'
+   */
+  key?: KeyConfig;
+  /**
+   * The policy's name in headers, stats and error bodies. Unique among the limits of a route.
+   * @default the algorithm's name (with a number when a route has two of one algorithm)
+   */
+  name?: string;
+  /**
+   * Where this limit keeps its state.
+   * @default the server's `store`
+   */
+  store?: RateLimitStore;
+}
+
+/** One limit: an algorithm with its parameters (as its class takes them), a key and a name. */
+export type LimitConfig = LimitCommon &
+  (
+    | { algorithm: 'fixed-window'; limit: number; windowMs: number }
+    | { algorithm: 'sliding-log'; limit: number; windowMs: number }
+    | { algorithm: 'sliding-window-counter'; limit: number; windowMs: number }
+    | { algorithm: 'token-bucket'; capacity: number; refillPerSecond: number }
+    | { algorithm: 'gcra'; rate: number; burst: number }
+    | { algorithm: 'leaky-bucket'; rate: number; capacity: number }
+    | { algorithm: 'concurrency'; limit: number; retryAfterMs?: number }
+  );
+
+/**
+ * When a fault fires. All conditions must hold; with none given, it fires on every request.
+ * Times count from the server's start, on its clock.
+ */
+export interface FaultTrigger {
+  /**
+   * Chance of firing on each request that meets the other conditions, from 0 to 1.
+   * @default 1
+   */
+  probability?: number;
+  /** Fire at most this many times in the server's life (`1`: only the first request). */
+  times?: number;
+  /**
+   * Start firing this many milliseconds after the server started.
+   * @default 0
+   */
+  afterMs?: number;
+  /** Stop firing this many milliseconds after `afterMs`. Default: never stop. */
+  forMs?: number;
+}
+
+/** Misbehaviour a route can be made to show, for testing clients. */
+export interface FaultsConfig {
+  /**
+   * Milliseconds the handler works before its side effect runs: a number, or a uniform range. A
+   * request repeating the `Idempotency-Key` meanwhile gets 409. The work completes even if the
+   * client goes away.
+   */
+  latencyMs?: number | { min: number; max: number };
+  /**
+   * Answer 503 Service Unavailable (before the side effect runs), with
+   * `Retry-After: retryAfterSeconds` when that is given.
+   */
+  unavailable?: FaultTrigger & { retryAfterSeconds?: number };
+  /**
+   * Reset the connection with no response: `before-handler` (nothing ran) or `after-handler` (the
+   * side effect ran and its response is stored for idempotent replay, but never sent).
+   * Replays of a stored response are never reset.
+   */
+  reset?: FaultTrigger & { when: 'before-handler' | 'after-handler' };
+  /** Send the response body `chunkBytes` at a time, `intervalMs` apart. */
+  slowBody?: { chunkBytes?: number; intervalMs: number };
+}
+
+/** What a route answers when everything goes well. */
+export interface ResponseConfig {
+  /**
+   * The status code.
+   * @default 200
+   */
+  status?: number;
+  /**
+   * A JSON body. Default: an echo of the request, with the number of the side effect
+   * (`{ ok, route, method, path, params, query, execution, body }`).
+   */
+  body?: unknown;
+  /** Extra response headers. */
+  headers?: Record<string, string>;
+}
+
+/** One route: which requests it matches, what they cost, how they are limited and answered. */
+export interface RouteConfig {
+  /**
+   * HTTP method, any case; a `GET` route also answers `HEAD`.
+   * @default any method
+   */
+  method?: string;
+  /** `'/exact'`, `'/items/:id'` (a parameter per segment), `'/files/*'` (a prefix) or `'*'`. */
+  path: string;
+  /**
+   * Units each request spends in every limit (weighted requests: `/search` 3, `/report` 50).
+   * @default 1
+   */
+  cost?: number;
+  /**
+   * The route's limits, checked after the server's `limits`. A request is admitted only if all
+   * admit it; a rejected request spends nothing in any of them.
+   * @default []
+   */
+  limits?: LimitConfig[];
+  /**
+   * Rate-limit header fields on the route's responses.
+   * @default 'ietf'
+   */
+  headers?: HeaderFamily;
+  /**
+   * `Retry-After` on 429 responses.
+   * @default 'seconds'
+   */
+  retryAfter?: RetryAfterFormat;
+  /** The answer. */
+  response?: ResponseConfig;
+  /** Injected misbehaviour. */
+  faults?: FaultsConfig;
+  /**
+   * Honour `Idempotency-Key` on this route.
+   * @default true
+   */
+  idempotency?: boolean;
+  /**
+   * The route's label in stats.
+   * @default `${METHOD} ${path}` (`*` for any method)
+   */
+  name?: string;
+}
+
+/** Settings of the `Idempotency-Key` store. */
+export interface IdempotencyConfig {
+  /**
+   * The request header carrying the key.
+   * @default 'Idempotency-Key'
+   */
+  header?: string;
+  /**
+   * How long a stored response is replayed, in milliseconds.
+   * @default 86_400_000 (24 hours)
+   */
+  ttlMs?: number;
+  /**
+   * The most responses kept; the oldest go first.
+   * @default 10_000
+   */
+  maxEntries?: number;
+}
+
+/** The configuration of {@link createMockServer}, and of the CLI's JSON file. */
+export interface MockServerConfig {
+  /**
+   * TCP port; 0 picks a free one.
+   * @default 0
+   */
+  port?: number;
+  /**
+   * Interface to listen on.
+   * @default '127.0.0.1'
+   */
+  host?: string;
+  /**
+   * Whether to believe `X-Forwarded-For` for the client's IP: `false` (the socket's peer),
+   * `true` (its first address) or the number of proxies in front of the server (the address that
+   * many hops before the peer). Never enable it unless a proxy you control sets the header.
+   * @default false
+   */
+  trustProxy?: boolean | number;
+  /** Limits applied to every route before the route's own (an edge limit per IP, say). */
+  limits?: LimitConfig[];
+  /** The routes, matched in order; the first that matches answers. */
+  routes: RouteConfig[];
+  /** The `Idempotency-Key` store. */
+  idempotency?: IdempotencyConfig;
+  /**
+   * Where limits keep their state unless a limit names its own (code only, not in JSON).
+   * @default a new MemoryStore
+   */
+  store?: RateLimitStore;
+  /**
+   * Time and chance for the limits, the faults and the `Date` header (code only, not in JSON).
+   * @default systemClock
+   */
+  clock?: Clock;
+}
+
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const headerName = z
+  .string({ error: 'must be a header name' })
+  .regex(HEADER_NAME, { error: 'must be a header name' });
+
+const keyPart = z.union(
+  [z.literal('ip'), z.literal('global'), z.strictObject({ header: headerName })],
+  {
+    error: "must be 'ip', 'global' or { header: name }",
+  },
+);
+const keySchema = z.union([keyPart, z.array(keyPart).min(1, { error: 'must not be empty' })], {
+  error: "must be 'ip', 'global', { header: name } or an array of those",
+});
+
+const limitCommon = {
+  key: keySchema.optional(),
+  name: z
+    .string({ error: 'must be a string' })
+    .regex(/^[\x20-\x7e]+$/, { error: 'must be printable ASCII' })
+    .optional(),
+  store: storeSchema.optional(),
+};
+
+const limitSchema = z.discriminatedUnion('algorithm', [
+  z.strictObject({ algorithm: z.literal('fixed-window'), ...fixedWindowShape, ...limitCommon }),
+  z.strictObject({ algorithm: z.literal('sliding-log'), ...slidingLogShape, ...limitCommon }),
+  z.strictObject({
+    algorithm: z.literal('sliding-window-counter'),
+    ...slidingWindowCounterShape,
+    ...limitCommon,
+  }),
+  z.strictObject({ algorithm: z.literal('token-bucket'), ...tokenBucketShape, ...limitCommon }),
+  z.strictObject({ algorithm: z.literal('gcra'), ...gcraShape, ...limitCommon }),
+  z.strictObject({ algorithm: z.literal('leaky-bucket'), ...leakyBucketShape, ...limitCommon }),
+  z.strictObject({ algorithm: z.literal('concurrency'), ...concurrencyLimitShape, ...limitCommon }),
+]);
+
+const trigger = {
+  probability: probability.optional(),
+  times: positiveInteger.optional(),
+  afterMs: nonNegativeInteger.optional(),
+  forMs: positiveInteger.optional(),
+};
+
+const faultsSchema = z.strictObject({
+  latencyMs: z
+    .union([
+      nonNegativeInteger,
+      z.strictObject({ min: nonNegativeInteger, max: nonNegativeInteger }),
+    ])
+    .optional(),
+  unavailable: z
+    .strictObject({ ...trigger, retryAfterSeconds: nonNegativeInteger.optional() })
+    .optional(),
+  reset: z
+    .strictObject({
+      ...trigger,
+      when: z.enum(['before-handler', 'after-handler'], {
+        error: "must be 'before-handler' or 'after-handler'",
+      }),
+    })
+    .optional(),
+  slowBody: z
+    .strictObject({ chunkBytes: positiveInteger.optional(), intervalMs: nonNegativeInteger })
+    .optional(),
+});
+
+const routeSchema = z.strictObject({
+  method: z
+    .string({ error: 'must be a string' })
+    .regex(HEADER_NAME, { error: 'must be an HTTP method' })
+    .optional(),
+  path: z
+    .string({ error: 'must be a string' })
+    .regex(/^(\*|\/\S*)$/, { error: "must start with '/' (or be '*')" }),
+  cost: positiveInteger.optional(),
+  limits: z.array(limitSchema, { error: 'must be an array' }).optional(),
+  headers: z
+    .enum(['ietf', 'draft-7', 'draft-6', 'x-ratelimit', 'none'], {
+      error: "must be 'ietf', 'draft-7', 'draft-6', 'x-ratelimit' or 'none'",
+    })
+    .optional(),
+  retryAfter: z
+    .enum(['seconds', 'http-date', 'none'], { error: "must be 'seconds', 'http-date' or 'none'" })
+    .optional(),
+  response: z
+    .strictObject({
+      status: z
+        .number({ error: 'must be a status code from 200 to 599' })
+        .int({ error: 'must be a status code from 200 to 599' })
+        .min(200, { error: 'must be a status code from 200 to 599' })
+        .max(599, { error: 'must be a status code from 200 to 599' })
+        .optional(),
+      body: z.unknown().optional(),
+      headers: z.record(headerName, z.string({ error: 'must be a string' })).optional(),
+    })
+    .optional(),
+  faults: faultsSchema.optional(),
+  idempotency: z.boolean({ error: 'must be true or false' }).optional(),
+  name: z.string({ error: 'must be a string' }).min(1, { error: 'must not be empty' }).optional(),
+});
+
+const configSchema = z.strictObject({
+  port: z
+    .number({ error: 'must be an integer from 0 to 65535' })
+    .int({ error: 'must be an integer from 0 to 65535' })
+    .min(0, { error: 'must be an integer from 0 to 65535' })
+    .max(65535, { error: 'must be an integer from 0 to 65535' })
+    .optional(),
+  host: z.string({ error: 'must be a string' }).min(1, { error: 'must not be empty' }).optional(),
+  trustProxy: z
+    .union([z.boolean(), nonNegativeInteger], {
+      error: 'must be true, false or a number of proxies',
+    })
+    .optional(),
+  limits: z.array(limitSchema, { error: 'must be an array' }).optional(),
+  routes: z
+    .array(routeSchema, { error: 'must be an array of routes' })
+    .min(1, { error: 'must hold at least one route' }),
+  idempotency: z
+    .strictObject({
+      header: headerName.optional(),
+      ttlMs: positiveInteger.optional(),
+      maxEntries: positiveInteger.optional(),
+    })
+    .optional(),
+  store: storeSchema.optional(),
+  clock: clockSchema.optional(),
+});
+
+// The schemas and the documented types must describe the same thing: each pair must be assignable
+// both ways and have the same keys (which catches an optional field added on one side only).
+type Mutual<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type Same<A, B> = Mutual<A, B> extends true ? Mutual<keyof A, keyof B> : false;
+const schemasMatchTypes: [
+  Same<z.infer<typeof configSchema>, MockServerConfig>,
+  Same<z.infer<typeof routeSchema>, RouteConfig>,
+  Same<z.infer<typeof faultsSchema>, FaultsConfig>,
+  Same<NonNullable<z.infer<typeof routeSchema>['response']>, ResponseConfig>,
+  Same<NonNullable<z.infer<typeof configSchema>['idempotency']>, IdempotencyConfig>,
+  Same<z.infer<typeof limitSchema>, LimitConfig>,
+] = [true, true, true, true, true, true];
+void schemasMatchTypes;
+
+/** The capacity of a limit: the most units a request may cost under it. */
+export function limitCapacity(limit: LimitConfig): number {
+  switch (limit.algorithm) {
+    case 'token-bucket':
+      return limit.capacity;
+    case 'gcra':
+      return limit.burst + 1;
+    case 'leaky-bucket':
+      return limit.capacity;
+    default:
+      return limit.limit;
+  }
+}
+
+/**
+ * The policy names of the limits that apply to a route: the server's `limits` then the route's,
+ * each its `name` or else its algorithm's name, numbered (`token-bucket-2`) past any name taken.
+ * The server's limits get the same names on every route. Throws when two limits of one route end
+ * up with one name.
+ *
+ * @param route the route's index, for the error.
+ */
+export function policyNames(
+  edge: readonly LimitConfig[],
+  own: readonly LimitConfig[],
+  route: number,
+): string[] {
+  const owners = new Map<string, string>();
+  const name = (list: readonly LimitConfig[], path: (i: number) => string): string[] => {
+    list.forEach((limit, i) => {
+      if (limit.name === undefined) return;
+      const earlier = owners.get(limit.name);
+      if (earlier !== undefined) {
+        throw new InvalidOptionError(
+          `${path(i)}.name`,
+          `is ${JSON.stringify(limit.name)}, already the name of ${earlier} on routes[${route}]`,
+        );
+      }
+      owners.set(limit.name, path(i));
+    });
+    return list.map((limit, i) => {
+      if (limit.name !== undefined) return limit.name;
+      let chosen: string = limit.algorithm;
+      for (let n = 2; owners.has(chosen); n++) chosen = `${limit.algorithm}-${n}`;
+      owners.set(chosen, path(i));
+      return chosen;
+    });
+  };
+  const edgeNames = name(edge, (i) => `limits[${i}]`);
+  return [...edgeNames, ...name(own, (i) => `routes[${route}].limits[${i}]`)];
+}
+
+/** A route's label in stats and in its limits' namespaces: its `name`, else `METHOD path`. */
+export function routeLabel(route: RouteConfig): string {
+  return route.name ?? `${route.method?.toUpperCase() ?? '*'} ${route.path}`;
+}
+
+/**
+ * Validates a configuration: the schema, then what a schema cannot see (a cost no limit can ever
+ * admit, two limits of a route with one name, two routes with one label, a latency range upside
+ * down). Throws an {@link InvalidOptionError} naming the field.
+ */
+export function parseConfig(input: unknown): MockServerConfig {
+  const config = parseOptions(configSchema, input);
+  const edge = config.limits ?? [];
+  const labels = new Map<string, number>();
+  config.routes.forEach((route, r) => {
+    const label = routeLabel(route);
+    const earlier = labels.get(label);
+    if (earlier !== undefined) {
+      throw new InvalidOptionError(
+        `routes[${r}]`,
+        `is labelled ${JSON.stringify(label)} like routes[${earlier}]; give one a distinct name`,
+      );
+    }
+    labels.set(label, r);
+    const cost = route.cost ?? 1;
+    const own = route.limits ?? [];
+    for (const [i, limit] of [...edge, ...own].entries()) {
+      const capacity = limitCapacity(limit);
+      if (cost > capacity) {
+        const path = i < edge.length ? `limits[${i}]` : `routes[${r}].limits[${i - edge.length}]`;
+        throw new InvalidOptionError(
+          `routes[${r}].cost`,
+          `is ${cost}, more than the ${capacity} units ${path} can ever hold: every request would be rejected`,
+        );
+      }
+    }
+    policyNames(edge, own, r);
+    const latency = route.faults?.latencyMs;
+    if (typeof latency === 'object' && latency.min > latency.max) {
+      throw new InvalidOptionError(
+        `routes[${r}].faults.latencyMs`,
+        `has min ${latency.min} above max ${latency.max}`,
+      );
+    }
+  });
+  return config;
+}

@@ -1,0 +1,125 @@
+/**
+ * The plumbing of one request and its response: its lifetime, its body, and writing answers.
+ *
+ * @module
+ */
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { Clock } from '../../clock.js';
+
+/** The largest request body read, in bytes; larger ones get 413. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+/**
+ * One request and its response: aborts its signal when the response closes (finished, or the
+ * client went away) or the server closes, and runs cleanups once, even when registered late.
+ */
+export class Exchange {
+  readonly signal: AbortSignal;
+  #closed = false;
+  readonly #cleanups: (() => void)[] = [];
+
+  constructor(res: ServerResponse, serverSignal: AbortSignal) {
+    const closed = new AbortController();
+    this.signal = AbortSignal.any([closed.signal, serverSignal]);
+    res.once('close', () => {
+      this.#closed = true;
+      closed.abort();
+      for (const cleanup of this.#cleanups.splice(0)) cleanup();
+    });
+  }
+
+  /** Runs `cleanup` when the response closes; at once if it already has. */
+  onClose(cleanup: () => void): void {
+    if (this.#closed) cleanup();
+    else this.#cleanups.push(cleanup);
+  }
+
+  /** Sleeps `ms` on `clock`; false when the exchange ended first (nothing more should be sent). */
+  async wait(clock: Clock, ms: number): Promise<boolean> {
+    if (this.signal.aborted) return false;
+    if (ms <= 0) return true;
+    try {
+      await clock.sleep(ms, this.signal);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}
+
+/**
+ * The request body, or `undefined` when it is over {@link MAX_BODY_BYTES}. An oversized body is
+ * still read (and dropped) up to 16 times that, so the client finishes sending and can read the
+ * 413; past that the connection is cut.
+ */
+export async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > 16 * MAX_BODY_BYTES) {
+      req.destroy();
+      return undefined;
+    }
+    if (size <= MAX_BODY_BYTES) chunks.push(chunk as Buffer);
+  }
+  return size > MAX_BODY_BYTES ? undefined : Buffer.concat(chunks);
+}
+
+/** A request header's value (repeated fields joined with `, `), `name` in lower case. */
+export function header(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+/** Drops the connection with a TCP RST and no response: what a crashed upstream looks like. */
+export function resetConnection(req: IncomingMessage): void {
+  req.socket.resetAndDestroy();
+}
+
+function httpDate(clock: Clock): string {
+  return new Date(clock.now()).toUTCString();
+}
+
+/** Answers with a JSON body, at once. The `Date` field comes from the server's clock. */
+export function sendJson(
+  res: ServerResponse,
+  clock: Clock,
+  status: number,
+  headers: OutgoingHttpHeaders,
+  payload: unknown,
+): void {
+  const body = Buffer.from(JSON.stringify(payload));
+  res.writeHead(status, {
+    ...headers,
+    Date: httpDate(clock),
+    'Content-Type': 'application/json',
+    'Content-Length': body.length,
+  });
+  res.end(body);
+}
+
+/**
+ * Answers with `body`, at once or `slow.chunkBytes` every `slow.intervalMs` on the server's clock.
+ * Stops writing (without ending) when the exchange ends first; the connection is gone by then.
+ */
+export async function send(
+  res: ServerResponse,
+  exchange: Exchange,
+  clock: Clock,
+  status: number,
+  headers: OutgoingHttpHeaders,
+  body: Buffer,
+  slow?: { chunkBytes: number; intervalMs: number },
+): Promise<void> {
+  res.writeHead(status, { ...headers, Date: httpDate(clock), 'Content-Length': body.length });
+  if (slow === undefined || res.req.method === 'HEAD') {
+    res.end(body);
+    return;
+  }
+  for (let at = 0; at < body.length; at += slow.chunkBytes) {
+    if (at > 0 && !(await exchange.wait(clock, slow.intervalMs))) return;
+    res.write(body.subarray(at, at + slow.chunkBytes));
+  }
+  res.end();
+}

@@ -1,0 +1,71 @@
+/**
+ * Rate-limit keys: who shares a budget. Built from values the server trusts: the socket's peer,
+ * a header the route names, and `X-Forwarded-For` only when configured.
+ *
+ * @module
+ */
+import { createHash } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { KeyConfig, KeyPart } from './config.js';
+
+/**
+ * The client's IP address. `trustProxy`: `false` takes the socket's peer; `true` the first address
+ * of `X-Forwarded-For`; a number `n` the address `n` hops before the peer (the peer being the
+ * nearest of `n` trusted proxies). IPv4-mapped IPv6 addresses are written as IPv4.
+ */
+export function clientIp(req: IncomingMessage, trustProxy: boolean | number): string {
+  const peer = normalizeIp(req.socket.remoteAddress ?? 'unknown');
+  if (trustProxy === false || trustProxy === 0) return peer;
+  const forwarded = req.headers['x-forwarded-for'];
+  const listed = (Array.isArray(forwarded) ? forwarded.join(',') : (forwarded ?? ''))
+    .split(',')
+    .map((a) => a.trim())
+    .filter((a) => a !== '');
+  const chain = [...listed, peer];
+  const hops = trustProxy === true ? chain.length - 1 : trustProxy;
+  return normalizeIp(chain[Math.max(0, chain.length - 1 - hops)] as string);
+}
+
+function normalizeIp(address: string): string {
+  return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;
+}
+
+function parts(key: KeyConfig | undefined): KeyPart[] {
+  if (key === undefined) return ['ip'];
+  return Array.isArray(key) ? key : [key];
+}
+
+/** Header values longer than this are hashed, so that a key's size stays bounded. */
+const LONGEST_VALUE = 128;
+
+function headerValue(req: IncomingMessage, name: string): string {
+  const raw = req.headers[name.toLowerCase()];
+  const value = Array.isArray(raw) ? raw.join(', ') : (raw ?? '');
+  if (value.length <= LONGEST_VALUE) return value;
+  return `sha256:${createHash('sha256').update(value).digest('base64url')}`;
+}
+
+/**
+ * The key of a request under a limit: `ip:203.0.113.7`, `global`, `x-api-key:abc`, or the parts
+ * of a composite joined with `|`. Requests without a keyed header share the key with an empty
+ * value.
+ */
+export function requestKey(key: KeyConfig | undefined, req: IncomingMessage, ip: string): string {
+  return parts(key)
+    .map((part) => {
+      if (part === 'ip') return `ip:${ip}`;
+      if (part === 'global') return 'global';
+      return `${part.header.toLowerCase()}:${headerValue(req, part.header)}`;
+    })
+    .join('|');
+}
+
+/**
+ * What a key is made of, without any request's values, for error bodies: `ip`, `global`,
+ * `header:x-api-key`, `ip+header:x-api-key`.
+ */
+export function keyScope(key: KeyConfig | undefined): string {
+  return parts(key)
+    .map((part) => (typeof part === 'string' ? part : `header:${part.header.toLowerCase()}`))
+    .join('+');
+}

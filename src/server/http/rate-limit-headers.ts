@@ -1,0 +1,148 @@
+/**
+ * Writes what the limits decided as response header fields, in each family a server may speak.
+ * Every time is rounded up to whole seconds, so a client acting on a header is never early.
+ *
+ * @module
+ */
+import { type InnerList, type Item, serializeDictionary, serializeList } from 'structured-headers';
+import { compareRestrictiveness } from '../../headers/policy.js';
+import type { HeaderFamily, RetryAfterFormat } from './config.js';
+
+/** One limit's state as the headers describe it. */
+export interface PolicyReport {
+  /** The policy's name. */
+  name: string;
+  /** Units per window (or in flight). */
+  limit: number;
+  /** Units left now. */
+  remaining: number;
+  /** Milliseconds until more units become available (0 when at the limit). */
+  resetMs: number;
+  /** Milliseconds until a request of this request's cost would be admitted (0 if it would be). */
+  retryAfterMs: number;
+  /**
+   * The window a client should read `limit` against: the window, or for bucket algorithms the time
+   * to refill `limit` units from empty. Absent for concurrency limits.
+   */
+  windowMs?: number;
+  /** A concurrency limit: counts requests in flight, not requests per window. */
+  concurrency: boolean;
+}
+
+/** Milliseconds as whole seconds, rounded up: never earlier than the truth. */
+export function ceilSeconds(ms: number): number {
+  return Math.ceil(ms / 1000);
+}
+
+/** A window as whole seconds, rounded up, at least 1. */
+function windowSeconds(ms: number): number {
+  return Math.max(1, ceilSeconds(ms));
+}
+
+/**
+ * The policy the single-policy header families describe: when the request was rejected, the one
+ * that holds it longest; otherwise the most restrictive by the rule the header parser uses
+ * (exhausted first, then the smallest remaining fraction).
+ */
+export function mostRestrictive(
+  policies: readonly PolicyReport[],
+  rejected: boolean,
+): PolicyReport {
+  const sorted = [...policies].sort((a, b) =>
+    rejected
+      ? b.retryAfterMs - a.retryAfterMs
+      : compareRestrictiveness(
+          { limit: a.limit, remaining: a.remaining, resetMs: a.resetMs },
+          { limit: b.limit, remaining: b.remaining, resetMs: b.resetMs },
+        ),
+  );
+  return sorted[0] as PolicyReport;
+}
+
+function ietfFields(policies: readonly PolicyReport[]): Record<string, string> {
+  const declared: (Item | InnerList)[] = policies.map((p) => {
+    const params = new Map<string, number | string>([['q', p.limit]]);
+    if (p.concurrency) params.set('qu', 'concurrent-requests');
+    else if (p.windowMs !== undefined) params.set('w', windowSeconds(p.windowMs));
+    return [p.name, params];
+  });
+  const current: (Item | InnerList)[] = policies.map((p) => {
+    const params = new Map<string, number>([['r', p.remaining]]);
+    if (!p.concurrency) params.set('t', ceilSeconds(p.resetMs));
+    return [p.name, params];
+  });
+  return { 'RateLimit-Policy': serializeList(declared), RateLimit: serializeList(current) };
+}
+
+function legacyPolicy(p: PolicyReport): string {
+  const params = new Map<string, number>();
+  if (p.windowMs !== undefined) params.set('w', windowSeconds(p.windowMs));
+  return serializeList([[p.limit, params]]);
+}
+
+/**
+ * The rate-limit fields of one response.
+ *
+ * - `ietf` (the current draft, structured lists; every policy):
+ *   `RateLimit-Policy: "per-ip";q=100;w=60` and `RateLimit: "per-ip";r=99;t=60`;
+ *   a concurrency limit says `qu="concurrent-requests"` and has no `w` or `t`.
+ * - `draft-7` (the most restrictive policy): `RateLimit: limit=100, remaining=99, reset=60` and
+ *   `RateLimit-Policy: 100;w=60`.
+ * - `draft-6` (the most restrictive): `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset`
+ *   (delta seconds) and `RateLimit-Policy`.
+ * - `x-ratelimit` (the most restrictive): `X-RateLimit-Limit`, `X-RateLimit-Remaining` and
+ *   `X-RateLimit-Reset` as Unix seconds, as GitHub and most `X-` servers send it.
+ * - `none`: nothing.
+ *
+ * @param now the response's time (its `Date`), epoch milliseconds.
+ */
+export function rateLimitFields(
+  family: HeaderFamily,
+  policies: readonly PolicyReport[],
+  rejected: boolean,
+  now: number,
+): Record<string, string> {
+  if (family === 'none' || policies.length === 0) return {};
+  if (family === 'ietf') return ietfFields(policies);
+  const top = mostRestrictive(policies, rejected);
+  const reset = ceilSeconds(top.resetMs);
+  switch (family) {
+    case 'draft-7':
+      return {
+        RateLimit: serializeDictionary({
+          limit: top.limit,
+          remaining: top.remaining,
+          reset,
+        }),
+        'RateLimit-Policy': legacyPolicy(top),
+      };
+    case 'draft-6':
+      return {
+        'RateLimit-Limit': String(top.limit),
+        'RateLimit-Remaining': String(top.remaining),
+        'RateLimit-Reset': String(reset),
+        'RateLimit-Policy': legacyPolicy(top),
+      };
+    case 'x-ratelimit':
+      return {
+        'X-RateLimit-Limit': String(top.limit),
+        'X-RateLimit-Remaining': String(top.remaining),
+        'X-RateLimit-Reset': String(ceilSeconds(now + top.resetMs)),
+      };
+  }
+}
+
+/**
+ * `Retry-After` for a delay of `retryAfterMs`: delay-seconds rounded up, or the HTTP-date of the
+ * first whole second at or after `now + retryAfterMs`. Either way a client that waits exactly as
+ * told is not early, even against a `Date` truncated to the second.
+ */
+export function retryAfterField(
+  format: RetryAfterFormat,
+  retryAfterMs: number,
+  now: number,
+): string | undefined {
+  if (format === 'none') return undefined;
+  if (format === 'seconds') return String(ceilSeconds(retryAfterMs));
+  return new Date(ceilSeconds(now + retryAfterMs) * 1000).toUTCString();
+}

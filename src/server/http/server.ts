@@ -1,0 +1,356 @@
+/**
+ * `createMockServer`: the algorithms behind real HTTP, with the misbehaviour clients must survive.
+ *
+ * @module
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type Clock, systemClock } from '../../clock.js';
+import { MemoryStore } from '../memory-store.js';
+import { type Admission, admit, clientKey } from './admission.js';
+import { type CompiledRoute, compileRoutes } from './compile.js';
+import { type MockServerConfig, parseConfig } from './config.js';
+import { Exchange, header, readBody, resetConnection, send, sendJson } from './exchange.js';
+import { latencyFor } from './faults.js';
+import { fingerprint, IdempotencyStore } from './idempotency.js';
+import { clientIp, requestKey } from './keys.js';
+import { mostRestrictive, rateLimitFields, retryAfterField } from './rate-limit-headers.js';
+import { respond } from './respond.js';
+import { methodMatches } from './routes.js';
+import { type MockServerStats, StatsRecorder } from './stats.js';
+
+/** A running mock server, from {@link createMockServer}. */
+export interface MockServer {
+  /** The base URL, e.g. `http://127.0.0.1:49152`. */
+  readonly url: string;
+  /** The port it listens on (the one picked, when the config said 0). */
+  readonly port: number;
+  /** A snapshot of the counters: admitted, rejected, side effects; per route and client key. */
+  stats(): MockServerStats;
+  /** Sets every counter back to zero. Limits keep their state. */
+  resetStats(): void;
+  /**
+   * Stops listening, destroys every open connection, and cancels pending delays. Resolves once the
+   * server is closed; calling it again returns the same promise.
+   */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a rate-limited HTTP server on loopback (an ephemeral port unless `config.port` says
+ * otherwise). The configuration is validated first; a mistake throws an `InvalidOptionError` naming
+ * the field (`invalid option routes[0].limits[0].windowMs: must be a positive integer, got 0`).
+ *
+ * What a request goes through, in order:
+ * 1. the first route whose method and path match (else 404, or 405 with `Allow`);
+ * 2. the server's `limits`, then the route's: admitted only if every one admits it; otherwise 429
+ *    with the header fields, `Retry-After` and a JSON body naming the policy and its scope, and
+ *    nothing spent in any limit (each admitted take is refunded);
+ * 3. its turn in any leaky bucket (the response waits);
+ * 4. the `unavailable` fault (503), then the `reset` fault `before-handler`;
+ * 5. `Idempotency-Key`: a replay of the stored response, or 409 while the first is running, or
+ *    422 for the same key with a different request;
+ * 6. the handler: `latencyMs` of work (completed even if the client leaves), then the side effect
+ *    (counted in `stats()`, its response stored for replay), then the `reset` fault
+ *    `after-handler`;
+ * 7. the response (slowly, with `slowBody`). Concurrency slots are released when the response
+ *    ends or the client goes away, whichever comes first.
+ *
+ * @example
+ * const server = await createMockServer({
+ *   routes: [{
+ *     method: 'POST', path: '/payments', cost: 1,
+ *     limits: [{ algorithm: 'token-bucket', capacity: 5, refillPerSecond: 1, key: { header: 'x-api-key' } }],
+ *     faults: { reset: { when: 'after-handler', times: 1 } },
+ *   }],
+ * });
+ * const response = await fetch(`${server.url}/payments`, { method: 'POST' });
+ * console.log(server.stats().sideEffects);
+ * await server.close();
+ */
+export async function createMockServer(config: MockServerConfig): Promise<MockServer> {
+  const parsed = parseConfig(config);
+  const pipeline = new Pipeline(parsed);
+  const server = createServer((req, res) => {
+    pipeline.handle(req, res).catch((error: unknown) => {
+      if (res.headersSent) res.destroy();
+      else
+        sendJson(res, pipeline.clock, 500, {}, { error: 'internal_error', message: String(error) });
+    });
+  });
+  await listen(server, parsed.port ?? 0, parsed.host ?? '127.0.0.1');
+  const address = server.address() as AddressInfo;
+  let closed: Promise<void> | undefined;
+  return {
+    url: `http://${urlHost(address.address)}:${address.port}`,
+    port: address.port,
+    stats: () => pipeline.stats.snapshot(),
+    resetStats: () => pipeline.stats.reset(),
+    close() {
+      closed ??= new Promise<void>((resolve) => {
+        pipeline.close();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      return closed;
+    },
+  };
+}
+
+/** One request on its way through the pipeline, with what the stages learn about it. */
+interface Call {
+  req: IncomingMessage;
+  res: ServerResponse;
+  exchange: Exchange;
+  route: CompiledRoute;
+  params: Record<string, string>;
+  method: string;
+  url: string;
+  path: string;
+  query: URLSearchParams;
+  body: Buffer;
+  /** The request's key in `stats()`. */
+  client: string;
+  /** The rate-limit fields of an admitted request, sent with whatever it gets. */
+  limitHeaders: Record<string, string>;
+}
+
+/** The stages a request goes through, in the order documented on {@link createMockServer}. */
+class Pipeline {
+  readonly clock: Clock;
+  readonly stats = new StatsRecorder();
+  readonly #routes: CompiledRoute[];
+  readonly #trustProxy: boolean | number;
+  readonly #idempotencyHeader: string;
+  readonly #idempotency: IdempotencyStore;
+  readonly #closing = new AbortController();
+  readonly #startedAt: number;
+
+  constructor(config: MockServerConfig) {
+    this.clock = config.clock ?? systemClock;
+    this.#routes = compileRoutes(config, config.store ?? new MemoryStore(), this.clock);
+    this.#trustProxy = config.trustProxy ?? false;
+    this.#idempotencyHeader = (config.idempotency?.header ?? 'Idempotency-Key').toLowerCase();
+    this.#idempotency = new IdempotencyStore(
+      config.idempotency?.ttlMs ?? 86_400_000,
+      config.idempotency?.maxEntries ?? 10_000,
+    );
+    for (const route of this.#routes) this.stats.declare(route.label);
+    this.#startedAt = this.clock.now();
+  }
+
+  /** Cancels every pending wait: leaky-bucket turns, handler work, slow bodies. */
+  close(): void {
+    this.#closing.abort();
+  }
+
+  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const exchange = new Exchange(res, this.#closing.signal);
+    const call = await this.#route(req, res, exchange);
+    if (call === undefined) return;
+    const admission = await this.#admit(call);
+    if (admission === undefined) return;
+    if (!(await this.#waitTurn(call, admission))) return;
+    if (this.#failBeforeHandler(call)) return;
+    const claimKey = await this.#claim(call);
+    if (claimKey === false) return;
+    await this.#runHandler(call, claimKey);
+  }
+
+  /** Finds the route (or answers 404 / 405 / 413) and reads the body. */
+  async #route(
+    req: IncomingMessage,
+    res: ServerResponse,
+    exchange: Exchange,
+  ): Promise<Call | undefined> {
+    const method = (req.method ?? 'GET').toUpperCase();
+    const url = req.url ?? '/';
+    const queryAt = url.indexOf('?');
+    const path = queryAt < 0 ? url : url.slice(0, queryAt);
+    const allowed = new Set<string>();
+    for (const route of this.#routes) {
+      const params = route.match(path);
+      if (params === undefined) continue;
+      if (!methodMatches(route.method, method)) {
+        if (route.method !== undefined) allowed.add(route.method);
+        continue;
+      }
+      const body = await readBody(req);
+      if (body === undefined) {
+        sendJson(res, this.clock, 413, { Connection: 'close' }, { error: 'payload_too_large' });
+        return undefined;
+      }
+      const query = new URLSearchParams(queryAt < 0 ? '' : url.slice(queryAt + 1));
+      const call = { req, res, exchange, route, params, method, url, path, query, body };
+      return { ...call, client: '', limitHeaders: {} };
+    }
+    if (allowed.size > 0) {
+      const headers = { Allow: [...allowed].join(', ') };
+      sendJson(res, this.clock, 405, headers, { error: 'method_not_allowed' });
+    } else sendJson(res, this.clock, 404, {}, { error: 'not_found', path });
+    return undefined;
+  }
+
+  /**
+   * Runs the limits; answers 429 when one rejects. For an admitted request, holds its concurrency
+   * slots until the response closes.
+   */
+  async #admit(call: Call): Promise<Admission | undefined> {
+    const { req, route } = call;
+    const now = this.clock.now();
+    const ip = clientIp(req, this.#trustProxy);
+    const keys = route.limits.map((limit) => requestKey(limit.key, req, ip));
+    call.client = clientKey(keys, ip);
+    const admission = await admit(route, keys, now);
+    if (!admission.allowed) {
+      this.stats.count(route.label, call.client, 'rejected');
+      this.#reject(call, admission, now);
+      return undefined;
+    }
+    this.stats.count(route.label, call.client, 'admitted');
+    for (const [i, acquisition] of admission.acquisitions.entries()) {
+      if (route.limits[i]?.concurrency) call.exchange.onClose(() => void acquisition.refund());
+    }
+    call.limitHeaders = rateLimitFields(route.headers, admission.reports, false, now);
+    return admission;
+  }
+
+  /** The 429: header fields, `Retry-After`, and a body naming the policy but not the key. */
+  #reject(call: Call, admission: Admission, now: number): void {
+    const { route } = call;
+    const top = mostRestrictive(admission.reports, true);
+    const limit = route.limits[admission.reports.indexOf(top)];
+    const headers = rateLimitFields(route.headers, admission.reports, true, now);
+    const retryAfter = retryAfterField(route.retryAfter, top.retryAfterMs, now);
+    if (retryAfter !== undefined) headers['Retry-After'] = retryAfter;
+    const seconds = Math.ceil(top.retryAfterMs / 1000);
+    sendJson(call.res, this.clock, 429, headers, {
+      error: 'rate_limited',
+      message: `Too many requests: policy "${top.name}" (${limit?.description}, per ${limit?.scope}) has no room for this request; retry in ${seconds} s.`,
+      policy: top.name,
+      scope: limit?.scope,
+      limit: top.limit,
+      remaining: top.remaining,
+      cost: route.cost,
+      retryAfterMs: top.retryAfterMs,
+    });
+  }
+
+  /** Waits for the request's turn in its leaky buckets; gives the turn back if the client leaves. */
+  async #waitTurn(call: Call, admission: Admission): Promise<boolean> {
+    const delayMs = Math.max(0, ...admission.results.map((r) => r.delayMs ?? 0));
+    if (await call.exchange.wait(this.clock, delayMs)) return true;
+    for (const [i, acquisition] of admission.acquisitions.entries()) {
+      if (call.route.limits[i]?.leaky) void acquisition.refund();
+    }
+    return false;
+  }
+
+  /** The `unavailable` fault and the `reset` fault before the handler; true when one fired. */
+  #failBeforeHandler(call: Call): boolean {
+    const { route } = call;
+    const sinceStart = this.clock.now() - this.#startedAt;
+    const unavailable = route.faults.unavailable;
+    if (unavailable?.trigger.fires(sinceStart, this.clock)) {
+      this.stats.count(route.label, call.client, 'unavailable');
+      const headers: Record<string, string> = { ...call.limitHeaders };
+      if (unavailable.retryAfterSeconds !== undefined) {
+        headers['Retry-After'] = String(unavailable.retryAfterSeconds);
+      }
+      sendJson(call.res, this.clock, 503, headers, { error: 'unavailable', route: route.label });
+      return true;
+    }
+    const reset = route.faults.reset;
+    if (reset?.when === 'before-handler' && reset.trigger.fires(sinceStart, this.clock)) {
+      this.stats.count(route.label, call.client, 'resets');
+      resetConnection(call.req);
+      return true;
+    }
+    return false;
+  }
+
+  /**
+   * The `Idempotency-Key` check: replays a stored response, or refuses a key in use or reused.
+   * Resolves to the claimed store key (`undefined` without an idempotency key), or `false` when it
+   * answered.
+   */
+  async #claim(call: Call): Promise<string | undefined | false> {
+    const { route } = call;
+    const key = route.idempotency ? header(call.req, this.#idempotencyHeader) : undefined;
+    if (key === undefined) return undefined;
+    const claimKey = `${route.label}\n${key}`;
+    const print = fingerprint(call.method, call.url, call.body);
+    const claim = this.#idempotency.begin(claimKey, print, this.clock.now());
+    if (claim.kind === 'new') return claimKey;
+    if (claim.kind === 'replay') {
+      this.stats.count(route.label, call.client, 'replays');
+      const { status, headers, body } = claim.response;
+      const replayed = { ...headers, ...call.limitHeaders, 'Idempotent-Replayed': 'true' };
+      await send(call.res, call.exchange, this.clock, status, replayed, body);
+      return false;
+    }
+    this.stats.count(route.label, call.client, 'idempotencyConflicts');
+    const inUse = claim.kind === 'in-progress';
+    sendJson(call.res, this.clock, inUse ? 409 : 422, call.limitHeaders, {
+      error: inUse ? 'idempotency_key_in_use' : 'idempotency_key_reused',
+      message: inUse
+        ? 'A request with this Idempotency-Key is still being processed.'
+        : 'This Idempotency-Key was used with a different request.',
+    });
+    return false;
+  }
+
+  /**
+   * The handler: `latencyMs` of work (finished even if the client leaves; only the server closing
+   * stops it), the side effect, the `reset` fault after it, and the response.
+   */
+  async #runHandler(call: Call, claimKey: string | undefined): Promise<void> {
+    const { route } = call;
+    const latency = latencyFor(route.faults.latency, this.clock);
+    if (latency > 0) {
+      try {
+        await this.clock.sleep(latency, this.#closing.signal);
+      } catch {
+        if (claimKey !== undefined) this.#idempotency.abandon(claimKey);
+        return;
+      }
+    }
+    const execution = this.stats.count(route.label, call.client, 'sideEffects');
+    const response = respond(route, { ...call, execution });
+    if (claimKey !== undefined) this.#idempotency.complete(claimKey, response, this.clock.now());
+    const reset = route.faults.reset;
+    const sinceStart = this.clock.now() - this.#startedAt;
+    if (reset?.when === 'after-handler' && reset.trigger.fires(sinceStart, this.clock)) {
+      this.stats.count(route.label, call.client, 'resets');
+      resetConnection(call.req);
+      return;
+    }
+    const headers = { ...response.headers, ...call.limitHeaders };
+    const { slowBody } = route.faults;
+    await send(
+      call.res,
+      call.exchange,
+      this.clock,
+      response.status,
+      headers,
+      response.body,
+      slowBody,
+    );
+  }
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+function urlHost(address: string): string {
+  if (address === '0.0.0.0') return '127.0.0.1';
+  if (address === '::') return '[::1]';
+  return address.includes(':') ? `[${address}]` : address;
+}

@@ -1,0 +1,150 @@
+/**
+ * The default {@link RateLimitStore}: one `Map` in this process.
+ *
+ * @module
+ */
+
+import { z } from 'zod';
+import { decide, inspect } from './algorithms/logic.js';
+import { parseOptions, positiveInteger } from './options.js';
+import type { LimiterSpec, RateLimitStore, StoreDecision, StoreRequest } from './store.js';
+import type { TakeResult } from './types.js';
+
+/** Options of {@link MemoryStore}. */
+export interface MemoryStoreOptions {
+  /**
+   * Entries the idle-key sweep examines on each take or refund. Each adds at most one key, so any
+   * value above 1 keeps the map within a small multiple of the keys that are live (not expired).
+   * @default 2
+   */
+  sweepPerOperation?: number;
+}
+
+interface Entry {
+  state: unknown;
+  expiresAt: number;
+}
+
+const optionsSchema = z.strictObject({ sweepPerOperation: positiveInteger.optional() });
+
+/**
+ * Keeps limiter state in a `Map`, in this process. Operations run synchronously inside the returned
+ * promise, so each is atomic; state is not shared with other processes (use a Redis store for
+ * that).
+ *
+ * Memory is bounded twice over:
+ * - per key, by the algorithm: a few numbers, or for the sliding log at most one entry per
+ *   distinct millisecond in the window (and never more than its limit);
+ * - in the number of keys: every take advances a sweep over the map by `sweepPerOperation` entries
+ *   (a clock hand, not a timer) and deletes those whose state has expired, that is, is equivalent
+ *   to a fresh key. A million distinct keys seen once each shrink back to the keys still live as
+ *   soon as traffic continues; {@link MemoryStore.prune} sweeps everything at once.
+ *
+ * Time comes from the requests (`now`), so the store has no timer, never keeps a process alive and
+ * behaves the same on fake time.
+ *
+ * @example
+ * const store = new MemoryStore();
+ * const perIp = new TokenBucket({ capacity: 10, refillPerSecond: 1, store, name: 'per-ip' });
+ * const perKey = new FixedWindow({ limit: 1000, windowMs: 3_600_000, store, name: 'per-key' });
+ */
+export class MemoryStore implements RateLimitStore {
+  readonly #entries = new Map<string, Entry>();
+  readonly #sweepPerOperation: number;
+  #hand: Iterator<[string, Entry]> | undefined;
+
+  constructor(options: MemoryStoreOptions = {}) {
+    const parsed = parseOptions(optionsSchema, options);
+    this.#sweepPerOperation = parsed.sweepPerOperation ?? 2;
+  }
+
+  /** Number of keys currently held (expired ones included until the sweep reaches them). */
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  async take(spec: LimiterSpec, key: string, request: StoreRequest): Promise<StoreDecision> {
+    const id = entryId(spec, key);
+    const entry = this.#entries.get(id);
+    const decision = decide(spec.logic, spec.config, entry?.state, request.now, request.cost);
+    if (decision.state !== entry?.state) this.#write(spec, id, decision.state, request.now);
+    this.#sweep(request.now);
+    return { result: decision.result, receipt: decision.receipt };
+  }
+
+  async peek(spec: LimiterSpec, key: string, request: StoreRequest): Promise<TakeResult> {
+    const entry = this.#entries.get(entryId(spec, key));
+    return inspect(spec.logic, spec.config, entry?.state, request.now, request.cost);
+  }
+
+  async refund(
+    spec: LimiterSpec,
+    key: string,
+    request: StoreRequest & { receipt?: number },
+  ): Promise<void> {
+    const id = entryId(spec, key);
+    const entry = this.#entries.get(id);
+    if (entry === undefined) return;
+    const state = spec.logic.refund(
+      entry.state,
+      request.now,
+      request.cost,
+      request.receipt,
+      spec.config,
+    );
+    this.#write(spec, id, state, request.now);
+    this.#sweep(request.now);
+  }
+
+  /**
+   * Deletes every key whose state has expired at `now` (epoch milliseconds). Never needed for
+   * correctness; useful before measuring, or after a burst of distinct keys when no more traffic
+   * will come to drive the sweep.
+   * @returns the number of keys deleted.
+   */
+  prune(now: number): number {
+    let deleted = 0;
+    for (const [id, entry] of this.#entries) {
+      if (entry.expiresAt <= now) {
+        this.#entries.delete(id);
+        deleted += 1;
+      }
+    }
+    return deleted;
+  }
+
+  /** Forgets every key. */
+  clear(): void {
+    this.#entries.clear();
+    this.#hand = undefined;
+  }
+
+  #write(spec: LimiterSpec, id: string, state: unknown, now: number): void {
+    if (state === undefined) this.#entries.delete(id);
+    else {
+      const expiresAt = spec.logic.expiresAt(state, spec.config);
+      if (expiresAt <= now) this.#entries.delete(id);
+      else this.#entries.set(id, { state, expiresAt });
+    }
+  }
+
+  /** Advances the clock hand: examines the next few entries, deleting the expired ones. */
+  #sweep(now: number): void {
+    for (let i = 0; i < this.#sweepPerOperation; i++) {
+      this.#hand ??= this.#entries.entries();
+      const next = this.#hand.next();
+      if (next.done) {
+        this.#hand = undefined;
+        if (this.#entries.size === 0) return;
+        continue;
+      }
+      const [id, entry] = next.value;
+      if (entry.expiresAt <= now) this.#entries.delete(id);
+    }
+  }
+}
+
+/** The map key of `key` in `spec`'s namespace. NUL cannot appear in a header-derived key. */
+function entryId(spec: LimiterSpec, key: string): string {
+  return `${spec.name}\u0000${key}`;
+}

@@ -1,0 +1,86 @@
+/**
+ * A dependency-free SVG chart: for each contender, a panel of stacked bars (attempts per bin,
+ * answered 2xx / 429 / other) under a dashed line at the server's limit per bin.
+ */
+import type { Bin } from './timeline.js';
+
+export interface ChartPanel {
+  label: string;
+  bins: Bin[];
+}
+
+export interface ChartOptions {
+  title: string;
+  /** Bin width in milliseconds. */
+  binMs: number;
+  /** What the server admits per bin at its sustained rate (rate per second * binMs / 1000). */
+  limitPerBin: number;
+  panels: ChartPanel[];
+}
+
+const COLORS = { ok: '#2e7d32', rejected: '#c62828', failed: '#9e9e9e', limit: '#1565c0' };
+
+function escapeXml(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+export function renderChart({ title, binMs, limitPerBin, panels }: ChartOptions): string {
+  const width = 900;
+  const panelHeight = 220;
+  const left = 50;
+  const right = 20;
+  const top = 50;
+  const gap = 60;
+  const binCount = Math.max(1, ...panels.map((p) => p.bins.length));
+  const peak = Math.max(
+    limitPerBin * 1.5,
+    ...panels.flatMap((p) => p.bins.map((b) => b.ok + b.rejected + b.failed)),
+  );
+  const yMax = Math.ceil(peak / 5) * 5 || 5;
+  const plotWidth = width - left - right;
+  const barWidth = plotWidth / binCount;
+  const height = top + panels.length * (panelHeight + gap) + 10;
+  const out: string[] = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="12">`,
+    `<rect width="100%" height="100%" fill="white"/>`,
+    `<text x="${left}" y="24" font-size="16" font-weight="bold">${escapeXml(title)}</text>`,
+    `<text x="${left}" y="42" fill="#555">attempts per ${binMs} ms: ` +
+      `<tspan fill="${COLORS.ok}">■ 2xx</tspan> <tspan fill="${COLORS.rejected}">■ 429</tspan> ` +
+      `<tspan fill="${COLORS.failed}">■ other</tspan> <tspan fill="${COLORS.limit}">- - server limit</tspan></text>`,
+  ];
+  panels.forEach((panel, index) => {
+    const y0 = top + index * (panelHeight + gap) + 20;
+    const yOf = (v: number) => y0 + panelHeight - (v / yMax) * panelHeight;
+    out.push(`<text x="${left}" y="${y0 - 6}" font-weight="bold">${escapeXml(panel.label)}</text>`);
+    out.push(
+      `<line x1="${left}" y1="${y0 + panelHeight}" x2="${width - right}" y2="${y0 + panelHeight}" stroke="#333"/>`,
+    );
+    out.push(`<line x1="${left}" y1="${y0}" x2="${left}" y2="${y0 + panelHeight}" stroke="#333"/>`);
+    for (const tick of [0, yMax / 2, yMax]) {
+      out.push(`<text x="${left - 6}" y="${yOf(tick) + 4}" text-anchor="end">${tick}</text>`);
+    }
+    panel.bins.forEach((bin, i) => {
+      const x = left + i * barWidth;
+      let base = 0;
+      for (const kind of ['ok', 'rejected', 'failed'] as const) {
+        const v = bin[kind];
+        if (v === 0) continue;
+        out.push(
+          `<rect x="${x.toFixed(1)}" y="${yOf(base + v).toFixed(1)}" width="${Math.max(1, barWidth - 1).toFixed(1)}" height="${((v / yMax) * panelHeight).toFixed(1)}" fill="${COLORS[kind]}"/>`,
+        );
+        base += v;
+      }
+    });
+    const ly = yOf(limitPerBin).toFixed(1);
+    out.push(
+      `<line x1="${left}" y1="${ly}" x2="${width - right}" y2="${ly}" stroke="${COLORS.limit}" stroke-dasharray="6 4" stroke-width="2"/>`,
+    );
+    const seconds = (binCount * binMs) / 1000;
+    out.push(
+      `<text x="${width - right}" y="${y0 + panelHeight + 16}" text-anchor="end">${seconds.toFixed(1)} s</text>`,
+    );
+    out.push(`<text x="${left}" y="${y0 + panelHeight + 16}">0 s</text>`);
+  });
+  out.push('</svg>');
+  return out.join('\n');
+}

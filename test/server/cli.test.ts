@@ -1,0 +1,168 @@
+/**
+ * The `limited-client-server` command: its arguments, a run in-process, and the real executable
+ * stopped with Ctrl-C (SIGINT).
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseRateLimitHeaders } from '../../src/headers/index.js';
+import { type CliIo, parseCli, runCli } from '../../src/server/cli.js';
+import { until } from './http/helpers.js';
+
+describe('parseCli', () => {
+  it('builds one catch-all route from flags', async () => {
+    const options = await parseCli([
+      '--port',
+      '8081',
+      '-l',
+      'token-bucket:capacity=10,refillPerSecond=2.5,name=burst',
+      '--limit',
+      'fixed-window:limit=100,windowMs=60000,key=header:x-api-key',
+      '--cost',
+      '2',
+      '--headers',
+      'draft-7',
+      '--trust-proxy',
+      '1',
+      '--quiet',
+    ]);
+    expect(options).toEqual({
+      intervalMs: 0,
+      config: {
+        port: 8081,
+        trustProxy: 1,
+        routes: [
+          {
+            path: '*',
+            cost: 2,
+            headers: 'draft-7',
+            limits: [
+              { algorithm: 'token-bucket', capacity: 10, refillPerSecond: 2.5, name: 'burst' },
+              {
+                algorithm: 'fixed-window',
+                limit: 100,
+                windowMs: 60_000,
+                key: { header: 'x-api-key' },
+              },
+            ],
+          },
+        ],
+      },
+    });
+  });
+
+  it('reads a JSON config file, letting --port and --host override it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'lcs-'));
+    const file = join(dir, 'server.json');
+    await writeFile(file, JSON.stringify({ port: 9000, routes: [{ path: '/x' }] }));
+    expect(await parseCli(['-c', file, '-p', '0', '--host', '::1'])).toEqual({
+      intervalMs: 1000,
+      config: { port: 0, host: '::1', routes: [{ path: '/x' }] },
+    });
+    await expect(parseCli(['-c', file, '--limit', 'gcra:rate=1'])).rejects.toThrow(
+      '--limit cannot be combined with --config',
+    );
+    await expect(parseCli(['-c', join(dir, 'missing.json')])).rejects.toThrow(/cannot read/);
+  });
+
+  it('refuses malformed flags', async () => {
+    await expect(parseCli(['--port', '80a'])).rejects.toThrow(
+      '--port must be a non-negative integer',
+    );
+    await expect(parseCli(['--limits', 'x'])).rejects.toThrow(/Unknown option '--limits'/);
+    await expect(parseCli(['-l', 'gcra:rate'])).rejects.toThrow('expected param=value, got rate');
+    expect(await parseCli(['--help'])).toBeUndefined();
+  });
+});
+
+function memoryIo() {
+  const out: string[] = [];
+  const err: string[] = [];
+  let stop: (() => void) | undefined;
+  const io: CliIo = {
+    stdout: (line) => out.push(line),
+    stderr: (line) => err.push(line),
+    onStop(fn) {
+      stop = fn;
+      return () => {
+        stop = undefined;
+      };
+    },
+  };
+  return { io, out, err, stop: () => stop?.() };
+}
+
+describe('runCli', () => {
+  it('serves, reports every interval, and stops cleanly', async () => {
+    const { io, out, stop } = memoryIo();
+    const running = runCli(
+      ['--limit', 'fixed-window:limit=2,windowMs=60000', '--interval', '20'],
+      io,
+    );
+    await until(() => out.length > 0, 'the listening line');
+    const url = /listening on (\S+)/.exec(out[0] as string)?.[1] as string;
+    const statuses = [];
+    for (let i = 0; i < 3; i++) statuses.push((await fetch(`${url}/anything`)).status);
+    expect(statuses).toEqual([200, 200, 429]);
+    const line = /^\d{4}-\d\d-\d\dT\S+ admitted \d+ rejected \d+ \(total admitted 2 rejected 1\)$/;
+    await until(() => out.some((l) => line.test(l)), 'a report line with the counts');
+    stop();
+    expect(await running).toBe(0);
+    expect(out.at(-1)).toBe('stopped: admitted 2 rejected 1 in total');
+    await expect(fetch(url)).rejects.toThrow();
+  });
+
+  it('exits 2 with the field named for a bad configuration, and 0 for --help', async () => {
+    const bad = memoryIo();
+    expect(await runCli(['-l', 'gcra:rate=0,burst=1'], bad.io)).toBe(2);
+    expect(bad.err[0]).toBe(
+      'limited-client-server: invalid option routes[0].limits[0].rate: must be a positive, finite number, got 0',
+    );
+    const help = memoryIo();
+    expect(await runCli(['-h'], help.io)).toBe(0);
+    expect(help.out[0]).toMatch(/^Usage: limited-client-server/);
+  });
+});
+
+describe('the executable', () => {
+  const built = join(import.meta.dirname, '../../dist/server/cli.js');
+  // What users run once built (npm test builds first); the source through tsx otherwise.
+  const command = existsSync(built)
+    ? [built]
+    : ['--import', 'tsx', join(import.meta.dirname, '../../src/server/bin.ts')];
+
+  it('starts from a config file, answers with headers, and exits 0 on Ctrl-C', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'lcs-'));
+    const file = join(dir, 'server.json');
+    await writeFile(
+      file,
+      JSON.stringify({
+        routes: [
+          { path: '/hello', limits: [{ algorithm: 'gcra', rate: 1, burst: 1, name: 'pace' }] },
+        ],
+      }),
+    );
+    const child = spawn(process.execPath, [...command, '--config', file, '--quiet'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    try {
+      await until(() => stdout.includes('listening on'), 'the server to start');
+      const url = /listening on (\S+)/.exec(stdout)?.[1] as string;
+      const response = await fetch(`${url}/hello`);
+      expect(response.status).toBe(200);
+      expect(parseRateLimitHeaders(response.headers)).toMatchObject({ policy: 'pace', limit: 2 });
+    } finally {
+      child.kill('SIGINT');
+    }
+    expect(await exited).toBe(0);
+    expect(stdout).toContain('stopped: admitted 1 rejected 0 in total');
+  });
+});

@@ -1,0 +1,122 @@
+/**
+ * Configuration mistakes: each is an InvalidOptionError naming the field, raised before anything
+ * listens.
+ */
+import { describe, expect, it } from 'vitest';
+import { isInvalidOptionError } from '../../../src/errors.js';
+import { createMockServer } from '../../../src/server/index.js';
+
+async function problem(config: unknown): Promise<{ option: string; message: string }> {
+  try {
+    const server = await createMockServer(config as never);
+    await server.close();
+  } catch (error) {
+    if (isInvalidOptionError(error)) return { option: error.option, message: error.message };
+    throw error;
+  }
+  throw new Error('the config was accepted');
+}
+
+const route = (extra: object = {}) => ({ path: '/x', ...extra });
+
+describe('config validation', () => {
+  it.each([
+    [{}, 'routes', 'must be an array of routes'],
+    [{ routes: [] }, 'routes', 'must hold at least one route'],
+    [{ routes: [route()], prot: 1 }, 'prot', 'is not a known option'],
+    [{ routes: [route()], port: 70_000 }, 'port', 'must be an integer from 0 to 65535, got 70000'],
+    [{ routes: [{ path: 'x' }] }, 'routes[0].path', "must start with '/'"],
+    [{ routes: [route({ cost: 0 })] }, 'routes[0].cost', 'must be a positive integer, got 0'],
+    [
+      { routes: [route({ limits: [{ algorithm: 'token-buckets', capacity: 1 }] })] },
+      'routes[0].limits[0].algorithm',
+      'must be one of "fixed-window", "sliding-log"',
+    ],
+    [
+      { routes: [route({ limits: [{ algorithm: 'fixed-window', limit: 5, windowMs: -1 }] })] },
+      'routes[0].limits[0].windowMs',
+      'must be a positive integer, got -1',
+    ],
+    [
+      { routes: [route({ limits: [{ algorithm: 'fixed-window', limit: 5 }] })] },
+      'routes[0].limits[0].windowMs',
+      'got nothing',
+    ],
+    [
+      { routes: [route({ limits: [{ algorithm: 'gcra', rate: 0, burst: 1 }] })] },
+      'routes[0].limits[0].rate',
+      'must be a positive, finite number, got 0',
+    ],
+    [
+      {
+        routes: [
+          route({
+            limits: [{ algorithm: 'token-bucket', capacity: 1, refillPerSecond: 1, windowMs: 1 }],
+          }),
+        ],
+      },
+      'routes[0].limits[0].windowMs',
+      'is not a known option',
+    ],
+    [
+      { routes: [route({ limits: [{ algorithm: 'concurrency', limit: 2, key: 'user' }] })] },
+      'routes[0].limits[0].key',
+      "must be 'ip', 'global', { header: name } or an array of those",
+    ],
+    [
+      {
+        routes: [
+          route({
+            limits: [{ algorithm: 'concurrency', limit: 2, key: { header: 'bad header' } }],
+          }),
+        ],
+      },
+      'routes[0].limits[0].key.header',
+      'must be a header name, got "bad header"',
+    ],
+    [{ routes: [route({ headers: 'draft-8' })] }, 'routes[0].headers', "must be 'ietf', 'draft-7'"],
+    [
+      { routes: [route({ faults: { unavailable: { probability: 2 } } })] },
+      'routes[0].faults.unavailable.probability',
+      'must be a number from 0 to 1, got 2',
+    ],
+    [
+      { routes: [route({ faults: { reset: { when: 'during' } } })] },
+      'routes[0].faults.reset.when',
+      "must be 'before-handler' or 'after-handler'",
+    ],
+    [
+      { routes: [route({ faults: { latencyMs: { min: 5, max: 1 } } })] },
+      'routes[0].faults.latencyMs',
+      'has min 5 above max 1',
+    ],
+    [{ routes: [route(), route()] }, 'routes[1]', 'is labelled "* /x" like routes[0]'],
+    [{ routes: [route()], trustProxy: 'yes' }, 'trustProxy', 'must be true, false or a number'],
+    [{ routes: [route()], clock: { now: 1 } }, 'clock', 'must be a Clock'],
+  ])('%j -> %s', async (config, option, message) => {
+    const found = await problem(config);
+    expect(found.option).toBe(option);
+    expect(found.message).toContain(message);
+  });
+
+  it('refuses a cost that no limit of the route can ever admit, naming both', async () => {
+    const found = await problem({
+      limits: [{ algorithm: 'gcra', rate: 10, burst: 4 }],
+      routes: [route({ cost: 6 })],
+    });
+    expect(found).toEqual({
+      option: 'routes[0].cost',
+      message:
+        'invalid option routes[0].cost: is 6, more than the 5 units limits[0] can ever hold: every request would be rejected',
+    });
+  });
+
+  it('refuses two limits of one route with one name, the server-wide ones included', async () => {
+    const found = await problem({
+      limits: [{ algorithm: 'concurrency', limit: 3, name: 'main' }],
+      routes: [route({ limits: [{ algorithm: 'concurrency', limit: 2, name: 'main' }] })],
+    });
+    expect(found.option).toBe('routes[0].limits[0].name');
+    expect(found.message).toContain('already the name of limits[0]');
+  });
+});

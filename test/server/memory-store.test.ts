@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import {
+  ConcurrencyLimit,
+  FixedWindow,
+  MemoryStore,
+  SlidingLog,
+  TokenBucket,
+} from '../../src/server/index.js';
+
+describe('MemoryStore', () => {
+  it('a million distinct keys never hold more than a small multiple of the live ones', async () => {
+    const store = new MemoryStore();
+    // One new key per millisecond, each live for one 1-second window: about 1000 live at a time.
+    const limiter = new FixedWindow({ limit: 10, windowMs: 1000, store });
+    let largest = 0;
+    for (let i = 0; i < 1_000_000; i++) {
+      await limiter.take(`client-${i}`, { now: i });
+      if (i % 1000 === 0) largest = Math.max(largest, store.size);
+    }
+    expect(largest).toBeGreaterThanOrEqual(1000);
+    expect(largest).toBeLessThanOrEqual(3000);
+  });
+
+  it('idle keys go once the clock has moved past their expiry, driven by later traffic', async () => {
+    const store = new MemoryStore();
+    const bucket = new TokenBucket({ capacity: 5, refillPerSecond: 1, store });
+    for (let i = 0; i < 10_000; i++) await bucket.take(`k${i}`, { now: 0, cost: 5 });
+    expect(store.size).toBe(10_000);
+    // Full again after 5 s; one busy key's traffic sweeps the idle ones away.
+    for (let i = 0; i < 6000; i++) await bucket.take('busy', { now: 5002 + i });
+    expect(store.size).toBe(1);
+  });
+
+  it('prune() drops every expired key at once, and keeps live ones', async () => {
+    const store = new MemoryStore();
+    const log = new SlidingLog({ limit: 3, windowMs: 1000, store });
+    for (let i = 0; i < 100; i++) await log.take(`k${i}`, { now: i * 10 });
+    expect(store.prune(1495)).toBe(50); // keys of 0..490 expired; 500..990 live
+    expect(store.size).toBe(50);
+    store.clear();
+    expect(store.size).toBe(0);
+  });
+
+  it('never evicts a concurrency key with slots in flight, and drops it once released', async () => {
+    const store = new MemoryStore();
+    const slots = new ConcurrencyLimit({ limit: 1, store });
+    const window = new FixedWindow({ limit: 1, windowMs: 10, store });
+    await slots.take('held', { now: 0 });
+    for (let i = 0; i < 1000; i++) await window.take(`w${i}`, { now: 1_000_000 + i });
+    expect((await slots.take('held', { now: 2_000_000 })).allowed).toBe(false);
+    await slots.release('held');
+    expect(store.prune(3_000_000)).toBeGreaterThan(0);
+    expect(store.size).toBe(0);
+  });
+
+  it('keeps limiters sharing a store apart by name', async () => {
+    const store = new MemoryStore();
+    const a = new FixedWindow({ limit: 1, windowMs: 1000, store, name: 'a' });
+    const b = new FixedWindow({ limit: 1, windowMs: 1000, store, name: 'b' });
+    expect((await a.take('k', { now: 0 })).allowed).toBe(true);
+    expect((await b.take('k', { now: 0 })).allowed).toBe(true);
+    expect((await a.take('k', { now: 0 })).allowed).toBe(false);
+  });
+
+  it('rejects bad options', () => {
+    expect(() => new MemoryStore({ sweepPerOperation: 0 })).toThrow(/sweepPerOperation/);
+  });
+});
