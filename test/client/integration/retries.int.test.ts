@@ -31,9 +31,6 @@ describe.concurrent('retries against the mock server', () => {
     expect(attempts).toBeLessThanOrEqual(bound);
     expect(attempts / requests).toBeLessThanOrEqual(1.1 + 10 / requests);
     expect(budgetExhausted).toBeGreaterThan(0);
-    console.log(
-      `outage: ${attempts} attempts for ${requests} requests (${(attempts / requests).toFixed(3)})`,
-    );
     await client.close();
   });
 
