@@ -21,11 +21,9 @@ const server = await createMockServer({
 const fetch = wrapFetch(globalThis.fetch);
 const start = Date.now();
 const at = () => `${String(Date.now() - start).padStart(5)} ms`;
-fetch.on('rate-limited', (e) =>
-  console.log(`${at()}  429 for ${e.url.slice(-6)}, wait ${e.retryAfterMs} ms`),
-);
-fetch.on('held', (e) => {
-  if (e.reason === 'retry-after') console.log(`${at()}  ${e.url.slice(-6)} waits for the hold`);
+const path = (url: string) => new URL(url).pathname;
+fetch.on('rate-limited', (e) => {
+  console.log(`${at()}  429 for ${path(e.url)}: wait ${e.retryAfterMs} ms`);
 });
 
 const responses = await Promise.all(
