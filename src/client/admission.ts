@@ -49,6 +49,8 @@ export interface AdmissionDeps {
     waitMs: number | undefined,
     policy?: string,
   ): void;
+  /** Counts a waiting request (so the process stays up); returns the function that ends it. */
+  keepAlive(): () => void;
 }
 
 /** What a request asks the queue for. */
@@ -95,6 +97,7 @@ export class Admission {
   private again = false;
   private timer: AbortController | undefined;
   private timerAt = Number.POSITIVE_INFINITY;
+  private endWait: (() => void) | undefined;
 
   constructor(private readonly deps: AdmissionDeps) {}
 
@@ -210,7 +213,7 @@ export class Admission {
       this.head = w;
       this.tail = w;
     }
-    this.size++;
+    if (this.size++ === 0) this.endWait = this.deps.keepAlive();
   }
 
   private remove(w: Waiter): void {
@@ -220,7 +223,10 @@ export class Admission {
     else this.tail = w.prev;
     w.prev = undefined;
     w.next = undefined;
-    this.size--;
+    if (--this.size === 0) {
+      this.endWait?.();
+      this.endWait = undefined;
+    }
     w.cleanup?.();
     w.cleanup = undefined;
   }

@@ -7,6 +7,7 @@
 import { type Clock, systemClock } from '../clock.js';
 import { ClientClosedError, type RequestContext } from '../errors.js';
 import { Emitter } from './events.js';
+import { KeepAlive } from './keep-alive.js';
 import { type LimitedClientOptions, ResolvedOptions } from './options.js';
 import { HostPipeline, type PipelineShared } from './pipeline.js';
 import { HostRegistry } from './registry.js';
@@ -56,6 +57,7 @@ export class Engine {
       store: this.store,
       events: this.events,
       fetch: impl ?? ((input, init) => globalThis.fetch(input, init)),
+      keepAlive: new KeepAlive(),
     };
     this.registry = new HostRegistry(
       this.clock,

@@ -41,6 +41,7 @@ import {
   retryTransaction,
   settleTransaction,
 } from './host-state.js';
+import type { KeepAlive } from './keep-alive.js';
 import { isTransientNetworkError } from './network-errors.js';
 import type { HostPolicy } from './options.js';
 import { fullJitter, serverWait } from './policies/backoff.js';
@@ -60,6 +61,7 @@ export interface PipelineShared {
   store: StateStore;
   events: Emitter<ClientEvents>;
   fetch: typeof fetch;
+  keepAlive: KeepAlive;
 }
 
 /** Per-call options read from the caller's init. */
@@ -130,6 +132,7 @@ export class HostPipeline {
           events.emit('held', { ...this.base(ctx), reason, waitMs, policy: policyName });
         }
       },
+      keepAlive: () => shared.keepAlive.acquire(),
     });
   }
 
@@ -462,9 +465,11 @@ export class HostPipeline {
     if (ms <= 0 && !signal?.aborted && !this.closed) return;
     const scope = new AbortScope(signal);
     this.sleepers.add(scope);
+    const release = this.shared.keepAlive.acquire();
     try {
       await this.shared.clock.sleep(ms, scope.signal);
     } finally {
+      release();
       this.sleepers.delete(scope);
       scope.dispose(false);
     }

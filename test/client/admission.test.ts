@@ -34,6 +34,7 @@ function setup(options: { concurrency?: number; maxQueue?: number; queueTimeoutM
       queued++;
     },
     onHeld: (_ctx, reason) => held.push(reason),
+    keepAlive: () => () => {},
   });
   const req = (over: Partial<AdmissionRequest> = {}): AdmissionRequest => ({
     cost: 1,
