@@ -8,9 +8,9 @@
  *          half-open)          learned limits, client bucket)                   state,     │
  *            ▲                                                                  breaker    │
  *            │                                                                  outcome)   │
- *            └──── sleep (Retry-After + jitter, or full-jitter backoff) ◄── budget ◄──────┘
- *                                                                       (retries ≤ ratio ×
- *                                                                        requests + floor)
+ *            └──── wait (the host's hold after a pushback, ◄── budget ◄──────────────────┘
+ *                          else a full-jitter backoff)          (retries ≤ ratio ×
+ *                                                                requests + floor)
  * ```
  *
  * A call resolves to the last response it got, whatever its status, and rejects only where fetch
