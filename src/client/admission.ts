@@ -232,11 +232,9 @@ export class Admission {
   }
 
   private tooLong(result: Extract<AdmitResult, { ok: false }>, req: AdmissionRequest): boolean {
-    return (
-      SERVER_WAITS.has(result.reason) &&
-      result.waitMs !== undefined &&
-      result.waitMs > req.maxWaitMs
-    );
+    // The server's own wait, before the client's jitter, is what the caller's limit is about.
+    const wait = result.serverWaitMs ?? result.waitMs;
+    return SERVER_WAITS.has(result.reason) && wait !== undefined && wait > req.maxWaitMs;
   }
 
   private rateLimitError(result: Extract<AdmitResult, { ok: false }>, req: AdmissionRequest) {

@@ -55,7 +55,14 @@ export type WaitReason = HoldReason | 'client-rate';
 /** The answer of {@link admitTransaction}. */
 export type AdmitResult =
   | ({ ok: true } & LimitsTicket)
-  | { ok: false; waitMs: number | undefined; reason: WaitReason; policy?: string };
+  | {
+      ok: false;
+      waitMs: number | undefined;
+      reason: WaitReason;
+      policy?: string;
+      /** The server's own wait, before the client's jitter, when it differs from `waitMs`. */
+      serverWaitMs?: number;
+    };
 
 const NO_TICKET: LimitsTicket = Object.freeze({ seq: 0, probed: [] }) as LimitsTicket;
 

@@ -43,7 +43,7 @@ import {
 } from './host-state.js';
 import type { KeepAlive } from './keep-alive.js';
 import { isTransientNetworkError } from './network-errors.js';
-import type { HostPolicy } from './options.js';
+import { DEFAULTS, type HostPolicy } from './options.js';
 import { fullJitter, serverWait } from './policies/backoff.js';
 import { CircuitBreaker } from './policies/circuit-breaker.js';
 import { isPushback, type LimitsTicket } from './policies/learned-limits.js';
@@ -259,7 +259,7 @@ export class HostPipeline {
         return this.giveUp('body-not-replayable', call, attempt, outcome);
       }
       const delay = this.delayFor(outcome, attempt);
-      if (delay.server && delay.ms > this.policy.maxRetryAfterMs) {
+      if (delay.server !== undefined && delay.server > this.policy.maxRetryAfterMs) {
         return this.giveUp('retry-after-too-long', call, attempt, outcome);
       }
       if (clock.now() + delay.ms >= deadline)
@@ -288,7 +288,7 @@ export class HostPipeline {
           ...this.base(call.ctx),
           attempt: attempt + 1,
           delayMs: delay.ms,
-          delaySource: delay.server ? 'retry-after' : 'backoff',
+          delaySource: delay.server !== undefined ? 'retry-after' : 'backoff',
           status: response?.status,
           error,
         });
@@ -298,7 +298,9 @@ export class HostPipeline {
       // After a pushback the host is held until the server's time: the retry waits for that hold
       // at the front of the line, so it goes first when the hold lifts (a separate sleep would
       // wake on its own jitter, after the line had already used the quota).
-      if (!(delay.server && this.policy.state.limits)) await this.sleep(delay.ms, call.signal);
+      if (delay.server === undefined || !this.policy.state.limits) {
+        await this.sleep(delay.ms, call.signal);
+      }
     }
   }
 
@@ -339,7 +341,8 @@ export class HostPipeline {
     try {
       outcome.response = await this.shared.fetch(input, init);
     } catch (error) {
-      outcome.error = error;
+      // A fetch that rejects an abort with its own AbortError still timed out on our watch.
+      outcome.error = scope?.signal.aborted && !call.signal?.aborted ? scope.signal.reason : error;
     }
     const now = clock.now();
     if (outcome.response) {
@@ -399,19 +402,22 @@ export class HostPipeline {
     else this.breaker.success(now, probe);
   }
 
-  /** The server's timing first (Retry-After, then an exhausted policy's reset), else backoff. */
-  private delayFor(outcome: Outcome, attempt: number): { ms: number; server: boolean } {
+  /**
+   * The server's timing first (Retry-After, then an exhausted policy's reset) plus jitter, else the
+   * full-jitter backoff. `server` is the server's own wait, before jitter, when there is one.
+   */
+  private delayFor(outcome: Outcome, attempt: number): { ms: number; server?: number } {
     const { response, info } = outcome;
     const random = this.shared.clock.random();
     if (response && isPushback(response.status, info)) {
       const wait = info?.retryAfterMs ?? (info?.remaining === 0 ? info.resetMs : undefined);
       if (wait !== undefined) {
-        const jitter = this.policy.state.limits?.jitter ?? { ratio: 0.05, maxMs: 1000 };
-        return { ms: serverWait(wait, random, jitter), server: true };
+        const jitter = this.policy.state.limits?.jitter ?? DEFAULTS.waitJitter;
+        return { ms: serverWait(wait, random, jitter), server: wait };
       }
     }
     const { baseDelayMs, maxDelayMs } = this.policy.retry;
-    return { ms: fullJitter(attempt - 1, baseDelayMs, maxDelayMs, random), server: false };
+    return { ms: fullJitter(attempt - 1, baseDelayMs, maxDelayMs, random) };
   }
 
   private finish(outcome: Outcome): Response {

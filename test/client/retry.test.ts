@@ -359,3 +359,36 @@ describe('costs and the client bucket', () => {
     );
   });
 });
+
+describe('edge cases', () => {
+  it('honours a Retry-After equal to maxRetryAfterMs (the limit compares the server wait, not the jitter)', async () => {
+    const { clock, fetch, client } = setup(sequence(respond(429, { 'retry-after': '60' }), 200));
+    const p = client.get('/x');
+    await clock.until(p, 120_000, 1000);
+    expect((await p).status).toBe(200);
+    expect(fetch.calls).toHaveLength(2);
+  });
+
+  it('treats an AbortError from a fetch that ignores the reason as the attempt timeout', async () => {
+    const clock = new FakeClock();
+    let n = 0;
+    const fetch = ((_input: RequestInfo | URL, init?: RequestInit) =>
+      n++ === 0
+        ? new Promise<Response>((_, reject) =>
+            init?.signal?.addEventListener('abort', () =>
+              reject(new DOMException('aborted', 'AbortError')),
+            ),
+          )
+        : Promise.resolve(respond(200))) as typeof globalThis.fetch;
+    const client = new LimitedClient('https://api.example.com', {
+      fetch,
+      clock,
+      coldStart: false,
+      attemptTimeoutMs: 1000,
+    });
+    const p = client.get('/x');
+    await clock.until(p, 10_000, 100);
+    expect((await p).status).toBe(200);
+    expect(n).toBe(2);
+  });
+});

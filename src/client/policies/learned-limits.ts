@@ -57,8 +57,10 @@ export interface PolicyState {
 export interface LimitsState {
   /** `cold`: no answer yet; `blind`: answers without policies; `declared`: the server reports. */
   mode: 'cold' | 'blind' | 'declared';
-  /** Epoch milliseconds before which nothing is sent (0: no hold). */
+  /** Epoch milliseconds before which nothing is sent (0: no hold), jitter included. */
   holdUntil: number;
+  /** The server's own end of the hold, before jitter (what `maxRetryAfterMs` is compared with). */
+  holdBase?: number;
   /** Requests allowed in flight while cold or ramping (its whole part counts); absent when open. */
   window?: number;
   /** Units in flight. */
@@ -94,7 +96,14 @@ export type HoldReason = 'retry-after' | 'learned-limit' | 'cold-start' | 'probe
 /** The verdict of {@link checkLimits}. `waitMs` undefined: until another request is answered. */
 export type LimitsVerdict =
   | { ok: true }
-  | { ok: false; waitMs: number | undefined; reason: HoldReason; policy?: string };
+  | {
+      ok: false;
+      waitMs: number | undefined;
+      reason: HoldReason;
+      policy?: string;
+      /** The server's own wait, before the client's jitter, when it differs from `waitMs`. */
+      serverWaitMs?: number;
+    };
 
 /** What {@link commitLimits} hands back, to be given to {@link settleLimits} with the answer. */
 export interface LimitsTicket {
@@ -144,7 +153,9 @@ export function newLimits(config: LimitsConfig): LimitsState {
 /** Whether a request of `cost` units may go now. Reads the state, changes nothing. */
 export function checkLimits(state: LimitsState, cost: number, now: number): LimitsVerdict {
   if (state.holdUntil > now) {
-    return { ok: false, waitMs: state.holdUntil - now, reason: 'retry-after' };
+    const waitMs = state.holdUntil - now;
+    const serverWaitMs = Math.max(0, (state.holdBase ?? state.holdUntil) - now);
+    return { ok: false, waitMs, reason: 'retry-after', serverWaitMs };
   }
   if (state.window !== undefined && state.requests >= Math.floor(state.window)) {
     return { ok: false, waitMs: undefined, reason: 'cold-start' };
@@ -289,10 +300,11 @@ export function settleLimits(state: LimitsState, answer: LimitsAnswer, config: L
   if (!pushback) return;
   const wait = pushbackWait(info) ?? (status === 429 ? config.fallbackHoldMs : undefined);
   if (wait !== undefined) {
-    state.holdUntil = Math.max(
-      state.holdUntil,
-      now + serverWait(wait, answer.random, config.jitter),
-    );
+    const until = now + serverWait(wait, answer.random, config.jitter);
+    if (until > state.holdUntil) {
+      state.holdUntil = until;
+      state.holdBase = now + wait;
+    }
   }
   if (status === 429 && state.mode === 'blind') {
     const blind = state.policies[BLIND_POLICY];
