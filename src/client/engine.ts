@@ -7,8 +7,9 @@
 import { type Clock, systemClock } from '../clock.js';
 import { ClientClosedError, type RequestContext } from '../errors.js';
 import { Emitter } from './events.js';
+import { ResolvedOptions } from './host-policy.js';
 import { KeepAlive } from './keep-alive.js';
-import { type LimitedClientOptions, ResolvedOptions } from './options.js';
+import type { LimitedClientOptions } from './options.js';
 import { HostPipeline, type PipelineShared } from './pipeline.js';
 import { HostRegistry } from './registry.js';
 import { prepareRequest } from './request.js';

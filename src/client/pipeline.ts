@@ -29,10 +29,10 @@ import {
   RetryBudgetExhaustedError,
   TimeoutError,
 } from '../errors.js';
-import { parseRateLimitHeaders } from '../headers/parse.js';
-import type { RateLimitInfo } from '../headers/types.js';
 import { Admission } from './admission.js';
+import { type Call, type Outcome, readCall, sendAttempt } from './attempt.js';
 import type { Emitter } from './events.js';
+import type { HostPolicy } from './host-policy.js';
 import {
   type AdmitResult,
   admitTransaction,
@@ -43,15 +43,14 @@ import {
 } from './host-state.js';
 import type { KeepAlive } from './keep-alive.js';
 import { isTransientNetworkError } from './network-errors.js';
-import { DEFAULTS, type HostPolicy } from './options.js';
-import { fullJitter, serverWait } from './policies/backoff.js';
+import { DEFAULTS } from './options.js';
 import { CircuitBreaker } from './policies/circuit-breaker.js';
 import { isPushback, type LimitsTicket } from './policies/learned-limits.js';
-import { availableRetries } from './policies/retry-budget.js';
-import { defaultShouldRetry, IDEMPOTENT_METHODS } from './policies/retry-rule.js';
+import { IDEMPOTENT_METHODS } from './policies/retry-rule.js';
 import type { PreparedRequest } from './request.js';
+import { planRetry } from './retry-plan.js';
 import { AbortScope } from './signals.js';
-import { type Counters, newCounters } from './stats.js';
+import { type Counters, hostStats, newCounters } from './stats.js';
 import type { StateStore } from './store.js';
 import type { ClientEvents, GiveUpReason, HostStats, LimitedRequestInit } from './types.js';
 
@@ -62,27 +61,6 @@ export interface PipelineShared {
   events: Emitter<ClientEvents>;
   fetch: typeof fetch;
   keepAlive: KeepAlive;
-}
-
-/** Per-call options read from the caller's init. */
-interface Call {
-  cost: number;
-  signal: AbortSignal | undefined;
-  timeoutMs: number;
-  attemptTimeoutMs: number;
-  retries: number;
-  shouldRetry: typeof defaultShouldRetry;
-  createBody: (() => BodyInit) | undefined;
-  ctx: RequestContext;
-}
-
-/** The outcome of one attempt. */
-interface Outcome {
-  response?: Response;
-  error?: unknown;
-  info?: RateLimitInfo;
-  /** The attempt's abort scope, kept linked to the caller's signal while the body may be read. */
-  scope?: AbortScope | undefined;
 }
 
 const noop = () => {};
@@ -143,7 +121,7 @@ export class HostPipeline {
 
   /** Runs a call through the pipeline. */
   async execute(req: PreparedRequest, init: LimitedRequestInit | undefined): Promise<Response> {
-    const call = this.callOptions(req, init);
+    const call = readCall(req, init, this.policy);
     this.counters.requests++;
     const { clock } = this.shared;
     let scope: AbortScope | undefined;
@@ -166,34 +144,6 @@ export class HostPipeline {
       scope?.dispose();
       throw error;
     }
-  }
-
-  private callOptions(req: PreparedRequest, init: LimitedRequestInit | undefined): Call {
-    const p = this.policy;
-    const ctx = { method: req.method, url: req.url };
-    let cost = init?.cost;
-    if (cost === undefined) cost = typeof p.cost === 'number' ? p.cost : p.cost(ctx);
-    if (!(typeof cost === 'number' && cost >= 0 && cost <= p.maxCost)) {
-      throw new RangeError(
-        `${req.method} ${req.url}: cost must be a number from 0 to ${p.maxCost} (got ${String(cost)})`,
-      );
-    }
-    const retry = init?.retry;
-    const signal =
-      init?.signal ?? (typeof req.input === 'string' ? undefined : req.input.signal) ?? undefined;
-    return {
-      cost,
-      signal,
-      timeoutMs: init?.timeoutMs ?? p.timeoutMs,
-      attemptTimeoutMs: init?.attemptTimeoutMs ?? p.attemptTimeoutMs,
-      retries: retry === false ? 0 : (retry?.retries ?? p.retry.retries),
-      shouldRetry:
-        (retry === false ? undefined : retry?.shouldRetry) ??
-        p.retry.shouldRetry ??
-        defaultShouldRetry,
-      createBody: init?.createBody,
-      ctx,
-    };
   }
 
   private async run(req: PreparedRequest, call: Call, deadline: number): Promise<Response> {
@@ -241,29 +191,38 @@ export class HostPipeline {
       const outcome = await this.attempt(req, call, ticket, probe);
       last = outcome;
       if (outcome.error !== undefined && call.signal?.aborted) throw abortReason(call.signal);
-      // 4. Worth another attempt?
+      // 4. Worth another attempt, and may it be made?
       const { response, error, info } = outcome;
-      const retryable = call.shouldRetry({
-        method: req.method,
-        url: req.url,
-        attempt,
+      const plan = planRetry({
         response,
         error,
-        retryAfterMs: info?.retryAfterMs,
-        idempotent,
-        networkError: error !== undefined && isTransientNetworkError(error),
+        info,
+        context: {
+          method: req.method,
+          url: req.url,
+          attempt,
+          response,
+          error,
+          retryAfterMs: info?.retryAfterMs,
+          idempotent,
+          networkError: error !== undefined && isTransientNetworkError(error),
+        },
+        shouldRetry: call.shouldRetry,
+        attempt,
+        retries: call.retries,
+        replayable: req.replayable || call.createBody !== undefined,
+        maxRetryAfterMs: this.policy.maxRetryAfterMs,
+        deadline,
+        now: clock.now(),
+        random: clock.random(),
+        backoff: this.policy.retry,
+        jitter: this.policy.state.limits?.jitter ?? DEFAULTS.waitJitter,
       });
-      if (!retryable) return this.finish(outcome);
-      if (attempt > call.retries) return this.giveUp('retries-exhausted', call, attempt, outcome);
-      if (!req.replayable && !call.createBody) {
-        return this.giveUp('body-not-replayable', call, attempt, outcome);
+      if (!plan.retry) {
+        if (plan.reason) return this.giveUp(plan.reason, call, attempt, outcome);
+        if (response) return response;
+        throw error;
       }
-      const delay = this.delayFor(outcome, attempt);
-      if (delay.server !== undefined && delay.server > this.policy.maxRetryAfterMs) {
-        return this.giveUp('retry-after-too-long', call, attempt, outcome);
-      }
-      if (clock.now() + delay.ms >= deadline)
-        return this.giveUp('deadline', call, attempt, outcome);
       if (breaker && breaker.stateAt(clock.now()) === 'open') {
         return this.circuitOpen(call, attempt, outcome, breaker.retryAt(clock.now()));
       }
@@ -281,14 +240,14 @@ export class HostPipeline {
         const refusal = new RetryBudgetExhaustedError(attempt, call.ctx, error);
         return this.giveUp('budget-exhausted', call, attempt, outcome, refusal);
       }
-      // 6. Sleep, then go round again.
+      // 6. Wait, then go round again.
       this.counters.retries++;
       if (events.has('retry')) {
         events.emit('retry', {
           ...this.base(call.ctx),
           attempt: attempt + 1,
-          delayMs: delay.ms,
-          delaySource: delay.server !== undefined ? 'retry-after' : 'backoff',
+          delayMs: plan.delayMs,
+          delaySource: plan.serverWaitMs !== undefined ? 'retry-after' : 'backoff',
           status: response?.status,
           error,
         });
@@ -298,59 +257,22 @@ export class HostPipeline {
       // After a pushback the host is held until the server's time: the retry waits for that hold
       // at the front of the line, so it goes first when the hold lifts (a separate sleep would
       // wake on its own jitter, after the line had already used the quota).
-      if (delay.server === undefined || !this.policy.state.limits) {
-        await this.sleep(delay.ms, call.signal);
+      if (plan.serverWaitMs === undefined || !this.policy.state.limits) {
+        await this.sleep(plan.delayMs, call.signal);
       }
     }
   }
 
-  /** One attempt: fetch with the attempt's signal, then learn from the answer. */
+  /** One attempt: fetch, then learn from the answer (shared state, breaker, counters). */
   private async attempt(
     req: PreparedRequest,
     call: Call,
     ticket: LimitsTicket,
     probe: boolean,
   ): Promise<Outcome> {
-    const { clock } = this.shared;
-    let scope: AbortScope | undefined;
-    let signal = call.signal;
-    if (Number.isFinite(call.attemptTimeoutMs)) {
-      const ms = call.attemptTimeoutMs;
-      scope = new AbortScope(call.signal).timeout(
-        clock,
-        ms,
-        () => new TimeoutError(ms, 'attempt', call.ctx),
-      );
-      signal = scope.signal;
-    }
-    let input = req.input;
-    let init = req.init;
-    if (call.createBody) {
-      // A fresh body per attempt; `duplex` lets it be a stream.
-      const fresh = { body: call.createBody(), duplex: 'half' } as RequestInit;
-      if (typeof input === 'string') init = { ...init, ...fresh, signal };
-      else {
-        input = new Request(input, fresh);
-        init = signal ? { signal } : undefined;
-      }
-    } else if (signal !== undefined) {
-      init = { ...init, signal };
-    }
     this.counters.attempts++;
-    const outcome: Outcome = { scope };
-    try {
-      outcome.response = await this.shared.fetch(input, init);
-    } catch (error) {
-      // A fetch that rejects an abort with its own AbortError still timed out on our watch.
-      outcome.error = scope?.signal.aborted && !call.signal?.aborted ? scope.signal.reason : error;
-    }
-    const now = clock.now();
-    if (outcome.response) {
-      scope?.dispose(true);
-      outcome.info = parseRateLimitHeaders(outcome.response.headers, { now });
-    } else {
-      scope?.dispose(false);
-    }
+    const outcome = await sendAttempt(this.shared.fetch, this.shared.clock, req, call);
+    const now = this.shared.clock.now();
     await this.settle(ticket, call.cost, outcome, now);
     this.admission.release();
     this.record(outcome, call, now, probe);
@@ -400,29 +322,6 @@ export class HostPipeline {
     else if (error !== undefined || (response && response.status >= 500))
       this.breaker.failure(now, probe);
     else this.breaker.success(now, probe);
-  }
-
-  /**
-   * The server's timing first (Retry-After, then an exhausted policy's reset) plus jitter, else the
-   * full-jitter backoff. `server` is the server's own wait, before jitter, when there is one.
-   */
-  private delayFor(outcome: Outcome, attempt: number): { ms: number; server?: number } {
-    const { response, info } = outcome;
-    const random = this.shared.clock.random();
-    if (response && isPushback(response.status, info)) {
-      const wait = info?.retryAfterMs ?? (info?.remaining === 0 ? info.resetMs : undefined);
-      if (wait !== undefined) {
-        const jitter = this.policy.state.limits?.jitter ?? DEFAULTS.waitJitter;
-        return { ms: serverWait(wait, random, jitter), server: wait };
-      }
-    }
-    const { baseDelayMs, maxDelayMs } = this.policy.retry;
-    return { ms: fullJitter(attempt - 1, baseDelayMs, maxDelayMs, random) };
-  }
-
-  private finish(outcome: Outcome): Response {
-    if (outcome.response) return outcome.response;
-    throw outcome.error;
   }
 
   /**
@@ -511,28 +410,11 @@ export class HostPipeline {
     } else {
       this.lastState = read && structuredClone(read);
     }
-    const limits = this.lastState?.limits;
-    const budget = this.lastState?.budget;
-    return {
-      origin: this.origin,
-      ...this.counters,
+    return hostStats(this.origin, this.counters, this.lastState, this.policy.state, now, {
       inFlight: this.admission.inFlight,
       queueLength: this.admission.queueLength,
       circuit: this.breaker ? this.breaker.stateAt(now) : 'closed',
-      holdUntil: limits && limits.holdUntil > now ? limits.holdUntil : 0,
-      mode: this.policy.state.limits ? (limits?.mode ?? 'cold') : 'off',
-      policies: Object.entries(limits?.policies ?? {}).map(([key, p]) => ({
-        name: p.name ?? key,
-        limit: p.limit,
-        windowMs: p.windowMs,
-        remaining: p.remaining,
-        resetInMs: p.resetAt === undefined ? undefined : Math.max(0, p.resetAt - now),
-      })),
-      budgetAvailable:
-        budget && this.policy.state.budget
-          ? availableRetries(budget, this.policy.state.budget, now)
-          : Number.POSITIVE_INFINITY,
-    };
+    });
   }
 }
 

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { HostPolicy } from './options.js';
+import type { HostPolicy } from './host-policy.js';
 import type { LimitedRequestInit } from './types.js';
 
 /** A call, ready for the pipeline. */

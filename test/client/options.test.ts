@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULTS, ResolvedOptions } from '../../src/client/options.js';
+import { ResolvedOptions } from '../../src/client/host-policy.js';
+import { DEFAULTS } from '../../src/client/options.js';
 import { type InvalidOptionError, isInvalidOptionError } from '../../src/errors.js';
 
 function problem(options: unknown): InvalidOptionError {
