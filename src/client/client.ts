@@ -38,13 +38,17 @@ export class LimitedClient {
 
   /**
    * @param baseUrl where relative paths go: `new LimitedClient('https://api.example.com/v1')`
-   *   sends `get('users')` and `get('/users')` both to `https://api.example.com/v1/users`.
+   *   sends `get('users')` and `get('/users')` both to `https://api.example.com/v1/users`. A query
+   *   or fragment on the base URL is ignored; put queries on the paths.
    * @param options see {@link LimitedClientOptions}; every default is in `DEFAULTS`.
    * @throws InvalidOptionError naming the option, the value and what is allowed.
    * @throws TypeError when `baseUrl` is not an absolute URL.
    */
   constructor(baseUrl: string | URL, options?: LimitedClientOptions) {
     const base = new URL(String(baseUrl));
+    // A query or fragment on the base would end up in the middle of every URL: drop them.
+    base.search = '';
+    base.hash = '';
     if (!base.pathname.endsWith('/')) base.pathname += '/';
     this.base = base;
     this.baseTarget = parseTarget(base);

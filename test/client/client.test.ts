@@ -147,3 +147,13 @@ describe('LimitedClient', () => {
     await expect(c.get('c')).rejects.toThrow('the client is closed');
   });
 });
+
+describe('base URL', () => {
+  it('ignores a query or fragment on the base and keeps the path prefix', async () => {
+    const clock = new FakeClock();
+    const fetch = scriptedFetch(clock, () => respond(200));
+    const c = new LimitedClient('https://api.example.com/v2?key=x#top', { fetch, clock });
+    await c.get('items?page=1');
+    expect(fetch.calls[0]?.url).toBe('https://api.example.com/v2/items?page=1');
+  });
+});
