@@ -19,7 +19,7 @@ const shared: Options = {
 
 export default defineConfig([
   // ESM: dependencies stay external, so users deduplicate them.
-  { ...shared, format: ['esm'], clean: true },
+  { ...shared, format: ['esm'] },
   // CJS: p-retry and p-limit (and their dependencies) are ESM-only. Bundling them here lets
   // `require('limited-client')` work on every Node 20, not only from 20.19 (require(esm)).
   {
