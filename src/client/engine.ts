@@ -14,7 +14,7 @@ import { HostPipeline, type PipelineShared } from './pipeline.js';
 import { HostRegistry } from './registry.js';
 import { prepareRequest } from './request.js';
 import { addCounters, type Counters, newCounters } from './stats.js';
-import { MemoryStore, type StateStore } from './store.js';
+import { MemoryStateStore, type StateStore } from './store.js';
 import type { ClientEvents, ClientStats, HostStats, LimitedRequestInit } from './types.js';
 
 /** Where a URL's host is, parsed once. */
@@ -51,7 +51,7 @@ export class Engine {
     this.options = new ResolvedOptions(options);
     this.clock = this.options.clock ?? systemClock;
     this.ownsStore = this.options.store === undefined;
-    this.store = this.options.store ?? new MemoryStore({ clock: this.clock });
+    this.store = this.options.store ?? new MemoryStateStore({ clock: this.clock });
     const impl = fetchImpl ?? this.options.fetch;
     this.shared = {
       clock: this.clock,

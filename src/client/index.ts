@@ -22,8 +22,8 @@ export type { CircuitState } from './policies/circuit-breaker.js';
 export { defaultShouldRetry, IDEMPOTENT_METHODS, RETRY_STATUSES } from './policies/retry-rule.js';
 export {
   type MaybePromise,
-  MemoryStore,
-  type MemoryStoreOptions,
+  MemoryStateStore,
+  type MemoryStateStoreOptions,
   type StateStore,
   type Transaction,
 } from './store.js';

@@ -118,7 +118,7 @@ export interface LimitedClientOptions extends PolicyOptions {
   headers?: HeadersInit;
   /** The fetch to call. @default globalThis.fetch, looked up at each call */
   fetch?: typeof fetch;
-  /** Where shared state lives. @default a new MemoryStore */
+  /** Where shared state lives. @default a new MemoryStateStore */
   store?: StateStore;
   /** Time and chance. @default systemClock */
   clock?: Clock;

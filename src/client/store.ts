@@ -1,7 +1,7 @@
 /**
  * The state store: where the pipeline keeps the state that several processes may share (the
  * client-side token bucket, the learned limits, the retry budget). The pipeline knows only this
- * interface; {@link MemoryStore} is the default, and `limited-client/redis` adds one that many
+ * interface; {@link MemoryStateStore} is the default, and `limited-client/redis` adds one that many
  * processes share.
  *
  * The interface is one read-modify-write. Every operation the pipeline needs (admit a request,
@@ -52,8 +52,8 @@ export interface StateStore {
   close?(): MaybePromise<void>;
 }
 
-/** Options of {@link MemoryStore}. */
-export interface MemoryStoreOptions {
+/** Options of {@link MemoryStateStore}. */
+export interface MemoryStateStoreOptions {
   /**
    * Most keys kept; past it, the least recently updated key is dropped.
    * @default 10_000
@@ -73,12 +73,12 @@ interface Entry {
  * The default store: a `Map` in this process, bounded in size (least recently updated keys go
  * first) and in time (each key expires `ttlMs` after its last update). Answers synchronously.
  */
-export class MemoryStore implements StateStore {
+export class MemoryStateStore implements StateStore {
   private readonly entries = new Map<string, Entry>();
   private readonly maxKeys: number;
   private readonly clock: Clock;
 
-  constructor(options: MemoryStoreOptions = {}) {
+  constructor(options: MemoryStateStoreOptions = {}) {
     this.maxKeys = options.maxKeys ?? 10_000;
     this.clock = options.clock ?? systemClock;
   }

@@ -6,7 +6,7 @@ import {
   retryTransaction,
   settleTransaction,
 } from '../../src/client/host-state.js';
-import { MemoryStore } from '../../src/client/store.js';
+import { MemoryStateStore } from '../../src/client/store.js';
 import { FakeClock } from './helpers.js';
 
 const config: HostStateConfig = {
@@ -17,7 +17,7 @@ const config: HostStateConfig = {
 
 describe('host state transactions', () => {
   it('takes nothing from the bucket when the learned limits hold the request', () => {
-    const store = new MemoryStore({ clock: new FakeClock(0) });
+    const store = new MemoryStateStore({ clock: new FakeClock(0) });
     const admit = (now: number) =>
       store.update<HostState, ReturnType<ReturnType<typeof admitTransaction>>[1]>(
         'h',
@@ -61,7 +61,7 @@ describe('host state transactions', () => {
   });
 
   it('deposits first attempts only, and withdraws retries', () => {
-    const store = new MemoryStore({ clock: new FakeClock(0) });
+    const store = new MemoryStateStore({ clock: new FakeClock(0) });
     const big = { ...config, bucket: undefined };
     for (let i = 0; i < 20; i++) store.update('h', admitTransaction(big, 1, true, 0), 60_000);
     for (let i = 0; i < 20; i++) store.update('h', admitTransaction(big, 1, false, 0), 60_000);
@@ -71,7 +71,7 @@ describe('host state transactions', () => {
   });
 
   it('always allows retries when the budget is off', () => {
-    const store = new MemoryStore({ clock: new FakeClock(0) });
+    const store = new MemoryStateStore({ clock: new FakeClock(0) });
     const off = { ...config, budget: undefined };
     for (let i = 0; i < 100; i++)
       expect(store.update('h', retryTransaction(off, 0), 1000)).toBe(true);

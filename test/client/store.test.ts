@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryStore } from '../../src/client/store.js';
+import { MemoryStateStore } from '../../src/client/store.js';
 import { FakeClock } from './helpers.js';
 
 const inc = (state: number | undefined): [number, number] => {
@@ -7,16 +7,16 @@ const inc = (state: number | undefined): [number, number] => {
   return [next, next];
 };
 
-describe('MemoryStore', () => {
+describe('MemoryStateStore', () => {
   it('runs a transaction on the current state and answers synchronously', () => {
-    const store = new MemoryStore({ clock: new FakeClock(0) });
+    const store = new MemoryStateStore({ clock: new FakeClock(0) });
     expect(store.update('a', inc, 1000)).toBe(1);
     expect(store.update('a', inc, 1000)).toBe(2);
     expect(store.update('b', inc, 1000)).toBe(1);
   });
 
   it('deletes a key whose transaction returns undefined', () => {
-    const store = new MemoryStore({ clock: new FakeClock(0) });
+    const store = new MemoryStateStore({ clock: new FakeClock(0) });
     store.update('a', inc, 1000);
     store.update('a', () => [undefined, null], 1000);
     expect(store.size).toBe(0);
@@ -24,7 +24,7 @@ describe('MemoryStore', () => {
 
   it('forgets a key ttl after its last update', async () => {
     const clock = new FakeClock(0);
-    const store = new MemoryStore({ clock });
+    const store = new MemoryStateStore({ clock });
     store.update('a', inc, 1000);
     await clock.advance(999);
     expect(store.update('a', inc, 1000)).toBe(2);
@@ -33,7 +33,7 @@ describe('MemoryStore', () => {
   });
 
   it('keeps at most maxKeys, dropping the least recently updated', () => {
-    const store = new MemoryStore({ clock: new FakeClock(0), maxKeys: 100 });
+    const store = new MemoryStateStore({ clock: new FakeClock(0), maxKeys: 100 });
     for (let i = 0; i < 100_000; i++) store.update(`host-${i}`, inc, 60_000);
     expect(store.size).toBe(100);
     expect(store.update('host-99999', inc, 60_000)).toBe(2);
@@ -42,7 +42,7 @@ describe('MemoryStore', () => {
 
   it('drops expired keys as new ones arrive', async () => {
     const clock = new FakeClock(0);
-    const store = new MemoryStore({ clock });
+    const store = new MemoryStateStore({ clock });
     for (let i = 0; i < 50; i++) store.update(`old-${i}`, inc, 1000);
     await clock.advance(2000);
     store.update('new', inc, 1000);
