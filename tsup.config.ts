@@ -1,30 +1,19 @@
-import { defineConfig, type Options } from 'tsup';
+import { defineConfig } from 'tsup';
 
-const entry = {
-  index: 'src/index.ts',
-  'server/index': 'src/server/index.ts',
-  'redis/index': 'src/redis/index.ts',
-  // The `limited-client-server` bin (package.json `bin`); tsup keeps its shebang and mode.
-  'server/cli': 'src/server/bin.ts',
-};
-
-const shared: Options = {
-  entry,
+// ESM and CJS for every entry, with declarations. Runtime dependencies (structured-headers, zod)
+// ship both formats, so they stay external in both builds; `redis` is an optional peer.
+export default defineConfig({
+  entry: {
+    index: 'src/index.ts',
+    'server/index': 'src/server/index.ts',
+    // The `limited-client-server` bin (package.json `bin`); tsup keeps its shebang and mode.
+    'server/cli': 'src/server/bin.ts',
+    'redis/index': 'src/redis/index.ts',
+  },
+  format: ['esm', 'cjs'],
   target: 'node20',
   sourcemap: true,
   dts: true,
   splitting: false,
   treeshake: true,
-};
-
-export default defineConfig([
-  // ESM: dependencies stay external, so users deduplicate them.
-  { ...shared, format: ['esm'], clean: true },
-  // CJS: p-retry and p-limit (and their dependencies) are ESM-only. Bundling them here lets
-  // `require('limited-client')` work on every Node 20, not only from 20.19 (require(esm)).
-  {
-    ...shared,
-    format: ['cjs'],
-    noExternal: ['p-retry', 'p-limit', 'is-network-error', 'yocto-queue'],
-  },
-]);
+});

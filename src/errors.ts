@@ -21,6 +21,7 @@ export type LimitedClientErrorCode =
   | 'ERR_QUEUE_TIMEOUT'
   | 'ERR_TIMEOUT'
   | 'ERR_INVALID_OPTION'
+  | 'ERR_CLIENT_CLOSED'
   | 'ERR_STORE_UNAVAILABLE';
 
 /** Where a request-scoped error happened. Both fields are optional for errors outside a request. */
@@ -95,8 +96,13 @@ export class CircuitOpenError extends LimitedClientError {
   /** Milliseconds from when the error was raised until `retryAt` (never negative). */
   readonly retryAfterMs: number;
 
-  constructor(retryAt: number, now: number, ctx?: RequestContext) {
-    super('ERR_CIRCUIT_OPEN', `circuit open until ${new Date(retryAt).toISOString()}`, ctx);
+  constructor(retryAt: number, now: number, ctx?: RequestContext, cause?: unknown) {
+    super(
+      'ERR_CIRCUIT_OPEN',
+      `circuit open until ${new Date(retryAt).toISOString()}`,
+      ctx,
+      cause === undefined ? undefined : { cause },
+    );
     this.retryAt = retryAt;
     this.retryAfterMs = Math.max(0, retryAt - now);
   }
@@ -176,6 +182,13 @@ export class InvalidOptionError extends LimitedClientError {
   }
 }
 
+/** The client was closed with `close()`: the request was refused, or was waiting and was dropped. */
+export class ClientClosedError extends LimitedClientError {
+  constructor(ctx?: RequestContext) {
+    super('ERR_CLIENT_CLOSED', 'the client is closed', ctx);
+  }
+}
+
 /**
  * A shared state store (Redis) did not answer within its timeout, failed, or is known to be down
  * and was not asked. Whoever holds the store decides what happens next: the mock server fails open
@@ -230,6 +243,9 @@ export const isTimeoutError = (e: unknown): e is TimeoutError => hasCode(e, 'ERR
 /** True for an {@link InvalidOptionError}. */
 export const isInvalidOptionError = (e: unknown): e is InvalidOptionError =>
   hasCode(e, 'ERR_INVALID_OPTION');
+/** True for a {@link ClientClosedError}. */
+export const isClientClosedError = (e: unknown): e is ClientClosedError =>
+  hasCode(e, 'ERR_CLIENT_CLOSED');
 /** True for a {@link StoreUnavailableError}. */
 export const isStoreUnavailableError = (e: unknown): e is StoreUnavailableError =>
   hasCode(e, 'ERR_STORE_UNAVAILABLE');

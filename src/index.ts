@@ -6,6 +6,8 @@
  *
  * @module
  */
+
+export * from './client/index.js';
 export { type Clock, MAX_TIMER_MS, sleep, systemClock } from './clock.js';
 export * from './errors.js';
 export * from './headers/index.js';

@@ -101,7 +101,8 @@ export function parseRateLimitHeaders(
   options: ParseRateLimitHeadersOptions = {},
 ): RateLimitInfo | undefined {
   const fields = readFields(headers);
-  if (fields.size === 0) return undefined;
+  // `Date` alone (most responses) says nothing about limits: skip parsing it.
+  if (fields.size === 0 || (fields.size === 1 && fields.has('date'))) return undefined;
   const now = Number.isFinite(options.now) ? (options.now as number) : Date.now();
   const dateField = fields.get('date');
   const serverNow = (dateField === undefined ? undefined : parseHttpDate(dateField, now)) ?? now;

@@ -1,0 +1,42 @@
+/**
+ * Per-host options: one client, two hosts, each with its own concurrency, retry budget and
+ * breaker. `hosts` keys are exact hosts, host:port, or `*.domain` patterns.
+ *
+ *   npx tsx examples/per-host.ts
+ */
+import { LimitedClient } from '../src/index.js';
+import { createMockServer } from '../src/server/index.js';
+
+const fast = await createMockServer({ routes: [{ path: '*', faults: { latencyMs: 20 } }] });
+const fragile = await createMockServer({
+  routes: [{ path: '*', faults: { unavailable: { probability: 0.5 } } }],
+});
+
+const client = new LimitedClient(fast.url, {
+  hosts: {
+    [`127.0.0.1:${fast.port}`]: { concurrency: 16 },
+    [`127.0.0.1:${fragile.port}`]: {
+      concurrency: 2,
+      retry: { retries: 5, baseDelayMs: 20 },
+      retryBudget: { ratio: 0.5, minPerSecond: 5 },
+      circuitBreaker: { consecutiveFailures: 10 },
+    },
+  },
+});
+
+await Promise.all([
+  ...Array.from({ length: 40 }, (_, i) => client.get(`/fast/${i}`)),
+  ...Array.from({ length: 20 }, (_, i) => client.request(`${fragile.url}/fragile/${i}`)),
+]);
+
+for (const [origin, s] of Object.entries(client.stats().hosts)) {
+  console.log(origin, {
+    requests: s.requests,
+    attempts: s.attempts,
+    retries: s.retries,
+    budgetExhausted: s.budgetExhausted,
+    circuit: s.circuit,
+  });
+}
+await client.close();
+await Promise.all([fast.close(), fragile.close()]);

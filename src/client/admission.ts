@@ -1,0 +1,322 @@
+/**
+ * The admission queue of one host: the concurrency cap, the bounded FIFO queue with its timeout,
+ * and the wait for whatever the shared state says (learned limits, holds, the client bucket).
+ *
+ * A request that finds the queue empty and room everywhere is admitted at once, with one call to
+ * the store. Otherwise it waits in line; the head of the line is re-examined when an attempt ends
+ * (a slot frees, a report arrives) and when the shortest wait the state announced runs out, on a
+ * single timer per host. A request that aborts or times out while waiting leaves the line at once
+ * and has taken nothing. Retries go to the front of the line: the oldest calls finish first.
+ *
+ * This is p-limit's job plus waits that depend on time and on shared state, per-entry removal,
+ * a bound and a timeout, which p-limit does not offer; so it is its own small queue.
+ *
+ * @module
+ */
+import { abortReason, type Clock } from '../clock.js';
+import {
+  QueueFullError,
+  QueueTimeoutError,
+  RateLimitError,
+  type RequestContext,
+} from '../errors.js';
+import type { AdmitResult, WaitReason } from './host-state.js';
+import type { LimitsTicket } from './policies/learned-limits.js';
+import type { MaybePromise } from './store.js';
+
+/** How often a wait for "another answer" re-reads shared state (another process may answer). */
+export const POLL_MS = 250;
+
+/** What the queue needs from its host. */
+export interface AdmissionDeps {
+  clock: Clock;
+  /** Attempts in flight at once, at most. */
+  concurrency: number;
+  /** Waiting requests at once, at most. */
+  maxQueue: number;
+  /** Longest wait in line, in milliseconds. */
+  queueTimeoutMs: number;
+  /** Asks the shared state to admit (and record) one attempt. */
+  tryAdmit(cost: number, firstAttempt: boolean): MaybePromise<AdmitResult>;
+  /** Gives back an admission that was not used (the request left in the meantime). */
+  giveBack(ticket: LimitsTicket, cost: number): MaybePromise<void>;
+  /** A request joined the line. */
+  onQueued(ctx: RequestContext, queueLength: number): void;
+  /** A request waits, for `reason`; called once per request and reason. */
+  onHeld(
+    ctx: RequestContext,
+    reason: WaitReason,
+    waitMs: number | undefined,
+    policy?: string,
+  ): void;
+  /** Counts a waiting request (so the process stays up); returns the function that ends it. */
+  keepAlive(): () => void;
+}
+
+/** What a request asks the queue for. */
+export interface AdmissionRequest {
+  cost: number;
+  firstAttempt: boolean;
+  /** Retries go to the front of the line. */
+  priority: boolean;
+  /** Leaves the line when it aborts. */
+  signal: AbortSignal | undefined;
+  /** A wait for the server's limit longer than this is refused with `RateLimitError`. */
+  maxWaitMs: number;
+  ctx: RequestContext;
+}
+
+interface Waiter {
+  req: AdmissionRequest;
+  resolve(ticket: LimitsTicket): void;
+  reject(error: unknown): void;
+  prev: Waiter | undefined;
+  next: Waiter | undefined;
+  held: number;
+  cleanup: (() => void) | undefined;
+}
+
+const HELD_BITS: Record<WaitReason, number> = {
+  'retry-after': 1,
+  'learned-limit': 2,
+  'cold-start': 4,
+  probe: 8,
+  'client-rate': 16,
+};
+const SERVER_WAITS: ReadonlySet<WaitReason> = new Set(['retry-after', 'learned-limit']);
+const noop = () => {};
+
+/** See the module comment. */
+export class Admission {
+  /** Attempts admitted and not yet ended. */
+  inFlight = 0;
+  private head: Waiter | undefined;
+  private tail: Waiter | undefined;
+  private size = 0;
+  private draining = false;
+  private again = false;
+  private timer: AbortController | undefined;
+  private timerAt = Number.POSITIVE_INFINITY;
+  private endWait: (() => void) | undefined;
+
+  constructor(private readonly deps: AdmissionDeps) {}
+
+  /** Requests waiting in line. */
+  get queueLength(): number {
+    return this.size;
+  }
+
+  /** Whether anything is in flight or waiting (a busy host is never evicted). */
+  get busy(): boolean {
+    return this.inFlight > 0 || this.size > 0 || this.draining;
+  }
+
+  /**
+   * Waits for room and admits one attempt. Rejects with the signal's reason on abort,
+   * `QueueFullError`, `QueueTimeoutError`, or `RateLimitError` when the server's limit would hold
+   * the request longer than `maxWaitMs`.
+   */
+  async acquire(req: AdmissionRequest): Promise<LimitsTicket> {
+    if (req.signal?.aborted) throw abortReason(req.signal);
+    if (this.size === 0 && !this.draining && this.inFlight < this.deps.concurrency) {
+      this.inFlight++;
+      let result: AdmitResult;
+      try {
+        result = await this.deps.tryAdmit(req.cost, req.firstAttempt);
+      } catch (error) {
+        this.inFlight--;
+        throw error;
+      }
+      if (result.ok) return result;
+      this.inFlight--;
+      if (this.tooLong(result, req)) throw this.rateLimitError(result, req);
+    }
+    if (this.size >= this.deps.maxQueue) throw new QueueFullError(this.deps.maxQueue, req.ctx);
+    return new Promise<LimitsTicket>((resolve, reject) => {
+      const waiter: Waiter = {
+        req,
+        resolve,
+        reject,
+        prev: undefined,
+        next: undefined,
+        held: 0,
+        cleanup: undefined,
+      };
+      this.watch(waiter);
+      this.insert(waiter);
+      this.deps.onQueued(req.ctx, this.size);
+      this.kick();
+    });
+  }
+
+  /** Ends an admitted attempt: frees its slot and lets the line move. */
+  release(): void {
+    this.inFlight = Math.max(0, this.inFlight - 1);
+    this.kick();
+  }
+
+  /** Re-examines the line now (the shared state changed). */
+  kick(): void {
+    if (this.size > 0) void this.drain();
+  }
+
+  /** Rejects everyone waiting with `error` and stops the timer. */
+  close(error: (ctx: RequestContext) => unknown): void {
+    this.stopTimer();
+    while (this.head) {
+      const w = this.head;
+      this.remove(w);
+      w.reject(error(w.req.ctx));
+    }
+  }
+
+  private watch(w: Waiter): void {
+    const { signal } = w.req;
+    const timeoutMs = this.deps.queueTimeoutMs;
+    if (!signal && !Number.isFinite(timeoutMs)) return;
+    const stop = Number.isFinite(timeoutMs) ? new AbortController() : undefined;
+    const onAbort = () => this.leave(w, abortReason(signal as AbortSignal));
+    signal?.addEventListener('abort', onAbort, { once: true });
+    if (stop) {
+      this.deps.clock
+        .sleep(timeoutMs, stop.signal)
+        .then(() => this.leave(w, new QueueTimeoutError(timeoutMs, w.req.ctx)), noop);
+    }
+    w.cleanup = () => {
+      signal?.removeEventListener('abort', onAbort);
+      stop?.abort();
+    };
+  }
+
+  private leave(w: Waiter, error: unknown): void {
+    if (!this.isQueued(w)) return;
+    this.remove(w);
+    w.reject(error);
+    if (this.size === 0) this.stopTimer();
+    else this.kick();
+  }
+
+  private isQueued(w: Waiter): boolean {
+    return w.prev !== undefined || this.head === w;
+  }
+
+  private insert(w: Waiter): void {
+    if (w.req.priority && this.head) {
+      w.next = this.head;
+      this.head.prev = w;
+      this.head = w;
+    } else if (this.tail) {
+      w.prev = this.tail;
+      this.tail.next = w;
+      this.tail = w;
+    } else {
+      this.head = w;
+      this.tail = w;
+    }
+    if (this.size++ === 0) this.endWait = this.deps.keepAlive();
+  }
+
+  private remove(w: Waiter): void {
+    if (w.prev) w.prev.next = w.next;
+    else this.head = w.next;
+    if (w.next) w.next.prev = w.prev;
+    else this.tail = w.prev;
+    w.prev = undefined;
+    w.next = undefined;
+    if (--this.size === 0) {
+      this.endWait?.();
+      this.endWait = undefined;
+    }
+    w.cleanup?.();
+    w.cleanup = undefined;
+  }
+
+  private tooLong(result: Extract<AdmitResult, { ok: false }>, req: AdmissionRequest): boolean {
+    // The server's own wait, before the client's jitter, is what the caller's limit is about.
+    const wait = result.serverWaitMs ?? result.waitMs;
+    return SERVER_WAITS.has(result.reason) && wait !== undefined && wait > req.maxWaitMs;
+  }
+
+  private rateLimitError(result: Extract<AdmitResult, { ok: false }>, req: AdmissionRequest) {
+    return new RateLimitError(result.waitMs ?? 0, req.ctx, {
+      policy: result.policy,
+      limitMs: req.maxWaitMs,
+    });
+  }
+
+  private async drain(): Promise<void> {
+    if (this.draining) {
+      this.again = true;
+      return;
+    }
+    this.draining = true;
+    try {
+      do {
+        this.again = false;
+        await this.drainOnce();
+      } while (this.again);
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  private async drainOnce(): Promise<void> {
+    while (this.head && this.inFlight < this.deps.concurrency) {
+      const w = this.head;
+      this.inFlight++;
+      let result: AdmitResult;
+      try {
+        result = await this.deps.tryAdmit(w.req.cost, w.req.firstAttempt);
+      } catch (error) {
+        this.inFlight--;
+        this.leave(w, error);
+        continue;
+      }
+      if (!this.isQueued(w)) {
+        // It left (abort, timeout) while the store answered: give the admission back.
+        this.inFlight--;
+        if (result.ok) await this.deps.giveBack(result, w.req.cost);
+        continue;
+      }
+      if (result.ok) {
+        this.remove(w);
+        w.resolve(result);
+        continue;
+      }
+      this.inFlight--;
+      if (this.tooLong(result, w.req)) {
+        this.remove(w);
+        w.reject(this.rateLimitError(result, w.req));
+        continue;
+      }
+      const bit = HELD_BITS[result.reason];
+      if ((w.held & bit) === 0) {
+        w.held |= bit;
+        this.deps.onHeld(w.req.ctx, result.reason, result.waitMs, result.policy);
+      }
+      this.schedule(result.waitMs ?? POLL_MS);
+      return;
+    }
+  }
+
+  private schedule(waitMs: number): void {
+    const at = this.deps.clock.now() + Math.max(1, waitMs);
+    if (this.timer && this.timerAt <= at) return;
+    this.stopTimer();
+    const timer = new AbortController();
+    this.timer = timer;
+    this.timerAt = at;
+    this.deps.clock.sleep(Math.max(1, waitMs), timer.signal).then(() => {
+      if (this.timer !== timer) return;
+      this.timer = undefined;
+      this.timerAt = Number.POSITIVE_INFINITY;
+      this.kick();
+    }, noop);
+  }
+
+  private stopTimer(): void {
+    this.timer?.abort();
+    this.timer = undefined;
+    this.timerAt = Number.POSITIVE_INFINITY;
+  }
+}

@@ -1,0 +1,148 @@
+/**
+ * `LimitedClient`: a base URL, verbs, and the pipeline of every host it talks to.
+ *
+ * @module
+ */
+import { Engine, parseTarget, type Target } from './engine.js';
+import type { Listener } from './events.js';
+import type { LimitedClientOptions } from './options.js';
+import { jsonInit } from './request.js';
+import type { ClientEvents, ClientStats, LimitedRequestInit } from './types.js';
+
+const ABSOLUTE = /^[a-z][a-z0-9+.-]*:/i;
+
+/**
+ * A fetch client that stays under the server's limits. Every request goes through the pipeline of
+ * its host (keyed by origin): circuit breaker, admission (concurrency, queue, the server's learned
+ * limits, the client's own rate), fetch, and bounded retries. Calls resolve to a standard
+ * `Response` whatever its status, as fetch does; they reject where fetch would (a network error,
+ * an abort) or where the client refused to send, with a typed error.
+ *
+ * @example
+ * const github = new LimitedClient('https://api.github.com', {
+ *   headers: { authorization: `Bearer ${token}` },
+ *   concurrency: 8,
+ * });
+ * const response = await github.get('/repos/nodejs/node');
+ * const created = await github.post('/repos/me/app/issues', { title: 'Hello' }); // JSON, keyed
+ */
+export class LimitedClient {
+  /**
+   * A fetch-compatible function that uses this client's state: absolute URLs go to their host,
+   * relative ones are resolved against the base URL.
+   */
+  readonly fetch: (input: RequestInfo | URL, init?: LimitedRequestInit) => Promise<Response>;
+  private readonly engine: Engine;
+  private readonly base: URL;
+  private readonly baseTarget: Target;
+
+  /**
+   * @param baseUrl where relative paths go: `new LimitedClient('https://api.example.com/v1')`
+   *   sends `get('users')` and `get('/users')` both to `https://api.example.com/v1/users`. A query
+   *   or fragment on the base URL is ignored; put queries on the paths.
+   * @param options see {@link LimitedClientOptions}; every default is in `DEFAULTS`.
+   * @throws InvalidOptionError naming the option, the value and what is allowed.
+   * @throws TypeError when `baseUrl` is not an absolute URL.
+   */
+  constructor(baseUrl: string | URL, options?: LimitedClientOptions) {
+    const base = new URL(String(baseUrl));
+    // A query or fragment on the base would end up in the middle of every URL: drop them.
+    base.search = '';
+    base.hash = '';
+    if (!base.pathname.endsWith('/')) base.pathname += '/';
+    this.base = base;
+    this.baseTarget = parseTarget(base);
+    this.engine = new Engine(options, undefined);
+    this.fetch = (input, init) => this.request(input, init);
+  }
+
+  /** Sends a GET. @param path relative to the base URL, or absolute. */
+  get(path: string, init?: LimitedRequestInit): Promise<Response> {
+    return this.send('GET', path, init);
+  }
+
+  /** Sends a HEAD. */
+  head(path: string, init?: LimitedRequestInit): Promise<Response> {
+    return this.send('HEAD', path, init);
+  }
+
+  /** Sends a DELETE. */
+  delete(path: string, init?: LimitedRequestInit): Promise<Response> {
+    return this.send('DELETE', path, init);
+  }
+
+  /**
+   * Sends a POST. `body` may be anything fetch sends (a string, bytes, a Blob, FormData, a stream)
+   * or any other value, which is sent as JSON (serialised once, resent as is on retries). Gets an
+   * `Idempotency-Key` unless the caller set one or turned keys off.
+   */
+  post(path: string, body?: unknown, init?: LimitedRequestInit): Promise<Response> {
+    return this.send('POST', path, jsonInit(body, init));
+  }
+
+  /** Sends a PUT; `body` as for {@link post}. */
+  put(path: string, body?: unknown, init?: LimitedRequestInit): Promise<Response> {
+    return this.send('PUT', path, jsonInit(body, init));
+  }
+
+  /** Sends a PATCH; `body` as for {@link post}. Gets an `Idempotency-Key` as POST does. */
+  patch(path: string, body?: unknown, init?: LimitedRequestInit): Promise<Response> {
+    return this.send('PATCH', path, jsonInit(body, init));
+  }
+
+  /**
+   * Sends any request: `input` is a path (relative to the base URL), an absolute URL, or a
+   * `Request`. The method is `init.method`, else the Request's, else GET.
+   */
+  request(input: RequestInfo | URL, init?: LimitedRequestInit): Promise<Response> {
+    try {
+      if (typeof input === 'object' && 'url' in input && !(input instanceof URL)) {
+        return this.engine.dispatch(parseTarget(input.url), input, init);
+      }
+      return this.engine.dispatch(this.resolve(String(input)), undefined, init);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** Counts and state per host, and totals. See {@link ClientStats}. */
+  stats(): ClientStats {
+    return this.engine.stats();
+  }
+
+  /**
+   * Listens to a pipeline event. Returns a function that removes the listener. Listeners run
+   * synchronously on the pipeline's path: keep them quick.
+   * @example const stop = client.on('retry', (e) => console.log(e.url, e.delayMs)); stop();
+   */
+  on<K extends keyof ClientEvents>(name: K, listener: Listener<ClientEvents[K]>): () => void {
+    return this.engine.events.on(name, listener);
+  }
+
+  /** Removes a listener added with {@link on}. */
+  off<K extends keyof ClientEvents>(name: K, listener: Listener<ClientEvents[K]>): void {
+    this.engine.events.off(name, listener);
+  }
+
+  /**
+   * Closes the client: new calls reject with `ClientClosedError`, and so do calls waiting in a
+   * queue or between retries; attempts in flight finish. Releases the store if the client made it.
+   */
+  close(): Promise<void> {
+    return this.engine.close();
+  }
+
+  private send(method: string, path: string, init: LimitedRequestInit | undefined) {
+    return this.request(path, { ...init, method });
+  }
+
+  private resolve(path: string): Target {
+    if (ABSOLUTE.test(path)) return parseTarget(path);
+    const relative = path.startsWith('/') ? path.slice(1) : path;
+    if (relative === '' || relative.startsWith('?') || relative.startsWith('#')) {
+      return parseTarget(new URL(relative, this.base));
+    }
+    const url = this.base.href + relative;
+    return { ...this.baseTarget, url };
+  }
+}

@@ -1,0 +1,123 @@
+/**
+ * What `LimitedClient` and `wrapFetch` share: the resolved options, the state store, the events,
+ * the host registry, and `dispatch`, which finds the host's pipeline and runs a call through it.
+ *
+ * @module
+ */
+import { type Clock, systemClock } from '../clock.js';
+import { ClientClosedError, type RequestContext } from '../errors.js';
+import { Emitter } from './events.js';
+import { ResolvedOptions } from './host-policy.js';
+import { KeepAlive } from './keep-alive.js';
+import type { LimitedClientOptions } from './options.js';
+import { HostPipeline, type PipelineShared } from './pipeline.js';
+import { HostRegistry } from './registry.js';
+import { prepareRequest } from './request.js';
+import { addCounters, type Counters, newCounters } from './stats.js';
+import { MemoryStateStore, type StateStore } from './store.js';
+import type { ClientEvents, ClientStats, HostStats, LimitedRequestInit } from './types.js';
+
+/** Where a URL's host is, parsed once. */
+export interface Target {
+  url: string;
+  origin: string;
+  hostname: string;
+  host: string;
+}
+
+/** Parses an absolute URL into a {@link Target}; throws a `TypeError` (as fetch does) if invalid. */
+export function parseTarget(url: string | URL): Target {
+  const u = typeof url === 'string' ? new URL(url) : url;
+  return { url: u.href, origin: u.origin, hostname: u.hostname, host: u.host };
+}
+
+/** See the module comment. */
+export class Engine {
+  readonly events = new Emitter<ClientEvents>();
+  readonly options: ResolvedOptions;
+  readonly clock: Clock;
+  readonly store: StateStore;
+  private readonly ownsStore: boolean;
+  private readonly registry: HostRegistry<HostPipeline>;
+  private readonly shared: PipelineShared;
+  private readonly evicted: Counters = newCounters();
+  private closed = false;
+
+  /**
+   * @param fetchImpl the fetch to call; `undefined` looks up `globalThis.fetch` at each call.
+   * @throws InvalidOptionError for a bad option.
+   */
+  constructor(options: LimitedClientOptions | undefined, fetchImpl: typeof fetch | undefined) {
+    this.options = new ResolvedOptions(options);
+    this.clock = this.options.clock ?? systemClock;
+    this.ownsStore = this.options.store === undefined;
+    this.store = this.options.store ?? new MemoryStateStore({ clock: this.clock });
+    const impl = fetchImpl ?? this.options.fetch;
+    this.shared = {
+      clock: this.clock,
+      store: this.store,
+      events: this.events,
+      fetch: impl ?? ((input, init) => globalThis.fetch(input, init)),
+      keepAlive: new KeepAlive(),
+    };
+    this.registry = new HostRegistry(
+      this.clock,
+      this.options.maxHosts,
+      this.options.hostIdleMs,
+      (_origin, pipeline) => {
+        addCounters(this.evicted, pipeline.counters);
+        pipeline.close(closedError);
+      },
+    );
+  }
+
+  /** Runs a call: finds (or creates) the host's pipeline and hands it the prepared request. */
+  dispatch(target: Target, input: Request | undefined, init: LimitedRequestInit | undefined) {
+    if (this.closed) {
+      return Promise.reject(
+        closedError({ method: init?.method ?? input?.method, url: target.url }),
+      );
+    }
+    const pipeline = this.registry.get(
+      target.origin,
+      () =>
+        new HostPipeline(
+          target.origin,
+          this.options.forHost(target.hostname, target.host),
+          this.shared,
+        ),
+    );
+    let prepared: ReturnType<typeof prepareRequest>;
+    try {
+      prepared = prepareRequest(target.url, input, init, pipeline.policy, this.options.headers);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return pipeline.execute(prepared, init);
+  }
+
+  /** Statistics per host, and totals over every host seen. */
+  stats(): ClientStats {
+    const hosts: Record<string, HostStats> = {};
+    const totals = addCounters(newCounters(), this.evicted);
+    for (const [origin, pipeline] of this.registry) {
+      const s = pipeline.stats();
+      hosts[origin] = s;
+      addCounters(totals, pipeline.counters);
+    }
+    return { hosts, totals };
+  }
+
+  /** Refuses new calls, drops waiting ones and pending retries, releases the store if it is ours. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const [, pipeline] of this.registry) pipeline.close(closedError);
+    this.events.clear();
+    if (this.ownsStore) await this.store.close?.();
+  }
+}
+
+function closedError(ctx: RequestContext): ClientClosedError {
+  return new ClientClosedError(ctx);
+}

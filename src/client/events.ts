@@ -1,0 +1,68 @@
+/**
+ * A small typed event emitter. `on` returns a disposer; emitting to an event nobody listens to costs
+ * one property read, and callers check {@link Emitter.has} before building a payload, so a quiet
+ * client pays nothing for its events.
+ *
+ * A listener that throws does not break the pipeline: the error is reported with `queueMicrotask`
+ * (an uncaught exception, as an `EventTarget` would) and the other listeners still run.
+ *
+ * @module
+ */
+
+/** A map from event name to its payload type. */
+export type EventMap = object;
+
+/** A listener for one event. */
+export type Listener<T> = (event: T) => void;
+
+/** A typed emitter; see the module comment. */
+export class Emitter<E extends EventMap> {
+  private readonly listeners: { [K in keyof E]?: Listener<E[K]>[] } = {};
+
+  /**
+   * Adds a listener. Returns a function that removes it (idempotent).
+   * @example const dispose = client.on('retry', (e) => log(e)); dispose();
+   */
+  on<K extends keyof E>(name: K, listener: Listener<E[K]>): () => void {
+    const list = this.listeners[name];
+    // Copy on write: an emit in progress keeps iterating the array it started with.
+    this.listeners[name] = list ? [...list, listener] : [listener];
+    return () => this.off(name, listener);
+  }
+
+  /** Removes a listener added with {@link on}; removing one that is not there does nothing. */
+  off<K extends keyof E>(name: K, listener: Listener<E[K]>): void {
+    const list = this.listeners[name];
+    if (!list) return;
+    const index = list.indexOf(listener);
+    if (index === -1) return;
+    const next = list.filter((_, i) => i !== index);
+    if (next.length > 0) this.listeners[name] = next;
+    else delete this.listeners[name];
+  }
+
+  /** Whether anyone listens to `name`. Check it before building a payload. */
+  has(name: keyof E): boolean {
+    return this.listeners[name] !== undefined;
+  }
+
+  /** Calls every listener of `name` with `event`. */
+  emit<K extends keyof E>(name: K, event: E[K]): void {
+    const list = this.listeners[name];
+    if (!list) return;
+    for (const listener of list) {
+      try {
+        listener(event);
+      } catch (error) {
+        queueMicrotask(() => {
+          throw error;
+        });
+      }
+    }
+  }
+
+  /** Removes every listener. */
+  clear(): void {
+    for (const name of Object.keys(this.listeners)) delete this.listeners[name as keyof E];
+  }
+}

@@ -1,0 +1,168 @@
+/**
+ * Resolving options per host: the global options merged with every matching `hosts` entry, from
+ * the least to the most specific, then normalised once into the internal {@link HostPolicy} the
+ * pipeline runs on (defaults filled in from `DEFAULTS`, policies turned off become `undefined`).
+ *
+ * @module
+ */
+import type { Clock } from '../clock.js';
+import { HostMatcher } from './host-match.js';
+import type { HostStateConfig } from './host-state.js';
+import { parseOptions } from './option-schema.js';
+import { type CostContext, DEFAULTS, type PolicyOptions } from './options.js';
+import type { BreakerConfig } from './policies/circuit-breaker.js';
+import type { StateStore } from './store.js';
+import type { ShouldRetry } from './types.js';
+
+/** Resolved retry parameters. */
+export interface RetryPolicy {
+  retries: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+  shouldRetry: ShouldRetry | undefined;
+}
+
+/** Everything one host's pipeline needs, resolved once when the host is first seen. */
+export interface HostPolicy {
+  concurrency: number;
+  maxQueue: number;
+  queueTimeoutMs: number;
+  maxRetryAfterMs: number;
+  timeoutMs: number;
+  attemptTimeoutMs: number;
+  cost: number | ((request: CostContext) => number);
+  /** Largest cost the bucket can pay (Infinity without a bucket). */
+  maxCost: number;
+  retry: RetryPolicy;
+  idempotency: { header: string; methods: ReadonlySet<string> } | undefined;
+  breaker: BreakerConfig | undefined;
+  state: HostStateConfig;
+  /** Time-to-live of the host's shared state, in milliseconds. */
+  stateTtlMs: number;
+}
+
+function mergeObject<T extends object>(
+  base: T | false | undefined,
+  override: T | boolean | undefined,
+): T | false | undefined {
+  if (override === undefined) return base;
+  if (override === false) return false;
+  if (override === true) return base === false ? ({} as T) : (base ?? ({} as T));
+  return { ...(base || {}), ...override } as T;
+}
+
+function merge(layers: readonly PolicyOptions[]): PolicyOptions {
+  const out: PolicyOptions = {};
+  for (const layer of layers) {
+    for (const key of Object.keys(layer) as (keyof PolicyOptions)[]) {
+      const value = layer[key];
+      if (value === undefined) continue;
+      if (
+        key === 'retry' ||
+        key === 'retryBudget' ||
+        key === 'circuitBreaker' ||
+        key === 'idempotency' ||
+        key === 'waitJitter'
+      ) {
+        (out as Record<string, unknown>)[key] = mergeObject(
+          out[key] as object | false | undefined,
+          value as object | boolean,
+        );
+      } else if (key === 'coldStart') {
+        out.coldStart = mergeObject(
+          out.coldStart as { initialWindow?: number } | false | undefined,
+          value as boolean | { initialWindow?: number },
+        );
+      } else {
+        (out as Record<string, unknown>)[key] = value;
+      }
+    }
+  }
+  return out;
+}
+
+function resolve(o: PolicyOptions, hostIdleMs: number): HostPolicy {
+  const d = DEFAULTS;
+  const retry = o.retry === false ? { retries: 0 } : (o.retry ?? {});
+  const budget = o.retryBudget === false ? undefined : { ...d.retryBudget, ...o.retryBudget };
+  const breaker =
+    o.circuitBreaker === false ? undefined : { ...d.circuitBreaker, ...o.circuitBreaker };
+  const idem = o.idempotency === false ? undefined : { ...d.idempotency, ...o.idempotency };
+  const cold = o.coldStart === false ? undefined : o.coldStart === true ? {} : (o.coldStart ?? {});
+  const bucket =
+    o.rate === undefined
+      ? undefined
+      : { rate: o.rate, burst: o.burst ?? Math.max(1, Math.ceil(o.rate)) };
+  const learn = o.learnLimits ?? d.learnLimits;
+  return {
+    concurrency: o.concurrency ?? d.concurrency,
+    maxQueue: o.maxQueue ?? d.maxQueue,
+    queueTimeoutMs: o.queueTimeoutMs ?? d.queueTimeoutMs,
+    maxRetryAfterMs: o.maxRetryAfterMs ?? d.maxRetryAfterMs,
+    timeoutMs: o.timeoutMs ?? d.timeoutMs,
+    attemptTimeoutMs: o.attemptTimeoutMs ?? d.attemptTimeoutMs,
+    cost: o.cost ?? d.cost,
+    maxCost: bucket ? bucket.burst : Number.POSITIVE_INFINITY,
+    retry: {
+      retries: retry.retries ?? d.retry.retries,
+      baseDelayMs: retry.baseDelayMs ?? d.retry.baseDelayMs,
+      maxDelayMs: retry.maxDelayMs ?? d.retry.maxDelayMs,
+      shouldRetry: retry.shouldRetry,
+    },
+    idempotency: idem
+      ? { header: idem.header, methods: new Set(idem.methods.map((m) => m.toUpperCase())) }
+      : undefined,
+    breaker,
+    state: {
+      limits: learn
+        ? {
+            initialWindow: cold ? (cold.initialWindow ?? d.initialWindow) : undefined,
+            jitter: { ...d.waitJitter, ...o.waitJitter },
+            fallbackHoldMs: d.fallbackHoldMs,
+          }
+        : undefined,
+      bucket,
+      budget,
+    },
+    stateTtlMs: hostIdleMs,
+  };
+}
+
+/** The options of a client, resolved: global settings, and a policy per host on demand. */
+export class ResolvedOptions {
+  readonly store: StateStore | undefined;
+  readonly clock: Clock | undefined;
+  readonly fetch: typeof fetch | undefined;
+  readonly headers: HeadersInit | undefined;
+  readonly maxHosts: number;
+  readonly hostIdleMs: number;
+  private readonly base: PolicyOptions;
+  private readonly matcher: HostMatcher<PolicyOptions>;
+  private defaultPolicy: HostPolicy | undefined;
+
+  /** Validates `options` (throws {@link InvalidOptionError}) and keeps them for per-host resolution. */
+  constructor(options: unknown) {
+    const o = parseOptions(options);
+    const { hosts, headers, fetch, store, clock, maxHosts, hostIdleMs, ...base } = o;
+    this.store = store;
+    this.clock = clock;
+    this.fetch = fetch;
+    this.headers = headers;
+    this.maxHosts = maxHosts ?? DEFAULTS.maxHosts;
+    this.hostIdleMs = hostIdleMs ?? DEFAULTS.hostIdleMs;
+    this.base = base;
+    this.matcher = new HostMatcher(hosts ?? {});
+    // Resolve every host entry now, so that a bad combination fails at construction.
+    this.defaultPolicy = resolve(base, this.hostIdleMs);
+  }
+
+  /** The policy of a host: the global options merged with every matching `hosts` entry. */
+  forHost(hostname: string, host: string): HostPolicy {
+    const layers = this.matcher.match(hostname, host);
+    if (layers.length === 0) {
+      this.defaultPolicy ??= resolve(this.base, this.hostIdleMs);
+      return this.defaultPolicy;
+    }
+    return resolve(merge([this.base, ...layers]), this.hostIdleMs);
+  }
+}

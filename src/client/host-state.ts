@@ -1,0 +1,132 @@
+/**
+ * One host's shared state and the three transactions the pipeline runs on it through the
+ * {@link StateStore}: admit a request, settle an attempt, take a retry. Each is a pure function of
+ * the state and its arguments (time and chance passed in), so any store can run it.
+ *
+ * @module
+ */
+
+import {
+  checkLimits,
+  commitLimits,
+  type HoldReason,
+  type LimitsAnswer,
+  type LimitsConfig,
+  type LimitsState,
+  type LimitsTicket,
+  newLimits,
+  settleLimits,
+} from './policies/learned-limits.js';
+import {
+  type BudgetConfig,
+  type BudgetState,
+  depositRequest,
+  newBudget,
+  withdrawRetry,
+} from './policies/retry-budget.js';
+import {
+  type BucketConfig,
+  type BucketState,
+  newBucket,
+  takeTokens,
+} from './policies/token-bucket.js';
+import type { Transaction } from './store.js';
+
+/** Everything shared about one host. */
+export interface HostState {
+  /** Learned limits; absent when learning is off. */
+  limits?: LimitsState;
+  /** The client-side bucket; absent when no rate is set. */
+  bucket?: BucketState;
+  /** The retry budget; absent when the budget is off. */
+  budget?: BudgetState;
+}
+
+/** Which policies a host runs, with their parameters. */
+export interface HostStateConfig {
+  limits: LimitsConfig | undefined;
+  bucket: BucketConfig | undefined;
+  budget: BudgetConfig | undefined;
+}
+
+/** Why admission said "not yet". */
+export type WaitReason = HoldReason | 'client-rate';
+
+/** The answer of {@link admitTransaction}. */
+export type AdmitResult =
+  | ({ ok: true } & LimitsTicket)
+  | {
+      ok: false;
+      waitMs: number | undefined;
+      reason: WaitReason;
+      policy?: string;
+      /** The server's own wait, before the client's jitter, when it differs from `waitMs`. */
+      serverWaitMs?: number;
+    };
+
+const NO_TICKET: LimitsTicket = Object.freeze({ seq: 0, probed: [] }) as LimitsTicket;
+
+function init(state: HostState | undefined, config: HostStateConfig, now: number): HostState {
+  const s = state ?? {};
+  if (config.limits && !s.limits) s.limits = newLimits(config.limits);
+  if (config.bucket && !s.bucket) s.bucket = newBucket(config.bucket, now);
+  if (config.budget && !s.budget) s.budget = newBudget(config.budget, now);
+  return s;
+}
+
+/**
+ * Admits one attempt of `cost` units if the learned limits and the client bucket both allow it,
+ * and then records it (limits debited, tokens taken, and for a first attempt, a deposit in the
+ * retry budget). When either says no, nothing is taken.
+ */
+export function admitTransaction(
+  config: HostStateConfig,
+  cost: number,
+  firstAttempt: boolean,
+  now: number,
+): Transaction<HostState, AdmitResult> {
+  return (current) => {
+    const state = init(current, config, now);
+    if (state.limits) {
+      const verdict = checkLimits(state.limits, cost, now);
+      if (!verdict.ok) return [state, verdict];
+    }
+    if (state.bucket && config.bucket) {
+      const waitMs = takeTokens(state.bucket, cost, config.bucket, now);
+      if (waitMs > 0) return [state, { ok: false, waitMs, reason: 'client-rate' }];
+    }
+    const ticket = state.limits ? commitLimits(state.limits, cost) : NO_TICKET;
+    if (firstAttempt && state.budget && config.budget)
+      depositRequest(state.budget, config.budget, now);
+    return [state, { ok: true, seq: ticket.seq, probed: ticket.probed }];
+  };
+}
+
+/** Takes an attempt's outcome into the learned limits. */
+export function settleTransaction(
+  config: HostStateConfig,
+  answer: LimitsAnswer,
+): Transaction<HostState, void> {
+  return (current) => {
+    const state = init(current, config, answer.now);
+    if (state.limits && config.limits) settleLimits(state.limits, answer, config.limits);
+    return [state, undefined];
+  };
+}
+
+/** Takes one retry from the budget; `true` when there was one (always, when the budget is off). */
+export function retryTransaction(
+  config: HostStateConfig,
+  now: number,
+): Transaction<HostState, boolean> {
+  return (current) => {
+    const state = init(current, config, now);
+    if (!state.budget || !config.budget) return [state, true];
+    return [state, withdrawRetry(state.budget, config.budget, now)];
+  };
+}
+
+/** Reads the state without changing it (for `stats()`). */
+export function readTransaction(): Transaction<HostState, HostState | undefined> {
+  return (current) => [current, current];
+}

@@ -1,0 +1,77 @@
+/**
+ * Telling a transient network failure (worth retrying, for a request that may be repeated) from
+ * everything else fetch may reject with: a programming error (a bad URL, a body without `duplex`),
+ * a permanent failure (an unknown host, a bad certificate), an abort.
+ *
+ * fetch rejects with a `TypeError` for every network failure; runtimes differ in how much they say.
+ * Node's (undici) sets `cause` to the system or undici error, whose `code` is read here; browsers
+ * give only a message, matched against the ones they are known to use.
+ *
+ * @module
+ */
+
+/** Error codes of failures that may well not happen again: resets, refusals, timeouts, DNS EAI_AGAIN. */
+const TRANSIENT_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'EHOSTUNREACH',
+  'EHOSTDOWN',
+  'EAI_AGAIN',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_REQ_RETRY',
+  'ERR_HTTP2_STREAM_ERROR',
+  'ERR_HTTP2_GOAWAY_SESSION',
+  'ERR_HTTP2_SESSION_ERROR',
+]);
+
+/** Messages runtimes give a network `TypeError` that carries no code. */
+const NETWORK_MESSAGES = new Set([
+  'fetch failed', // undici, when the cause has no code
+  'failed to fetch', // Chromium
+  'networkerror when attempting to fetch resource.', // Firefox
+  'load failed', // Safari
+  'network error',
+  'network connection was lost.',
+  'terminated', // undici, a body cut short
+]);
+
+function codeOf(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/**
+ * True when `error` is a network failure that may succeed if tried again: a connection reset or
+ * refused, a socket hang-up, a connect or header timeout, a temporary DNS failure (`EAI_AGAIN`).
+ * False for aborts, for permanent failures (`ENOTFOUND`, certificate errors) and for anything that is
+ * not a fetch network error.
+ */
+export function isTransientNetworkError(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const name = (error as { name?: unknown }).name;
+  if (name === 'AbortError' || name === 'TimeoutError') return false;
+  // Walk the cause chain: the first error with a code decides.
+  let current: unknown = error;
+  for (let depth = 0; depth < 6 && typeof current === 'object' && current !== null; depth++) {
+    const code = codeOf(current);
+    if (code !== undefined) return TRANSIENT_CODES.has(code);
+    const errors = (current as { errors?: unknown }).errors;
+    if (Array.isArray(errors) && errors.length > 0) {
+      // An AggregateError (happy eyeballs): transient if any attempt was.
+      if (errors.some((e) => TRANSIENT_CODES.has(codeOf(e) ?? ''))) return true;
+    }
+    current = (current as { cause?: unknown }).cause;
+  }
+  if (name !== 'TypeError') return false;
+  const message = (error as { message?: unknown }).message;
+  return typeof message === 'string' && NETWORK_MESSAGES.has(message.toLowerCase());
+}

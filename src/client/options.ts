@@ -1,0 +1,161 @@
+/**
+ * The client's options as users write them, and the one constant that holds every default. The
+ * schema that checks them is in `option-schema.ts`; the step that resolves them per host is in
+ * `host-policy.ts`.
+ *
+ * @module
+ */
+import type { Clock } from '../clock.js';
+import type { StateStore } from './store.js';
+import type { ShouldRetry } from './types.js';
+
+/** What a `cost` function is given. */
+export interface CostContext {
+  method: string;
+  url: string;
+}
+
+/** Retry options. */
+export interface RetryOptions {
+  /** Retries after the first attempt, at most. @default 3 */
+  retries?: number;
+  /** Backoff ceiling before the first retry, in milliseconds (doubles per retry). @default 100 */
+  baseDelayMs?: number;
+  /** Largest backoff ceiling, in milliseconds. @default 10_000 */
+  maxDelayMs?: number;
+  /**
+   * Replaces the rule that decides whether an outcome is worth a retry (see `defaultShouldRetry`,
+   * which you may call from yours). The budget, the breaker, `retries` and body replayability still
+   * apply after it.
+   */
+  shouldRetry?: ShouldRetry;
+}
+
+/** Retry budget options (see `retry-budget.ts`). */
+export interface RetryBudgetOptions {
+  /** Retries allowed per request sent, over the window. @default 0.1 */
+  ratio?: number;
+  /** Retries allowed per second whatever the traffic. @default 1 */
+  minPerSecond?: number;
+  /** The window, in milliseconds. @default 10_000 */
+  windowMs?: number;
+}
+
+/** Circuit breaker options (see `circuit-breaker.ts`). */
+export interface CircuitBreakerOptions {
+  /** Failure share over the window that opens the circuit. @default 0.5 */
+  failureRatio?: number;
+  /** Fewest outcomes in the window before the ratio counts. @default 10 */
+  minRequests?: number;
+  /** Sliding window, in milliseconds. @default 10_000 */
+  windowMs?: number;
+  /** Failures in a row that open the circuit. @default 5 */
+  consecutiveFailures?: number;
+  /** Time open before probing, in milliseconds. @default 5_000 */
+  coolDownMs?: number;
+  /** Probes when half-open; all must succeed to close. @default 1 */
+  halfOpenProbes?: number;
+}
+
+/** Idempotency key options. */
+export interface IdempotencyOptions {
+  /** Header that carries the key. @default 'Idempotency-Key' */
+  header?: string;
+  /** Methods that get a key when the caller did not set one. @default ['POST', 'PATCH'] */
+  methods?: string[];
+}
+
+/** Options that `options.hosts` may override per host. */
+export interface PolicyOptions {
+  /** Client-side rate limit, in units per second (a token bucket). @default none */
+  rate?: number;
+  /** Capacity of that bucket, in units. @default max(1, ceil(rate)) */
+  burst?: number;
+  /** Requests in flight to the host at once, at most. @default Infinity */
+  concurrency?: number;
+  /** Requests waiting for the host at once, at most; past it, `QueueFullError`. @default 10_000 */
+  maxQueue?: number;
+  /** Longest wait in the queue, in milliseconds; past it, `QueueTimeoutError`. @default Infinity */
+  queueTimeoutMs?: number;
+  /**
+   * Longest wait for the server's limit, in milliseconds. A 429 or 503 asking for longer is
+   * returned at once instead of retried; a request that a learned limit would hold longer is
+   * rejected with `RateLimitError` instead of waiting.
+   * @default 60_000
+   */
+  maxRetryAfterMs?: number;
+  /** Read every response's rate-limit headers and hold requests the server would refuse. @default true */
+  learnLimits?: boolean;
+  /**
+   * Send `initialWindow` requests to a host the client knows nothing about, and open up when it
+   * answers. Costs one round trip per new host; `false` turns it off.
+   * @default { initialWindow: 1 }
+   */
+  coldStart?: boolean | { initialWindow?: number };
+  /** Random extra on server-given waits, so a fleet does not wake at once. */
+  waitJitter?: { /** @default 0.05 */ ratio?: number /** @default 1000 */; maxMs?: number };
+  /** Overall limit per call (retries and waits included), in milliseconds. @default Infinity */
+  timeoutMs?: number;
+  /** Limit per attempt, in milliseconds. @default Infinity */
+  attemptTimeoutMs?: number;
+  /** Retries; `false` turns them off. */
+  retry?: false | RetryOptions;
+  /** The host's retry budget; `false` turns it off. */
+  retryBudget?: false | RetryBudgetOptions;
+  /** The host's circuit breaker; `false` turns it off. */
+  circuitBreaker?: false | CircuitBreakerOptions;
+  /** Idempotency keys on writes; `false` turns them off. */
+  idempotency?: false | IdempotencyOptions;
+  /** Units a request costs: a number or a function of the request. @default 1 */
+  cost?: number | ((request: CostContext) => number);
+}
+
+/** Options of `LimitedClient` and `wrapFetch`. */
+export interface LimitedClientOptions extends PolicyOptions {
+  /** Overrides per host: exact (`api.example.com`, `127.0.0.1:8080`) or `*.example.com`. */
+  hosts?: Record<string, PolicyOptions>;
+  /** Headers sent with every request of a `LimitedClient` (the call's own headers win). */
+  headers?: HeadersInit;
+  /** The fetch to call. @default globalThis.fetch, looked up at each call */
+  fetch?: typeof fetch;
+  /** Where shared state lives. @default a new MemoryStateStore */
+  store?: StateStore;
+  /** Time and chance. @default systemClock */
+  clock?: Clock;
+  /** Hosts kept at once; the least recently used idle host is dropped past it. @default 1000 */
+  maxHosts?: number;
+  /** A host unused this long is dropped, in milliseconds. @default 300_000 */
+  hostIdleMs?: number;
+}
+
+/**
+ * Every default, in one place: the value an option takes when it is `undefined`. Times are in
+ * milliseconds, rates in units per second; `Infinity` means "no bound". See each option's doc
+ * comment for its meaning.
+ */
+export const DEFAULTS = Object.freeze({
+  concurrency: Number.POSITIVE_INFINITY,
+  maxQueue: 10_000,
+  queueTimeoutMs: Number.POSITIVE_INFINITY,
+  maxRetryAfterMs: 60_000,
+  learnLimits: true,
+  initialWindow: 1,
+  fallbackHoldMs: 1000,
+  waitJitter: Object.freeze({ ratio: 0.05, maxMs: 1000 }),
+  timeoutMs: Number.POSITIVE_INFINITY,
+  attemptTimeoutMs: Number.POSITIVE_INFINITY,
+  retry: Object.freeze({ retries: 3, baseDelayMs: 100, maxDelayMs: 10_000 }),
+  retryBudget: Object.freeze({ ratio: 0.1, minPerSecond: 1, windowMs: 10_000 }),
+  circuitBreaker: Object.freeze({
+    failureRatio: 0.5,
+    minRequests: 10,
+    windowMs: 10_000,
+    consecutiveFailures: 5,
+    coolDownMs: 5_000,
+    halfOpenProbes: 1,
+  }),
+  idempotency: Object.freeze({ header: 'Idempotency-Key', methods: ['POST', 'PATCH'] }),
+  cost: 1,
+  maxHosts: 1000,
+  hostIdleMs: 300_000,
+});

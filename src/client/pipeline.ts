@@ -1,0 +1,431 @@
+/**
+ * The pipeline of one host: where the policies are composed, in this order, for every call.
+ *
+ * ```
+ * call ─► circuit breaker ─► admission queue ──────────────────────► fetch ─► learn ─► retry?
+ *         (fail fast when     (concurrency cap, bounded FIFO,                  (headers    │
+ *          open; probes when   holds after 429/503, cold start,                 into the   │
+ *          half-open)          learned limits, client bucket)                   state,     │
+ *            ▲                                                                  breaker    │
+ *            │                                                                  outcome)   │
+ *            └──── wait (the host's hold after a pushback, ◄── budget ◄──────────────────┘
+ *                          else a full-jitter backoff)          (retries ≤ ratio ×
+ *                                                                requests + floor)
+ * ```
+ *
+ * A call resolves to the last response it got, whatever its status, and rejects only where fetch
+ * would (a network error, an abort) or where the client refused to send (typed errors).
+ *
+ * @module
+ */
+import { abortReason, type Clock } from '../clock.js';
+import {
+  CircuitOpenError,
+  isLimitedClientError,
+  isQueueFullError,
+  isQueueTimeoutError,
+  isRateLimitError,
+  type RequestContext,
+  RetryBudgetExhaustedError,
+  TimeoutError,
+} from '../errors.js';
+import { Admission } from './admission.js';
+import { type Call, type Outcome, readCall, sendAttempt } from './attempt.js';
+import type { Emitter } from './events.js';
+import type { HostPolicy } from './host-policy.js';
+import {
+  type AdmitResult,
+  admitTransaction,
+  type HostState,
+  readTransaction,
+  retryTransaction,
+  settleTransaction,
+} from './host-state.js';
+import type { KeepAlive } from './keep-alive.js';
+import { isTransientNetworkError } from './network-errors.js';
+import { DEFAULTS } from './options.js';
+import { CircuitBreaker } from './policies/circuit-breaker.js';
+import { isPushback, type LimitsTicket } from './policies/learned-limits.js';
+import { IDEMPOTENT_METHODS } from './policies/retry-rule.js';
+import type { PreparedRequest } from './request.js';
+import { planRetry } from './retry-plan.js';
+import { AbortScope } from './signals.js';
+import { type Counters, hostStats, newCounters } from './stats.js';
+import type { StateStore } from './store.js';
+import type { ClientEvents, GiveUpReason, HostStats, LimitedRequestInit } from './types.js';
+
+/** What every pipeline shares with its client. */
+export interface PipelineShared {
+  clock: Clock;
+  store: StateStore;
+  events: Emitter<ClientEvents>;
+  fetch: typeof fetch;
+  keepAlive: KeepAlive;
+}
+
+const noop = () => {};
+
+/** The pipeline of one host; see the module comment. */
+export class HostPipeline {
+  readonly counters: Counters = newCounters();
+  private readonly admission: Admission;
+  private readonly breaker: CircuitBreaker | undefined;
+  private readonly key: string;
+  private readonly sleepers = new Set<AbortScope>();
+  private lastState: HostState | undefined;
+  private closed = false;
+
+  constructor(
+    readonly origin: string,
+    readonly policy: HostPolicy,
+    private readonly shared: PipelineShared,
+  ) {
+    this.key = `limited-client:${origin}`;
+    const { store, clock, events } = shared;
+    const config = policy.state;
+    this.breaker = policy.breaker
+      ? new CircuitBreaker(policy.breaker, (from, to) => {
+          if (events.has('circuit-state')) events.emit('circuit-state', { origin, from, to });
+        })
+      : undefined;
+    this.admission = new Admission({
+      clock,
+      concurrency: policy.concurrency,
+      maxQueue: policy.maxQueue,
+      queueTimeoutMs: policy.queueTimeoutMs,
+      tryAdmit: (cost, first) =>
+        store.update<HostState, AdmitResult>(
+          this.key,
+          admitTransaction(config, cost, first, clock.now()),
+          policy.stateTtlMs,
+        ),
+      giveBack: (ticket, cost) => this.settle(ticket, cost, {}),
+      onQueued: (ctx, queueLength) => {
+        this.counters.queued++;
+        if (events.has('queued')) events.emit('queued', { ...this.base(ctx), queueLength });
+      },
+      onHeld: (ctx, reason, waitMs, policyName) => {
+        this.counters.held++;
+        if (events.has('held')) {
+          events.emit('held', { ...this.base(ctx), reason, waitMs, policy: policyName });
+        }
+      },
+      keepAlive: () => shared.keepAlive.acquire(),
+    });
+  }
+
+  /** Whether the host has work in flight or waiting (then it is not evicted). */
+  get busy(): boolean {
+    return this.admission.busy || this.sleepers.size > 0;
+  }
+
+  /** Runs a call through the pipeline. */
+  async execute(req: PreparedRequest, init: LimitedRequestInit | undefined): Promise<Response> {
+    const call = readCall(req, init, this.policy);
+    this.counters.requests++;
+    const { clock } = this.shared;
+    let scope: AbortScope | undefined;
+    if (Number.isFinite(call.timeoutMs)) {
+      const ms = call.timeoutMs;
+      scope = new AbortScope(call.signal).timeout(
+        clock,
+        ms,
+        () => new TimeoutError(ms, 'total', call.ctx),
+      );
+      call.signal = scope.signal;
+    }
+    const deadline = clock.now() + call.timeoutMs;
+    try {
+      const response = await this.run(req, call, deadline);
+      // The caller's signal must still reach the body being read; the timeout is over.
+      scope?.dispose(true);
+      return response;
+    } catch (error) {
+      scope?.dispose();
+      throw error;
+    }
+  }
+
+  private async run(req: PreparedRequest, call: Call, deadline: number): Promise<Response> {
+    const { clock, events } = this.shared;
+    const breaker = this.breaker;
+    const idempotent = req.hasKey || IDEMPOTENT_METHODS.has(req.method);
+    let last: Outcome | undefined;
+    for (let attempt = 1; ; attempt++) {
+      // 1. Circuit breaker: fail fast while open.
+      let probe = false;
+      if (breaker) {
+        const permit = breaker.acquire(clock.now());
+        if (!permit.allowed) return this.circuitOpen(call, attempt - 1, last, permit.retryAt);
+        probe = permit.probe;
+      }
+      // 2. Admission: concurrency, queue, holds, learned limits, client bucket.
+      let ticket: LimitsTicket;
+      try {
+        ticket = await this.admission.acquire({
+          cost: call.cost,
+          firstAttempt: attempt === 1,
+          priority: attempt > 1,
+          signal: call.signal,
+          maxWaitMs: this.policy.maxRetryAfterMs,
+          ctx: call.ctx,
+        });
+      } catch (error) {
+        breaker?.release(probe);
+        if (last?.response && isLimitedClientError(error)) {
+          return this.giveUp(refusalReason(error), call, attempt - 1, last);
+        }
+        throw error;
+      }
+      if (breaker && !probe && breaker.stateAt(clock.now()) !== 'closed') {
+        // The breaker opened while this request waited in line: it may still go as a probe.
+        const permit = breaker.acquire(clock.now());
+        if (!permit.allowed) {
+          await this.settle(ticket, call.cost, {});
+          this.admission.release();
+          return this.circuitOpen(call, attempt - 1, last, permit.retryAt);
+        }
+        probe = true;
+      }
+      // 3. Send, and learn from the answer.
+      const outcome = await this.attempt(req, call, ticket, probe);
+      last = outcome;
+      if (outcome.error !== undefined && call.signal?.aborted) throw abortReason(call.signal);
+      // 4. Worth another attempt, and may it be made?
+      const { response, error, info } = outcome;
+      const plan = planRetry({
+        response,
+        error,
+        info,
+        context: {
+          method: req.method,
+          url: req.url,
+          attempt,
+          response,
+          error,
+          retryAfterMs: info?.retryAfterMs,
+          idempotent,
+          networkError: error !== undefined && isTransientNetworkError(error),
+        },
+        shouldRetry: call.shouldRetry,
+        attempt,
+        retries: call.retries,
+        replayable: req.replayable || call.createBody !== undefined,
+        maxRetryAfterMs: this.policy.maxRetryAfterMs,
+        deadline,
+        now: clock.now(),
+        random: clock.random(),
+        backoff: this.policy.retry,
+        jitter: this.policy.state.limits?.jitter ?? DEFAULTS.waitJitter,
+      });
+      if (!plan.retry) {
+        if (plan.reason) return this.giveUp(plan.reason, call, attempt, outcome);
+        if (response) return response;
+        throw error;
+      }
+      if (breaker && breaker.stateAt(clock.now()) === 'open') {
+        return this.circuitOpen(call, attempt, outcome, breaker.retryAt(clock.now()));
+      }
+      // 5. The retry budget.
+      const allowed = await this.shared.store.update<HostState, boolean>(
+        this.key,
+        retryTransaction(this.policy.state, clock.now()),
+        this.policy.stateTtlMs,
+      );
+      if (!allowed) {
+        this.counters.budgetExhausted++;
+        if (events.has('budget-exhausted')) {
+          events.emit('budget-exhausted', { ...this.base(call.ctx), attempt });
+        }
+        const refusal = new RetryBudgetExhaustedError(attempt, call.ctx, error);
+        return this.giveUp('budget-exhausted', call, attempt, outcome, refusal);
+      }
+      // 6. Wait, then go round again.
+      this.counters.retries++;
+      if (events.has('retry')) {
+        events.emit('retry', {
+          ...this.base(call.ctx),
+          attempt: attempt + 1,
+          delayMs: plan.delayMs,
+          delaySource: plan.serverWaitMs !== undefined ? 'retry-after' : 'backoff',
+          status: response?.status,
+          error,
+        });
+      }
+      discard(response);
+      outcome.scope?.dispose();
+      // After a pushback the host is held until the server's time: the retry waits for that hold
+      // at the front of the line, so it goes first when the hold lifts (a separate sleep would
+      // wake on its own jitter, after the line had already used the quota).
+      if (plan.serverWaitMs === undefined || !this.policy.state.limits) {
+        await this.sleep(plan.delayMs, call.signal);
+      }
+    }
+  }
+
+  /** One attempt: fetch, then learn from the answer (shared state, breaker, counters). */
+  private async attempt(
+    req: PreparedRequest,
+    call: Call,
+    ticket: LimitsTicket,
+    probe: boolean,
+  ): Promise<Outcome> {
+    this.counters.attempts++;
+    const outcome = await sendAttempt(this.shared.fetch, this.shared.clock, req, call);
+    const now = this.shared.clock.now();
+    await this.settle(ticket, call.cost, outcome, now);
+    this.admission.release();
+    this.record(outcome, call, now, probe);
+    return outcome;
+  }
+
+  private settle(
+    ticket: LimitsTicket,
+    cost: number,
+    outcome: Outcome,
+    now = this.shared.clock.now(),
+  ) {
+    if (!this.policy.state.limits) return;
+    return this.shared.store.update<HostState, void>(
+      this.key,
+      settleTransaction(this.policy.state, {
+        seq: ticket.seq,
+        probed: ticket.probed,
+        cost,
+        status: outcome.response?.status,
+        info: outcome.info,
+        now,
+        random: this.shared.clock.random(),
+      }),
+      this.policy.stateTtlMs,
+    );
+  }
+
+  /** Breaker outcome, counters and the `rate-limited` event. */
+  private record(outcome: Outcome, call: Call, now: number, probe: boolean): void {
+    const { response, error, info } = outcome;
+    if (response) {
+      this.counters.responses++;
+      const status = response.status;
+      if (status === 429) this.counters.rateLimited++;
+      if (isPushback(status, info) && this.shared.events.has('rate-limited')) {
+        this.shared.events.emit('rate-limited', {
+          ...this.base(call.ctx),
+          status,
+          retryAfterMs: info?.retryAfterMs,
+          policy: info?.remaining === 0 ? info.policy : undefined,
+        });
+      }
+    }
+    if (!this.breaker) return;
+    if (error !== undefined && call.signal?.aborted) this.breaker.release(probe);
+    else if (error !== undefined || (response && response.status >= 500))
+      this.breaker.failure(now, probe);
+    else this.breaker.success(now, probe);
+  }
+
+  /**
+   * Stops retrying: emits `give-up` and resolves to the last response, or rejects with `refusal`
+   * (when the client refused) or the last error.
+   */
+  private giveUp(
+    reason: GiveUpReason,
+    call: Call,
+    attempts: number,
+    outcome: Outcome,
+    refusal?: unknown,
+  ): Response {
+    this.counters.gaveUp++;
+    if (this.shared.events.has('give-up')) {
+      this.shared.events.emit('give-up', {
+        ...this.base(call.ctx),
+        reason,
+        attempts,
+        status: outcome.response?.status,
+        error: outcome.error,
+      });
+    }
+    if (outcome.response) return outcome.response;
+    throw refusal ?? outcome.error;
+  }
+
+  /** Refuses a call (or its retry) because the circuit is open. */
+  private circuitOpen(
+    call: Call,
+    attempts: number,
+    last: Outcome | undefined,
+    retryAt: number,
+  ): Response {
+    const now = this.shared.clock.now();
+    this.counters.circuitOpen++;
+    if (this.shared.events.has('circuit-open')) {
+      this.shared.events.emit('circuit-open', { ...this.base(call.ctx), retryAt });
+    }
+    const refusal = new CircuitOpenError(retryAt, now, call.ctx, last?.error);
+    if (!last) throw refusal;
+    return this.giveUp('circuit-open', call, attempts, last, refusal);
+  }
+
+  private async sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+    if (ms <= 0 && !signal?.aborted && !this.closed) return;
+    const scope = new AbortScope(signal);
+    this.sleepers.add(scope);
+    const release = this.shared.keepAlive.acquire();
+    try {
+      await this.shared.clock.sleep(ms, scope.signal);
+    } finally {
+      release();
+      this.sleepers.delete(scope);
+      scope.dispose(false);
+    }
+  }
+
+  private base(ctx: RequestContext) {
+    return { origin: this.origin, method: ctx.method ?? 'GET', url: ctx.url ?? '' };
+  }
+
+  /** Stops the host: rejects waiting requests and pending retries with `error`. */
+  close(error: (ctx: RequestContext) => unknown): void {
+    this.closed = true;
+    this.admission.close(error);
+    for (const scope of this.sleepers) scope.abort(error({}));
+  }
+
+  /**
+   * The host's statistics. Synchronous: with a store that answers asynchronously, the shared part
+   * (holds, policies, budget) is as of the previous call, and this call refreshes it.
+   */
+  stats(): HostStats {
+    const { clock } = this.shared;
+    const now = clock.now();
+    const read = this.shared.store.update<HostState, HostState | undefined>(
+      this.key,
+      readTransaction(),
+      this.policy.stateTtlMs,
+    );
+    if (read instanceof Promise) {
+      read.then((state) => {
+        this.lastState = state && structuredClone(state);
+      }, noop);
+    } else {
+      this.lastState = read && structuredClone(read);
+    }
+    return hostStats(this.origin, this.counters, this.lastState, this.policy.state, now, {
+      inFlight: this.admission.inFlight,
+      queueLength: this.admission.queueLength,
+      circuit: this.breaker ? this.breaker.stateAt(now) : 'closed',
+    });
+  }
+}
+
+/** Lets a response we will not return release its connection. */
+function discard(response: Response | undefined): void {
+  if (response?.body && !response.bodyUsed) response.body.cancel().catch(noop);
+}
+
+function refusalReason(error: unknown): GiveUpReason {
+  if (isQueueFullError(error)) return 'queue-full';
+  if (isQueueTimeoutError(error)) return 'queue-timeout';
+  if (isRateLimitError(error)) return 'hold-too-long';
+  return 'deadline';
+}

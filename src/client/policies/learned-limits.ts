@@ -1,0 +1,326 @@
+/**
+ * Learned limits: what the server said about its limits, kept per host and per policy, and the
+ * rule that holds a request until the server will accept it. Pure functions over a plain JSON
+ * state, so that a shared store can hold it for many processes.
+ *
+ * The rules, in order:
+ *
+ * 1. **Hold.** A 429, or a 503 with `Retry-After`, holds the whole host until the server's time
+ *    (`Retry-After`, else the reset of an exhausted policy, else one second), plus a small positive
+ *    jitter drawn once per hold.
+ * 2. **Cold start.** Until the host has answered once, at most `initialWindow` requests are in
+ *    flight. A first answer that declares policies opens the gate to what they allow. An answer
+ *    that declares nothing starts a gentle ramp: one more request in flight per round trip (TCP's
+ *    congestion avoidance), because such a server reveals its limit only by refusing, and every
+ *    request in flight when it does is refused too.
+ * 3. **Declared policies.** For each policy the server reports, the client keeps an estimate of
+ *    what is left: the reported `remaining` minus every unit still in flight (they may not have been
+ *    counted yet), minus every unit sent since. A request goes only if every policy has room for its
+ *    cost. A policy without room holds requests until its reset; after the reset, one probe goes
+ *    (how much came back depends on the server's algorithm, which the headers do not say) and its
+ *    answer tells the rest. A report is applied only if its request was sent after the one whose
+ *    report was applied last, so answers that overtake each other never raise the estimate.
+ *    A concurrency policy (`qu="concurrent-requests"`) counts slots: a request's slot comes back
+ *    when it ends, and requests wait for that rather than for a time.
+ * 4. **Blind limits.** A server that sends only `Retry-After` still teaches something: the number
+ *    of requests it accepted before its 429 is its quota per window. The client keeps that as a
+ *    policy of its own (`retry-after`): after the hold, that many go at once, then one at a time
+ *    until the next 429 starts the next window, whose count becomes the next estimate. Once
+ *    learned, about one 429 per window (the probe that finds the window's end).
+ *
+ * @module
+ */
+import type { QuotaPolicy, RateLimitInfo } from '../../headers/types.js';
+import { serverWait, type WaitJitter } from './backoff.js';
+
+/** What the client knows about one of the server's policies. */
+export interface PolicyState {
+  /** The server's name for the policy, when it has one. */
+  name?: string;
+  /** Quota per window (IETF `q`). */
+  limit?: number;
+  /** Window length, in milliseconds. */
+  windowMs?: number;
+  /** Unit of the quota (`requests` unless the server says otherwise). */
+  unit?: string;
+  /** Units that may still be sent before `resetAt` (may go negative: the client is over). */
+  remaining?: number;
+  /** Epoch milliseconds at which the server makes more quota available. */
+  resetAt?: number;
+  /** Requests sent past the reset without a fresh report yet. */
+  probes: number;
+  /** Learned from 429s alone, not declared by the server. */
+  synthetic?: boolean;
+}
+
+/** The learned state of one host. Plain JSON (no `Infinity`, no `undefined` required). */
+export interface LimitsState {
+  /** `cold`: no answer yet; `blind`: answers without policies; `declared`: the server reports. */
+  mode: 'cold' | 'blind' | 'declared';
+  /** Epoch milliseconds before which nothing is sent (0: no hold), jitter included. */
+  holdUntil: number;
+  /** The server's own end of the hold, before jitter (what `maxRetryAfterMs` is compared with). */
+  holdBase?: number;
+  /** Requests allowed in flight while cold or ramping (its whole part counts); absent when open. */
+  window?: number;
+  /** Units in flight. */
+  inflight: number;
+  /** Requests in flight. */
+  requests: number;
+  /** Sequence number of the last request admitted. */
+  seq: number;
+  /** Sequence number of the request whose report was applied last. */
+  applied: number;
+  /** Blind mode: answers that were not 429 since the last 429 (or since the start). */
+  successes: number;
+  /** Known policies, by name (unnamed ones by window: `#w60000`). */
+  policies: Record<string, PolicyState>;
+}
+
+/** Parameters of learned limits. */
+export interface LimitsConfig {
+  /** Requests in flight before the host first answers; `undefined` turns cold start off. */
+  initialWindow: number | undefined;
+  /** Jitter added to every server-given hold. */
+  jitter: WaitJitter;
+  /**
+   * Hold after a 429 that carries no timing at all, and wait before probing a spent policy whose
+   * headers give no reset, in milliseconds. @default 1000
+   */
+  fallbackHoldMs: number;
+}
+
+/** Why a request is held. */
+export type HoldReason = 'retry-after' | 'learned-limit' | 'cold-start' | 'probe';
+
+/** The verdict of {@link checkLimits}. `waitMs` undefined: until another request is answered. */
+export type LimitsVerdict =
+  | { ok: true }
+  | {
+      ok: false;
+      waitMs: number | undefined;
+      reason: HoldReason;
+      policy?: string;
+      /** The server's own wait, before the client's jitter, when it differs from `waitMs`. */
+      serverWaitMs?: number;
+    };
+
+/** What {@link commitLimits} hands back, to be given to {@link settleLimits} with the answer. */
+export interface LimitsTicket {
+  /** The request's sequence number. */
+  seq: number;
+  /** Keys of the policies this request probes. */
+  probed: string[];
+}
+
+/** An attempt's outcome, as learned limits need it. */
+export interface LimitsAnswer extends LimitsTicket {
+  /** The request's cost, in units. */
+  cost: number;
+  /** HTTP status, or undefined when the attempt got no response. */
+  status?: number;
+  /** The parsed rate-limit headers of the response. */
+  info?: RateLimitInfo;
+  /** When the response arrived, epoch milliseconds. */
+  now: number;
+  /** A number in [0, 1) for the hold's jitter. */
+  random: number;
+}
+
+/** The IETF unit of a concurrency limit: slots come back when requests end, not with time. */
+const CONCURRENT = 'concurrent-requests';
+/** Key of the policy learned from 429s alone. */
+export const BLIND_POLICY = 'retry-after';
+/** The ramp stops counting here: the window is open. */
+const OPEN_WINDOW = 1024;
+
+/** A host nothing is known about. */
+export function newLimits(config: LimitsConfig): LimitsState {
+  const state: LimitsState = {
+    mode: 'cold',
+    holdUntil: 0,
+    inflight: 0,
+    requests: 0,
+    seq: 0,
+    applied: 0,
+    successes: 0,
+    policies: {},
+  };
+  if (config.initialWindow !== undefined) state.window = config.initialWindow;
+  return state;
+}
+
+/** Whether a request of `cost` units may go now. Reads the state, changes nothing. */
+export function checkLimits(state: LimitsState, cost: number, now: number): LimitsVerdict {
+  if (state.holdUntil > now) {
+    const waitMs = state.holdUntil - now;
+    const serverWaitMs = Math.max(0, (state.holdBase ?? state.holdUntil) - now);
+    return { ok: false, waitMs, reason: 'retry-after', serverWaitMs };
+  }
+  if (state.window !== undefined && state.requests >= Math.floor(state.window)) {
+    return { ok: false, waitMs: undefined, reason: 'cold-start' };
+  }
+  let verdict: LimitsVerdict = { ok: true };
+  for (const key in state.policies) {
+    const p = state.policies[key] as PolicyState;
+    if (p.remaining === undefined || p.remaining >= cost) continue;
+    if (p.unit === CONCURRENT && state.requests > 0) {
+      // Slots come back when requests in flight end, not with time.
+      if (verdict.ok)
+        verdict = { ok: false, waitMs: undefined, reason: 'learned-limit', policy: p.name ?? key };
+    } else if (p.resetAt !== undefined && now < p.resetAt) {
+      const waitMs = p.resetAt - now;
+      if (verdict.ok || verdict.waitMs === undefined || waitMs > verdict.waitMs) {
+        verdict = { ok: false, waitMs, reason: 'learned-limit', policy: p.name ?? key };
+      }
+    } else if ((p.probes > 0 || state.requests > 0) && verdict.ok) {
+      // One probe, sent when no other answer is pending (a pending answer may already tell).
+      verdict = { ok: false, waitMs: undefined, reason: 'probe', policy: p.name ?? key };
+    }
+  }
+  return verdict;
+}
+
+/** Records that a request of `cost` units is sent (after {@link checkLimits} said yes). */
+export function commitLimits(state: LimitsState, cost: number): LimitsTicket {
+  const probed: string[] = [];
+  for (const key in state.policies) {
+    const p = state.policies[key] as PolicyState;
+    if (p.remaining === undefined) continue;
+    if (p.remaining >= cost) p.remaining -= cost;
+    else {
+      p.probes++;
+      probed.push(key);
+    }
+  }
+  state.inflight += cost;
+  state.requests++;
+  state.seq++;
+  return { seq: state.seq, probed };
+}
+
+function policyKey(q: QuotaPolicy): string {
+  return q.name ?? (q.windowMs !== undefined ? `#w${q.windowMs}` : '#');
+}
+
+function applyPolicies(
+  state: LimitsState,
+  reported: readonly QuotaPolicy[],
+  fresh: boolean,
+  now: number,
+  fallbackMs: number,
+  cost: number,
+): void {
+  const seen = new Set<string>();
+  for (const q of reported) {
+    const key = policyKey(q);
+    seen.add(key);
+    let p = state.policies[key];
+    if (!p) {
+      p = { probes: 0 };
+      state.policies[key] = p;
+    }
+    if (q.name !== undefined) p.name = q.name;
+    if (q.limit !== undefined) p.limit = q.limit;
+    if (q.windowMs !== undefined) p.windowMs = q.windowMs;
+    if (q.unit !== undefined) p.unit = q.unit;
+    if (!fresh) continue;
+    if (q.remaining !== undefined) {
+      // A concurrency report was made while this request held a slot, which is free now.
+      p.remaining = q.remaining - state.inflight + (p.unit === CONCURRENT ? cost : 0);
+      p.probes = 0;
+      if (q.resetMs !== undefined) p.resetAt = now + q.resetMs;
+      // No reset in the headers (Shopify's leaky bucket, Azure): when spent, wait a little before
+      // probing rather than probing at once.
+      else if (p.remaining <= 0 && p.unit !== CONCURRENT) p.resetAt = now + fallbackMs;
+      else delete p.resetAt;
+    } else if (q.resetMs !== undefined) {
+      p.resetAt = now + q.resetMs;
+    }
+  }
+  if (!fresh) return;
+  // A policy the newest report no longer mentions is forgotten once its reset has passed, so a
+  // policy the server stopped describing cannot hold the host forever.
+  for (const key in state.policies) {
+    const p = state.policies[key] as PolicyState;
+    if (!seen.has(key) && (p.resetAt === undefined || p.resetAt <= now)) delete state.policies[key];
+  }
+}
+
+/** The server's timing for a pushback: `Retry-After`, else the reset of an exhausted policy. */
+function pushbackWait(info: RateLimitInfo | undefined): number | undefined {
+  if (info?.retryAfterMs !== undefined) return info.retryAfterMs;
+  if (info?.remaining === 0 && info.resetMs !== undefined) return info.resetMs;
+  return undefined;
+}
+
+/** Whether an answer is the server pushing back: a 429, or a 503 that says when to come back. */
+export function isPushback(status: number, info: RateLimitInfo | undefined): boolean {
+  return status === 429 || (status === 503 && info?.retryAfterMs !== undefined);
+}
+
+/** Takes an attempt's outcome into the state: frees its units, learns from its headers. */
+export function settleLimits(state: LimitsState, answer: LimitsAnswer, config: LimitsConfig): void {
+  state.inflight = Math.max(0, state.inflight - answer.cost);
+  state.requests = Math.max(0, state.requests - 1);
+  for (const key in state.policies) {
+    const p = state.policies[key] as PolicyState;
+    // A concurrency slot is given back when its request ends (a fresh report overrides below).
+    if (p.unit === CONCURRENT && p.remaining !== undefined) p.remaining += answer.cost;
+  }
+  for (const key of answer.probed) {
+    const p = state.policies[key];
+    if (p) p.probes = Math.max(0, p.probes - 1);
+  }
+  const { status, info, now } = answer;
+  if (status === undefined) return;
+  const pushback = isPushback(status, info);
+  const reported = info?.policies.filter((q) => q.remaining !== undefined || q.limit !== undefined);
+  if (reported && reported.length > 0) {
+    state.mode = 'declared';
+    delete state.window;
+    delete state.policies[BLIND_POLICY];
+    const fresh = answer.seq > state.applied;
+    if (fresh) state.applied = answer.seq;
+    applyPolicies(state, reported, fresh, now, config.fallbackHoldMs, answer.cost);
+  } else if (state.mode !== 'declared') {
+    state.mode = 'blind';
+    if (!pushback) {
+      // Answers arriving during a hold are not counted: for a bucket they are partly refill, and
+      // an estimate that is short costs a round trip where one that is long costs a 429.
+      const blind = state.policies[BLIND_POLICY];
+      if (blind?.resetAt === undefined || now >= blind.resetAt) state.successes++;
+      if (state.window !== undefined) {
+        // A window's worth of answers adds one: +1 per round trip.
+        state.window += 1 / Math.floor(state.window);
+        if (state.window >= OPEN_WINDOW) delete state.window;
+      }
+    }
+  }
+  if (!pushback) return;
+  const wait = pushbackWait(info) ?? (status === 429 ? config.fallbackHoldMs : undefined);
+  if (wait !== undefined) {
+    const until = now + serverWait(wait, answer.random, config.jitter);
+    if (until > state.holdUntil) {
+      state.holdUntil = until;
+      state.holdBase = now + wait;
+    }
+  }
+  if (status === 429 && state.mode === 'blind') {
+    const blind = state.policies[BLIND_POLICY];
+    if (blind?.resetAt !== undefined && now < blind.resetAt) {
+      // Another 429 of the same overshoot: the window's count is already taken.
+      blind.resetAt = Math.max(blind.resetAt, state.holdUntil);
+      return;
+    }
+    state.policies[BLIND_POLICY] = {
+      name: BLIND_POLICY,
+      synthetic: true,
+      remaining: state.successes,
+      resetAt: Math.max(now, state.holdUntil),
+      probes: 0,
+    };
+    state.successes = 0;
+    delete state.window;
+  }
+}

@@ -1,0 +1,125 @@
+/**
+ * Turning a call (`input`, `init`) into the request the pipeline sends: method and URL read once,
+ * the idempotency key chosen once, the body checked for replayability. A JSON body given to
+ * `post(path, object)` is serialised here, once, and the same string is sent on every attempt.
+ *
+ * @module
+ */
+import type { HostPolicy } from './host-policy.js';
+import type { LimitedRequestInit } from './types.js';
+
+/** A call, ready for the pipeline. */
+export interface PreparedRequest {
+  /** HTTP method, upper case. */
+  method: string;
+  /** Absolute URL. */
+  url: string;
+  /** What to hand to fetch as its first argument. */
+  input: string | Request;
+  /** What to hand to fetch as its second argument (before the attempt's signal). */
+  init: LimitedRequestInit | undefined;
+  /** Whether the body may be sent again. */
+  replayable: boolean;
+  /** Whether the request carries an idempotency key (its own or ours). */
+  hasKey: boolean;
+}
+
+const BODYLESS = new Set(['GET', 'HEAD']);
+
+/**
+ * True for a body fetch can send more than once: a string, bytes, a Blob, form data, URL search
+ * params. A stream or an async iterable can be read once.
+ */
+export function isReplayableBody(body: unknown): boolean {
+  if (body === undefined || body === null) return true;
+  if (typeof body === 'string') return true;
+  if (body instanceof ArrayBuffer || ArrayBuffer.isView(body)) return true;
+  if (typeof Blob !== 'undefined' && body instanceof Blob) return true;
+  if (typeof URLSearchParams !== 'undefined' && body instanceof URLSearchParams) return true;
+  if (typeof FormData !== 'undefined' && body instanceof FormData) return true;
+  return false;
+}
+
+/** True for what fetch accepts as a body as it is (everything else is sent as JSON). */
+export function isBodyInit(body: unknown): body is BodyInit {
+  if (isReplayableBody(body) && body !== undefined && body !== null) return true;
+  if (typeof ReadableStream !== 'undefined' && body instanceof ReadableStream) return true;
+  return (
+    typeof body === 'object' &&
+    body !== null &&
+    (Symbol.asyncIterator in body ||
+      typeof (body as { getReader?: unknown }).getReader === 'function')
+  );
+}
+
+/**
+ * The body and headers of `post(path, body)`: a `BodyInit` is sent as it is; anything else
+ * (an object, an array, a number...) is serialised to JSON once, with `Content-Type:
+ * application/json` unless the caller set a content type.
+ */
+export function jsonInit(body: unknown, init: LimitedRequestInit | undefined): LimitedRequestInit {
+  if (body === undefined || isBodyInit(body))
+    return { ...init, body: body as BodyInit | undefined };
+  const headers = new Headers(init?.headers);
+  if (!headers.has('content-type')) headers.set('content-type', 'application/json');
+  return { ...init, headers, body: JSON.stringify(body) };
+}
+
+function newKey(): string {
+  return globalThis.crypto.randomUUID();
+}
+
+/**
+ * Prepares a call for the pipeline.
+ *
+ * @param url the absolute URL (already resolved against a base URL when there is one).
+ * @param input the caller's input when it is a `Request`, else `undefined`.
+ * @param defaults client-wide headers, merged under the call's.
+ */
+export function prepareRequest(
+  url: string,
+  input: Request | undefined,
+  init: LimitedRequestInit | undefined,
+  policy: HostPolicy,
+  defaults: HeadersInit | undefined,
+): PreparedRequest {
+  const method = (init?.method ?? input?.method ?? 'GET').toUpperCase();
+  const idem = policy.idempotency;
+  const wantKey =
+    init?.idempotencyKey !== false &&
+    (typeof init?.idempotencyKey === 'string' || idem?.methods.has(method) === true);
+  let headers: Headers | undefined;
+  if (defaults !== undefined || wantKey) {
+    headers = new Headers(defaults);
+    const merged = headers;
+    const own = new Headers(init?.headers ?? input?.headers);
+    own.forEach((value, name) => {
+      merged.set(name, value);
+    });
+  }
+  let hasKey = false;
+  if (headers) {
+    const name = idem?.header ?? 'Idempotency-Key';
+    if (typeof init?.idempotencyKey === 'string') headers.set(name, init.idempotencyKey);
+    else if (wantKey && !headers.has(name)) headers.set(name, newKey());
+    hasKey = headers.has(name);
+  } else if (idem) {
+    hasKey = new Headers(init?.headers ?? input?.headers).has(idem.header);
+  }
+
+  let finalInit: LimitedRequestInit | undefined = init;
+  if (headers) finalInit = { ...init, headers };
+  const body = init?.body !== undefined ? init.body : undefined;
+  let replayable: boolean;
+  if (init?.createBody) replayable = true;
+  else if (init?.body !== undefined) replayable = isReplayableBody(body);
+  else replayable = !input || input.body === null || BODYLESS.has(method);
+
+  let target: string | Request = url;
+  if (input) {
+    // A Request carries its own body and signal; merge the call's init into it once.
+    target = finalInit ? new Request(input, finalInit) : input;
+    finalInit = undefined;
+  }
+  return { method, url, input: target, init: finalInit, replayable, hasKey };
+}

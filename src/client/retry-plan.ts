@@ -1,0 +1,77 @@
+/**
+ * The retry decision for one outcome, as a pure function: is it worth another attempt, may it be
+ * made (retries left, a body to resend, a server wait the caller accepts, time before the
+ * deadline), and after how long. The stateful checks that follow (circuit breaker, retry budget)
+ * are the pipeline's.
+ *
+ * @module
+ */
+import type { RateLimitInfo } from '../headers/types.js';
+import { fullJitter, serverWait, type WaitJitter } from './policies/backoff.js';
+import { isPushback } from './policies/learned-limits.js';
+import type { GiveUpReason, RetryContext, ShouldRetry } from './types.js';
+
+/** What the decision looks at. */
+export interface RetryInput {
+  /** The attempt's outcome. */
+  response: Response | undefined;
+  error: unknown;
+  info: RateLimitInfo | undefined;
+  /** What the retry rule is given. */
+  context: RetryContext;
+  shouldRetry: ShouldRetry;
+  /** Attempts made so far (1 after the first). */
+  attempt: number;
+  /** Retries allowed after the first attempt. */
+  retries: number;
+  /** Whether the body can be sent again. */
+  replayable: boolean;
+  /** Longest server wait honoured, in milliseconds. */
+  maxRetryAfterMs: number;
+  /** Epoch milliseconds by which the call must be done (`Infinity`: none). */
+  deadline: number;
+  now: number;
+  /** A number in [0, 1), for the jitter. */
+  random: number;
+  backoff: { baseDelayMs: number; maxDelayMs: number };
+  jitter: WaitJitter;
+}
+
+/** The decision. */
+export type RetryPlan =
+  /** No retry: `reason` says why one that was wanted cannot be made; absent, the outcome is final. */
+  | { retry: false; reason?: GiveUpReason }
+  /**
+   * Retry after `delayMs` milliseconds; `serverWaitMs` is the server's own wait (before jitter)
+   * when the delay comes from it.
+   */
+  | { retry: true; delayMs: number; serverWaitMs?: number };
+
+/**
+ * The server's timing first: `Retry-After`, else the reset of the exhausted policy of a 429, plus
+ * a small positive jitter. Otherwise full jitter over the exponential ceiling.
+ */
+export function retryDelay(input: RetryInput): { delayMs: number; serverWaitMs?: number } {
+  const { response, info } = input;
+  if (response && isPushback(response.status, info)) {
+    const wait = info?.retryAfterMs ?? (info?.remaining === 0 ? info.resetMs : undefined);
+    if (wait !== undefined) {
+      return { delayMs: serverWait(wait, input.random, input.jitter), serverWaitMs: wait };
+    }
+  }
+  const { baseDelayMs, maxDelayMs } = input.backoff;
+  return { delayMs: fullJitter(input.attempt - 1, baseDelayMs, maxDelayMs, input.random) };
+}
+
+/** Decides whether and when to retry; see the module comment. */
+export function planRetry(input: RetryInput): RetryPlan {
+  if (!input.shouldRetry(input.context)) return { retry: false };
+  if (input.attempt > input.retries) return { retry: false, reason: 'retries-exhausted' };
+  if (!input.replayable) return { retry: false, reason: 'body-not-replayable' };
+  const delay = retryDelay(input);
+  if (delay.serverWaitMs !== undefined && delay.serverWaitMs > input.maxRetryAfterMs) {
+    return { retry: false, reason: 'retry-after-too-long' };
+  }
+  if (input.now + delay.delayMs >= input.deadline) return { retry: false, reason: 'deadline' };
+  return { retry: true, ...delay };
+}

@@ -1,0 +1,88 @@
+/**
+ * The counters behind `stats()`: plain integers, incremented on the pipeline's path (no
+ * allocation), summed across hosts, and kept in the totals when a host is evicted.
+ *
+ * @module
+ */
+
+import type { HostState, HostStateConfig } from './host-state.js';
+import type { CircuitState } from './policies/circuit-breaker.js';
+import { availableRetries } from './policies/retry-budget.js';
+import type { HostStats } from './types.js';
+
+/** The counters of one host (see `HostStats` for their meaning). */
+export interface Counters {
+  requests: number;
+  attempts: number;
+  responses: number;
+  rateLimited: number;
+  retries: number;
+  queued: number;
+  held: number;
+  budgetExhausted: number;
+  circuitOpen: number;
+  gaveUp: number;
+}
+
+/** Fresh counters, all zero. */
+export function newCounters(): Counters {
+  return {
+    requests: 0,
+    attempts: 0,
+    responses: 0,
+    rateLimited: 0,
+    retries: 0,
+    queued: 0,
+    held: 0,
+    budgetExhausted: 0,
+    circuitOpen: 0,
+    gaveUp: 0,
+  };
+}
+
+/** Adds `from` into `into`. */
+export function addCounters(into: Counters, from: Counters): Counters {
+  for (const key of Object.keys(into) as (keyof Counters)[]) into[key] += from[key];
+  return into;
+}
+
+/** What the pipeline knows that is not in the shared state. */
+export interface LiveStats {
+  inFlight: number;
+  queueLength: number;
+  circuit: CircuitState;
+}
+
+/**
+ * One host's `HostStats`: its counters, what is live in this process, and a snapshot of its shared
+ * state (a copy: computing the budget's availability moves its window).
+ */
+export function hostStats(
+  origin: string,
+  counters: Counters,
+  state: HostState | undefined,
+  config: HostStateConfig,
+  now: number,
+  live: LiveStats,
+): HostStats {
+  const limits = state?.limits;
+  const budget = state?.budget;
+  return {
+    origin,
+    ...counters,
+    ...live,
+    holdUntil: limits && limits.holdUntil > now ? limits.holdUntil : 0,
+    mode: config.limits ? (limits?.mode ?? 'cold') : 'off',
+    policies: Object.entries(limits?.policies ?? {}).map(([key, p]) => ({
+      name: p.name ?? key,
+      limit: p.limit,
+      windowMs: p.windowMs,
+      remaining: p.remaining,
+      resetInMs: p.resetAt === undefined ? undefined : Math.max(0, p.resetAt - now),
+    })),
+    budgetAvailable:
+      budget && config.budget
+        ? availableRetries(budget, config.budget, now)
+        : Number.POSITIVE_INFINITY,
+  };
+}

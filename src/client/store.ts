@@ -1,0 +1,135 @@
+/**
+ * The state store: where the pipeline keeps the state that several processes may share (the
+ * client-side token bucket, the learned limits, the retry budget). The pipeline knows only this
+ * interface; {@link MemoryStateStore} is the default, and `limited-client/redis` adds one that many
+ * processes share.
+ *
+ * The interface is one read-modify-write. Every operation the pipeline needs (admit a request,
+ * settle its answer, take a retry from the budget) is a pure function over one host's state, run
+ * atomically by the store. A store in another process's memory (Redis) can run it with optimistic
+ * concurrency: read, apply, write if unchanged, else read again and re-apply.
+ *
+ * @module
+ */
+import { type Clock, systemClock } from '../clock.js';
+
+/** A value, or a promise of it: stores may answer synchronously (memory) or not (network). */
+export type MaybePromise<T> = T | Promise<T>;
+
+/**
+ * A transaction over one key: receives the current state (`undefined` when there is none or it
+ * expired) and returns the state to keep (`undefined` deletes the key) and a result for the caller.
+ *
+ * It may mutate and return the object it was given. It must be deterministic and have no other
+ * effect: a store may run it more than once for one call (after a conflicting write) and keep only
+ * the last run. States are plain JSON: objects, arrays, finite numbers, strings, booleans.
+ */
+export type Transaction<S, R> = (state: S | undefined) => [next: S | undefined, result: R];
+
+/** Where the pipeline's shared state lives. Implement it to share state across processes. */
+export interface StateStore {
+  /**
+   * Runs `transaction` atomically on the state under `key` and returns its result. No other
+   * `update` of the same key may interleave with it (in any process sharing the store).
+   *
+   * The pipeline calls it on every attempt (once to admit, once to settle), so it sits on the hot
+   * path: a memory store should answer synchronously; a remote one should take one round trip.
+   *
+   * @param key the host's key: `limited-client:` followed by its origin.
+   * @param transaction see {@link Transaction}.
+   * @param ttlMs how long the state may be kept after this update, in milliseconds; a store
+   *   should drop it after that (it is state about a host nobody talks to any more). Past that,
+   *   the pipeline treats the host as new.
+   */
+  update<S, R>(key: string, transaction: Transaction<S, R>, ttlMs: number): MaybePromise<R>;
+  /** Deletes the state under `key`; deleting a missing key is not an error. */
+  delete(key: string): MaybePromise<void>;
+  /**
+   * Releases what the store owns (timers, its own connections; never a connection the user passed
+   * in). Called by the client's `close()` for the store it created itself; a store passed in by the
+   * user is the user's to close.
+   */
+  close?(): MaybePromise<void>;
+}
+
+/** Options of {@link MemoryStateStore}. */
+export interface MemoryStateStoreOptions {
+  /**
+   * Most keys kept; past it, the least recently updated key is dropped.
+   * @default 10_000
+   */
+  maxKeys?: number;
+  /** Time source for expiry. @default systemClock */
+  clock?: Clock;
+}
+
+interface Entry {
+  state: unknown;
+  expiresAt: number;
+  movedAt: number;
+}
+
+/**
+ * The default store: a `Map` in this process, bounded in size (least recently updated keys go
+ * first) and in time (each key expires `ttlMs` after its last update). Answers synchronously.
+ */
+export class MemoryStateStore implements StateStore {
+  private readonly entries = new Map<string, Entry>();
+  private readonly maxKeys: number;
+  private readonly clock: Clock;
+
+  constructor(options: MemoryStateStoreOptions = {}) {
+    this.maxKeys = options.maxKeys ?? 10_000;
+    this.clock = options.clock ?? systemClock;
+  }
+
+  /** Keys held right now (expired ones included until they are touched or pushed out). */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  update<S, R>(key: string, transaction: Transaction<S, R>, ttlMs: number): R {
+    const now = this.clock.now();
+    const entry = this.entries.get(key);
+    const current = entry && entry.expiresAt > now ? (entry.state as S) : undefined;
+    const [next, result] = transaction(current);
+    if (next === undefined) {
+      this.entries.delete(key);
+      return result;
+    }
+    if (entry) {
+      // Re-inserting moves the key to the end of the Map's order (least recently updated first);
+      // done at most once a second per key, so a busy key costs one lookup.
+      if (now - entry.movedAt >= 1000) {
+        this.entries.delete(key);
+        this.entries.set(key, entry);
+        entry.movedAt = now;
+      }
+      entry.state = next;
+      entry.expiresAt = now + ttlMs;
+    } else {
+      this.entries.set(key, { state: next, expiresAt: now + ttlMs, movedAt: now });
+      this.evict(now);
+    }
+    return result;
+  }
+
+  delete(key: string): void {
+    this.entries.delete(key);
+  }
+
+  close(): void {
+    this.entries.clear();
+  }
+
+  /**
+   * Drops keys from the front of the Map (least recently updated first) while the store is over its
+   * bound or the front key has expired. Amortised O(1) per update.
+   */
+  private evict(now: number): void {
+    for (const [key, entry] of this.entries) {
+      if (this.entries.size <= this.maxKeys && entry.expiresAt > now) break;
+      this.entries.delete(key);
+    }
+  }
+}

@@ -1,0 +1,205 @@
+/**
+ * Public types of the client: the per-call options, the retry predicate's context, the events and
+ * the statistics.
+ *
+ * @module
+ */
+
+import type { WaitReason } from './host-state.js';
+import type { CircuitState } from './policies/circuit-breaker.js';
+
+/** Options of one call, on top of `RequestInit`. Each overrides the client's option for this call. */
+export interface LimitedRequestInit extends RequestInit {
+  /**
+   * Units this request spends from the client's bucket and from the server's quota (a search
+   * that the server counts as 3 requests costs 3). Must not exceed `burst`.
+   * @default the `cost` option, itself 1 by default
+   */
+  cost?: number;
+  /**
+   * The idempotency key to send, or `false` to send none. By default POST and PATCH get a fresh
+   * `crypto.randomUUID()` unless their headers already carry one. The key is the same on every
+   * retry of this call. Without a key, a POST or PATCH is not retried after a network error or a
+   * 5xx (it may have been processed); it still is after a 429.
+   */
+  idempotencyKey?: string | false;
+  /**
+   * Re-creates the body for each attempt. Needed to retry a request whose body is a stream (a
+   * stream can be sent once); called for every attempt, the first included.
+   */
+  createBody?: () => BodyInit;
+  /** Overall time limit for this call with all its retries and waits, in milliseconds. */
+  timeoutMs?: number;
+  /** Time limit of each attempt, in milliseconds. */
+  attemptTimeoutMs?: number;
+  /** `false` to never retry this call; or overrides of the retry options. */
+  retry?: false | { retries?: number; shouldRetry?: ShouldRetry };
+}
+
+/** Everything the retry predicate may look at. */
+export interface RetryContext {
+  /** HTTP method, upper case. */
+  method: string;
+  /** The request URL. */
+  url: string;
+  /** Attempts made so far, this one included (1 after the first). */
+  attempt: number;
+  /** The response of this attempt, when it got one. */
+  response?: Response;
+  /** The error of this attempt, when it got no response. */
+  error?: unknown;
+  /** The server's `Retry-After` (or `retry-after-ms`), in milliseconds, when it sent one. */
+  retryAfterMs?: number;
+  /** GET, HEAD, OPTIONS, PUT, DELETE, or any request that carries an idempotency key. */
+  idempotent: boolean;
+  /** True when `error` is a transient network failure (reset, refused, hang up, DNS EAI_AGAIN). */
+  networkError: boolean;
+}
+
+/** Decides whether an attempt's outcome is worth another attempt. */
+export type ShouldRetry = (context: RetryContext) => boolean;
+
+/** Fields every event carries. */
+export interface EventBase {
+  /** The host's origin, e.g. `https://api.example.com`. */
+  origin: string;
+  /** HTTP method, upper case. */
+  method: string;
+  /** The request URL. */
+  url: string;
+}
+
+/** Why a request stopped being retried. */
+export type GiveUpReason =
+  | 'retries-exhausted'
+  | 'retry-after-too-long'
+  | 'body-not-replayable'
+  | 'budget-exhausted'
+  | 'circuit-open'
+  | 'deadline'
+  | 'queue-full'
+  | 'queue-timeout'
+  | 'hold-too-long';
+
+/** Every event the client emits, by name. */
+export interface ClientEvents {
+  /** A request had to wait in the host's queue (the concurrency cap or a hold was in the way). */
+  queued: EventBase & { /** Requests waiting, this one included. */ queueLength: number };
+  /**
+   * A request waits for a limit: `learned-limit` (a policy the server declared is spent until its
+   * reset), `retry-after` (the host is held after a 429 or 503), `cold-start` (the host has not
+   * answered yet), `probe` (a probe after a reset is out), `client-rate` (the client's own bucket).
+   * Emitted once per request and reason.
+   */
+  held: EventBase & {
+    reason: WaitReason;
+    /** Milliseconds until the limit lifts, when known. */
+    waitMs: number | undefined;
+    /** The server's name for the policy, when there is one. */
+    policy?: string;
+  };
+  /** The server pushed back: a 429, or a 503 with `Retry-After`. */
+  'rate-limited': EventBase & {
+    status: number;
+    /** The server's `Retry-After`, in milliseconds. */
+    retryAfterMs: number | undefined;
+    /** The exhausted policy's name, when the headers named it. */
+    policy?: string;
+  };
+  /** A retry is scheduled. */
+  retry: EventBase & {
+    /** The attempt about to be made (2 for the first retry). */
+    attempt: number;
+    /** Milliseconds until it is made. */
+    delayMs: number;
+    /** `retry-after`: the server's timing; `backoff`: the client's jittered backoff. */
+    delaySource: 'retry-after' | 'backoff';
+    /** The previous attempt's status, or `undefined` when it failed without a response. */
+    status: number | undefined;
+    /** The previous attempt's error, when it had no response. */
+    error?: unknown;
+  };
+  /** A retry was refused because the host's retry budget is spent. */
+  'budget-exhausted': EventBase & { attempt: number };
+  /** A request or a retry was refused because the host's circuit is open. */
+  'circuit-open': EventBase & { retryAt: number };
+  /** The circuit of a host changed state. */
+  'circuit-state': { origin: string; from: CircuitState; to: CircuitState };
+  /**
+   * A request that needed another attempt stopped without one: it resolves to its last response or
+   * rejects with its last error (or the refusal).
+   */
+  'give-up': EventBase & {
+    reason: GiveUpReason;
+    attempts: number;
+    status: number | undefined;
+    error?: unknown;
+  };
+}
+
+/** What the client knows of one of the server's policies, for `stats()`. */
+export interface PolicyStats {
+  /** The policy's name (`#w60000` for an unnamed one with a 60 s window). */
+  name: string;
+  limit?: number;
+  windowMs?: number;
+  /** Units the client may still send before the reset (its estimate). */
+  remaining?: number;
+  /** Milliseconds until the server makes more quota available. */
+  resetInMs?: number;
+}
+
+/** Counts and state of one host. Counters run from the host's first request (or re-creation). */
+export interface HostStats {
+  origin: string;
+  /** Logical requests started (a request and its retries count once). */
+  requests: number;
+  /** Attempts sent. */
+  attempts: number;
+  /** Responses received, whatever their status. */
+  responses: number;
+  /** 429 responses received. */
+  rateLimited: number;
+  /** Retries made. */
+  retries: number;
+  /** Requests that waited in the queue. */
+  queued: number;
+  /** Waits for a limit (learned, held, cold start, client rate). */
+  held: number;
+  /** Retries refused by the budget. */
+  budgetExhausted: number;
+  /** Calls refused by the circuit breaker. */
+  circuitOpen: number;
+  /** Requests that gave up (see the `give-up` event). */
+  gaveUp: number;
+  /** Attempts in flight now. */
+  inFlight: number;
+  /** Requests waiting in the queue now. */
+  queueLength: number;
+  /** The circuit breaker's state (`closed` when it is off). */
+  circuit: CircuitState;
+  /** Epoch milliseconds until which the host is held, 0 when it is not. */
+  holdUntil: number;
+  /** `cold`: no answer yet; `blind`: answers without rate-limit headers; `declared`. */
+  mode: 'cold' | 'blind' | 'declared' | 'off';
+  /** The server's policies as the client sees them. */
+  policies: PolicyStats[];
+  /** Retries the budget would allow now (`Infinity` when it is off). */
+  budgetAvailable: number;
+}
+
+/** `stats()` of a client: its hosts, and totals over every host it has seen (evicted ones too). */
+export interface ClientStats {
+  hosts: Record<string, HostStats>;
+  totals: Omit<
+    HostStats,
+    | 'origin'
+    | 'circuit'
+    | 'holdUntil'
+    | 'mode'
+    | 'policies'
+    | 'budgetAvailable'
+    | 'inFlight'
+    | 'queueLength'
+  >;
+}

@@ -1,0 +1,61 @@
+/**
+ * `wrapFetch`: the same pipeline behind the signature of fetch.
+ *
+ * @module
+ */
+import { Engine, parseTarget } from './engine.js';
+import type { Listener } from './events.js';
+import type { LimitedClientOptions } from './options.js';
+import type { ClientEvents, ClientStats, LimitedRequestInit } from './types.js';
+
+/** A fetch function with the client's pipeline, plus its `stats`, events and `close`. */
+export interface WrappedFetch {
+  (input: RequestInfo | URL, init?: LimitedRequestInit): Promise<Response>;
+  /** Counts and state per host, and totals. */
+  stats(): ClientStats;
+  /** Listens to a pipeline event; returns a function that removes the listener. */
+  on<K extends keyof ClientEvents>(name: K, listener: Listener<ClientEvents[K]>): () => void;
+  /** Removes a listener. */
+  off<K extends keyof ClientEvents>(name: K, listener: Listener<ClientEvents[K]>): void;
+  /** Refuses new calls and drops waiting ones (see `LimitedClient.close`). */
+  close(): Promise<void>;
+}
+
+/**
+ * Wraps a fetch so that every call goes through the pipeline of its host (keyed by origin): the
+ * server's learned limits, the client's own limits, bounded retries with a budget and a breaker,
+ * idempotency keys on writes. Existing code swaps one identifier.
+ *
+ * Relative URLs are not accepted (there is no base URL): pass absolute ones, as Node's fetch
+ * requires anyway.
+ *
+ * @param fetchImpl the fetch to wrap (undici's, a test double...).
+ *   @default globalThis.fetch, looked up at each call
+ * @param options see {@link LimitedClientOptions} (`options.fetch` is ignored here).
+ * @throws InvalidOptionError naming the option, the value and what is allowed.
+ * @example
+ * const fetch = wrapFetch(globalThis.fetch, { hosts: { 'api.openai.com': { concurrency: 4 } } });
+ * const response = await fetch('https://api.openai.com/v1/models');
+ */
+export function wrapFetch(fetchImpl?: typeof fetch, options?: LimitedClientOptions): WrappedFetch {
+  const engine = new Engine(options, fetchImpl);
+  const wrapped = ((input: RequestInfo | URL, init?: LimitedRequestInit) => {
+    try {
+      if (typeof input === 'object' && 'url' in input && !(input instanceof URL)) {
+        return engine.dispatch(parseTarget(input.url), input, init);
+      }
+      return engine.dispatch(
+        parseTarget(input instanceof URL ? input : String(input)),
+        undefined,
+        init,
+      );
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }) as WrappedFetch;
+  wrapped.stats = () => engine.stats();
+  wrapped.on = (name, listener) => engine.events.on(name, listener);
+  wrapped.off = (name, listener) => engine.events.off(name, listener);
+  wrapped.close = () => engine.close();
+  return wrapped;
+}

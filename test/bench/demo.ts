@@ -1,0 +1,212 @@
+/**
+ * The main job: the same burst of requests against a rate-limited server, once through
+ * LimitedClient and once through fetch with the retry loop people write first. Prints a table and
+ * writes an SVG chart (requests per 100 ms over time, for both, against the server's limit).
+ *
+ *   npm run demo -- [--n 120] [--rate 20] [--burst 20] [--svg path/to/chart.svg]
+ *
+ * The mock server runs in this process on loopback, with a token bucket that declares its policy
+ * in the IETF RateLimit fields. Bounded: N requests per contender, about (N - B) / R seconds each.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { LimitedClient } from '../../src/index.js';
+import { createMockServer, type MockServer } from '../../src/server/index.js';
+import { renderChart } from './lib/chart.js';
+import { RETRIES } from './lib/peers.js';
+import { fixed, markdownTable } from './lib/table.js';
+import { Timeline } from './lib/timeline.js';
+
+const { values } = parseArgs({
+  options: {
+    n: { type: 'string', default: '120' },
+    rate: { type: 'string', default: '20' },
+    burst: { type: 'string', default: '20' },
+    svg: { type: 'string', default: 'test/bench/results/demo.svg' },
+  },
+});
+const N = Number(values.n);
+const R = Number(values.rate);
+const B = Number(values.burst);
+const BIN_MS = 100;
+const minimumMs = ((N - B) / R) * 1000;
+if (![N, R, B].every((v) => Number.isInteger(v) && v > 0) || B > N) {
+  console.error('--n, --rate and --burst must be positive integers, with burst <= n');
+  process.exit(2);
+}
+
+interface Outcome {
+  name: string;
+  timeline: Timeline;
+  ok: number;
+  elapsedMs: number;
+  serverRejected: number;
+}
+
+function startServer(): Promise<MockServer> {
+  return createMockServer({
+    routes: [
+      {
+        method: 'GET',
+        path: '/orders/:id',
+        headers: 'ietf',
+        limits: [
+          {
+            algorithm: 'token-bucket',
+            capacity: B,
+            refillPerSecond: R,
+            key: 'global',
+            name: 'orders',
+          },
+        ],
+      },
+    ],
+  });
+}
+
+/** A fetch that records every attempt it makes on the timeline (status 0 for a network error). */
+function recordingFetch(timeline: Timeline): typeof fetch {
+  return async (input, init) => {
+    const at = timeline.elapsed();
+    try {
+      const response = await fetch(input, init);
+      timeline.record(response.status, at);
+      return response;
+    } catch (error) {
+      timeline.record(0, at);
+      throw error;
+    }
+  };
+}
+
+/** Rewrites one status line while a contender runs (only on a terminal). */
+function progress(name: string, done: () => number, timeline: Timeline): () => void {
+  const tty = process.stdout.isTTY;
+  const draw = () => {
+    const line = `  ${name}: ${done()}/${N} done, ${timeline.attempts.length} attempts, ${timeline.rejected} × 429, ${(timeline.elapsed() / 1000).toFixed(1)} s`;
+    if (tty) process.stdout.write(`\r${line.padEnd(78)}`);
+    else console.log(line);
+  };
+  const timer = setInterval(draw, tty ? 200 : 1000);
+  return () => {
+    clearInterval(timer);
+    draw();
+    if (tty) process.stdout.write('\n');
+  };
+}
+
+interface Contender {
+  /** One logical GET; resolves to the final status. */
+  send(path: string): Promise<number>;
+  close?(): Promise<void>;
+}
+
+async function runContender(
+  name: string,
+  create: (origin: string, record: typeof fetch) => Contender,
+): Promise<Outcome> {
+  const server = await startServer();
+  const timeline = new Timeline();
+  const contender = create(server.url, recordingFetch(timeline));
+  let done = 0;
+  const stop = progress(name, () => done, timeline);
+  const statuses = await Promise.all(
+    Array.from({ length: N }, (_, i) =>
+      contender.send(`/orders/${i}`).finally(() => {
+        done++;
+      }),
+    ),
+  );
+  const elapsedMs = timeline.elapsed();
+  stop();
+  const serverRejected = server.stats().rejected;
+  await contender.close?.();
+  await server.close();
+  return {
+    name,
+    timeline,
+    ok: statuses.filter((s) => s === 200).length,
+    elapsedMs,
+    serverRejected,
+  };
+}
+
+console.log(
+  `Server: token bucket, ${R} requests/s with a burst of ${B}, declared in the IETF RateLimit fields.`,
+);
+console.log(
+  `Each contender sends ${N} GETs at once; the fastest possible is (N - B) / R = ${fixed(minimumMs / 1000, 1)} s.\n`,
+);
+
+const outcomes: Outcome[] = [];
+
+outcomes.push(
+  await runContender('LimitedClient', (origin, record) => {
+    // One client, as an application holds one; its fetch records every attempt.
+    const client = new LimitedClient(origin, { fetch: record });
+    return {
+      async send(path) {
+        const response = await client.get(path);
+        await response.arrayBuffer();
+        return response.status;
+      },
+      close: () => client.close(),
+    };
+  }),
+);
+
+outcomes.push(
+  await runContender(
+    `fetch + naive retry (100 ms, up to ${RETRIES} retries)`,
+    (origin, record) => ({
+      async send(path) {
+        let status = 0;
+        for (let attempt = 0; attempt <= RETRIES; attempt++) {
+          const response = await record(`${origin}${path}`);
+          await response.arrayBuffer();
+          status = response.status;
+          if (status !== 429 && status < 500) return status;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        return status;
+      },
+    }),
+  ),
+);
+
+console.log(
+  `\n${markdownTable(
+    [
+      'client',
+      'requests',
+      'succeeded',
+      '429s received',
+      'attempts',
+      'elapsed (s)',
+      'elapsed / minimum',
+    ],
+    outcomes.map((o) => [
+      o.name,
+      N,
+      o.ok,
+      o.timeline.rejected,
+      o.timeline.attempts.length,
+      fixed(o.elapsedMs / 1000, 2),
+      fixed(o.elapsedMs / minimumMs, 2),
+    ]),
+  )}`,
+);
+
+const untilMs = Math.max(...outcomes.map((o) => o.elapsedMs));
+const svg = renderChart({
+  title: `${N} requests against ${R}/s (burst ${B}): LimitedClient vs fetch with a naive retry loop`,
+  binMs: BIN_MS,
+  ratePerSecond: R,
+  burst: B,
+  panels: outcomes.map((o) => ({ label: o.name, bins: o.timeline.bins(BIN_MS, untilMs) })),
+});
+const svgPath = resolve(values.svg as string);
+mkdirSync(dirname(svgPath), { recursive: true });
+writeFileSync(svgPath, svg);
+console.log(`\nChart: ${svgPath}`);

@@ -1,0 +1,194 @@
+import { describe, expect, it } from 'vitest';
+import { Admission, type AdmissionRequest } from '../../src/client/admission.js';
+import type { AdmitResult } from '../../src/client/host-state.js';
+import {
+  isQueueFullError,
+  isQueueTimeoutError,
+  isRateLimitError,
+  type RateLimitError,
+} from '../../src/errors.js';
+import { FakeClock, flush } from './helpers.js';
+
+function setup(options: { concurrency?: number; maxQueue?: number; queueTimeoutMs?: number } = {}) {
+  const clock = new FakeClock(0);
+  let gate: () => AdmitResult = () => ({ ok: true, seq: 0, probed: [] });
+  const admitted: number[] = [];
+  const held: string[] = [];
+  let queued = 0;
+  let seq = 0;
+  const a = new Admission({
+    clock,
+    concurrency: options.concurrency ?? Number.POSITIVE_INFINITY,
+    maxQueue: options.maxQueue ?? 100,
+    queueTimeoutMs: options.queueTimeoutMs ?? Number.POSITIVE_INFINITY,
+    tryAdmit: (cost) => {
+      const r = gate();
+      if (r.ok) {
+        admitted.push(cost);
+        return { ...r, seq: ++seq };
+      }
+      return r;
+    },
+    giveBack: () => {},
+    onQueued: () => {
+      queued++;
+    },
+    onHeld: (_ctx, reason) => held.push(reason),
+    keepAlive: () => () => {},
+  });
+  const req = (over: Partial<AdmissionRequest> = {}): AdmissionRequest => ({
+    cost: 1,
+    firstAttempt: true,
+    priority: false,
+    signal: undefined,
+    maxWaitMs: 60_000,
+    ctx: { method: 'GET', url: 'https://a.com/' },
+    ...over,
+  });
+  return {
+    a,
+    clock,
+    req,
+    admitted,
+    held,
+    queued: () => queued,
+    setGate: (g: () => AdmitResult) => {
+      gate = g;
+    },
+  };
+}
+
+describe('admission', () => {
+  it('admits at once while there is room, queues past the concurrency cap, FIFO', async () => {
+    const { a, req, queued } = setup({ concurrency: 2 });
+    const order: number[] = [];
+    const all = [1, 2, 3, 4].map((i) => a.acquire(req({ cost: i })).then(() => order.push(i)));
+    await flush();
+    expect(order).toEqual([1, 2]);
+    expect(a.queueLength).toBe(2);
+    expect(queued()).toBe(2);
+    a.release();
+    await flush();
+    expect(order).toEqual([1, 2, 3]);
+    a.release();
+    await Promise.all(all);
+    expect(order).toEqual([1, 2, 3, 4]);
+  });
+
+  it('refuses past maxQueue with QueueFullError', async () => {
+    const { a, req } = setup({ concurrency: 1, maxQueue: 1 });
+    await a.acquire(req());
+    const waiting = a.acquire(req());
+    const error = await a.acquire(req()).catch((e) => e);
+    expect(isQueueFullError(error)).toBe(true);
+    expect(error.message).toBe('GET https://a.com/: queue full (1 requests waiting)');
+    a.release();
+    await waiting;
+  });
+
+  it('a request that aborts while queued leaves at once and takes nothing', async () => {
+    const { a, req, admitted } = setup({ concurrency: 1 });
+    await a.acquire(req({ cost: 1 }));
+    const controller = new AbortController();
+    const aborted = a.acquire(req({ cost: 7, signal: controller.signal }));
+    const next = a.acquire(req({ cost: 3 }));
+    await flush();
+    controller.abort(new Error('user gave up'));
+    await expect(aborted).rejects.toThrow('user gave up');
+    expect(a.queueLength).toBe(1);
+    a.release();
+    await next;
+    expect(admitted).toEqual([1, 3]);
+  });
+
+  it('an already aborted signal is refused before anything', async () => {
+    const { a, req, admitted } = setup();
+    await expect(a.acquire(req({ signal: AbortSignal.abort(new Error('no')) }))).rejects.toThrow(
+      'no',
+    );
+    expect(admitted).toEqual([]);
+  });
+
+  it('a request that waits longer than queueTimeoutMs leaves with QueueTimeoutError, taking nothing', async () => {
+    const { a, req, clock, admitted } = setup({ concurrency: 1, queueTimeoutMs: 500 });
+    await a.acquire(req({ cost: 1 }));
+    const late = a.acquire(req({ cost: 5 })).catch((e) => e);
+    await clock.advance(499);
+    expect(a.queueLength).toBe(1);
+    await clock.advance(1);
+    const error = await late;
+    expect(isQueueTimeoutError(error)).toBe(true);
+    expect(a.queueLength).toBe(0);
+    expect(admitted).toEqual([1]);
+  });
+
+  it('waits out a hold on the single host timer, emitting held once', async () => {
+    const { a, req, clock, setGate, held } = setup();
+    let until = 1000;
+    setGate(() =>
+      clock.now() >= until
+        ? { ok: true, seq: 0, probed: [] }
+        : { ok: false, waitMs: until - clock.now(), reason: 'learned-limit', policy: 'p' },
+    );
+    let done = false;
+    const p = a.acquire(req()).then(() => {
+      done = true;
+    });
+    await clock.advance(999);
+    expect(done).toBe(false);
+    await clock.advance(1);
+    await p;
+    expect(held).toEqual(['learned-limit']);
+    until = 0;
+  });
+
+  it('refuses with RateLimitError when the server would hold longer than allowed', async () => {
+    const { a, req, setGate } = setup();
+    setGate(() => ({ ok: false, waitMs: 90_000, reason: 'learned-limit', policy: 'day' }));
+    const error = (await a.acquire(req({ maxWaitMs: 60_000 })).catch((e) => e)) as RateLimitError;
+    expect(isRateLimitError(error)).toBe(true);
+    expect(error.retryAfterMs).toBe(90_000);
+    expect(error.policy).toBe('day');
+    expect(error.message).toBe(
+      'GET https://a.com/: rate limited by policy "day" for another 90000 ms (the caller allows 60000 ms)',
+    );
+  });
+
+  it("the client rate never counts as too long (it is the caller's own limit)", async () => {
+    const { a, req, setGate, clock } = setup();
+    let open = false;
+    setGate(() =>
+      open
+        ? { ok: true, seq: 0, probed: [] }
+        : { ok: false, waitMs: 120_000, reason: 'client-rate' },
+    );
+    const p = a.acquire(req({ maxWaitMs: 1000 }));
+    await clock.advance(100_000);
+    open = true;
+    await clock.advance(20_000);
+    await expect(p).resolves.toBeDefined();
+  });
+
+  it('puts retries at the front of the line', async () => {
+    const { a, req } = setup({ concurrency: 1 });
+    await a.acquire(req());
+    const order: string[] = [];
+    const first = a.acquire(req()).then(() => order.push('first'));
+    const retry = a.acquire(req({ priority: true })).then(() => order.push('retry'));
+    await flush();
+    a.release();
+    await flush();
+    a.release();
+    await Promise.all([first, retry]);
+    expect(order).toEqual(['retry', 'first']);
+  });
+
+  it('close rejects everyone waiting', async () => {
+    const { a, req } = setup({ concurrency: 1 });
+    await a.acquire(req());
+    const waiting = a.acquire(req()).catch((e) => e);
+    await flush();
+    a.close(() => new Error('closed'));
+    expect(((await waiting) as Error).message).toBe('closed');
+  });
+});

@@ -1,0 +1,115 @@
+/**
+ * Issue 5 over real HTTP, against the in-repo mock server: amplification during an outage stays
+ * within the budget, a POST whose side effect ran before the connection dropped runs once and
+ * finally succeeds, a POST without a key is not retried, and the breaker opens during an outage
+ * and closes within one cool-down after it.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { type CircuitState, isTransientNetworkError, LimitedClient } from '../../../src/index.js';
+import { closeAll, pause, start } from './server.js';
+
+afterAll(closeAll);
+
+describe.concurrent('retries against the mock server', () => {
+  it('during a full outage, attempts per request stay within 1 + ratio, plus the floor', async () => {
+    const server = await start({
+      routes: [{ path: '/data/:id', faults: { unavailable: { afterMs: 0 } } }],
+    });
+    const client = new LimitedClient(server.url, { circuitBreaker: false });
+    const calls: Promise<Response>[] = [];
+    for (let i = 0; i < 200; i++) {
+      calls.push(client.get(`/data/${i}`));
+      await pause(10);
+    }
+    const responses = await Promise.all(calls);
+    expect(responses.every((r) => r.status === 503)).toBe(true);
+    const { requests, attempts, budgetExhausted } = client.stats().totals;
+    const route = server.stats().routes['* /data/:id'];
+    expect(route?.unavailable).toBe(attempts); // what the server saw is what the client sent
+    // ratio 0.1 of the requests, plus 1 per second over the 10 s window.
+    const bound = requests * 1.1 + 10;
+    expect(attempts).toBeLessThanOrEqual(bound);
+    expect(attempts / requests).toBeLessThanOrEqual(1.1 + 10 / requests);
+    expect(budgetExhausted).toBeGreaterThan(0);
+    await client.close();
+  });
+
+  it('a POST whose side effect ran before the connection dropped runs once and succeeds', async () => {
+    const server = await start({
+      routes: [
+        {
+          method: 'POST',
+          path: '/payments',
+          faults: { reset: { when: 'after-handler', times: 1 } },
+        },
+      ],
+    });
+    const client = new LimitedClient(server.url);
+    const errors: unknown[] = [];
+    client.on('retry', (e) => errors.push(e.error));
+    const response = await client.post('/payments', { amount: 4200, currency: 'EUR' });
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { execution: number };
+    expect(body.execution).toBe(1);
+    const route = server.stats().routes['POST /payments'];
+    expect(route).toMatchObject({ sideEffects: 1, resets: 1, replays: 1 });
+    expect(errors).toHaveLength(1);
+    expect(isTransientNetworkError(errors[0])).toBe(true);
+    await client.close();
+  });
+
+  it('a POST without a key is not retried after a reset', async () => {
+    const server = await start({
+      routes: [
+        {
+          method: 'POST',
+          path: '/payments',
+          faults: { reset: { when: 'after-handler', times: 1 } },
+        },
+      ],
+    });
+    const client = new LimitedClient(server.url);
+    const error = await client
+      .post('/payments', { amount: 1 }, { idempotencyKey: false })
+      .catch((e) => e);
+    expect(isTransientNetworkError(error)).toBe(true);
+    expect(server.stats().routes['POST /payments']).toMatchObject({ sideEffects: 1, resets: 1 });
+    expect(client.stats().totals.attempts).toBe(1);
+    await client.close();
+  });
+
+  it('the breaker opens during an outage and closes within one cool-down after it', async () => {
+    const outageMs = 1500;
+    const coolDownMs = 1000;
+    const server = await start({
+      routes: [{ path: '/x', faults: { unavailable: { afterMs: 0, forMs: outageMs } } }],
+    });
+    const started = Date.now();
+    const client = new LimitedClient(server.url, {
+      retry: false,
+      circuitBreaker: { consecutiveFailures: 5, coolDownMs },
+    });
+    const transitions: { to: CircuitState; at: number }[] = [];
+    client.on('circuit-state', (e) => transitions.push({ to: e.to, at: Date.now() - started }));
+    let refused = 0;
+    while (Date.now() - started < outageMs + coolDownMs + 1000) {
+      try {
+        const r = await client.get('/x');
+        await r.arrayBuffer();
+      } catch (error) {
+        if ((error as { code?: string }).code === 'ERR_CIRCUIT_OPEN') refused++;
+        else throw error;
+      }
+      await pause(20);
+    }
+    const opened = transitions.find((t) => t.to === 'open');
+    expect(opened).toBeDefined();
+    expect(opened?.at).toBeLessThan(outageMs);
+    expect(refused).toBeGreaterThan(0);
+    const last = transitions.at(-1);
+    expect(last?.to).toBe('closed');
+    // Closed no later than one cool-down after the outage ended (plus a round trip's slack).
+    expect(last?.at).toBeLessThanOrEqual(outageMs + coolDownMs + 250);
+    await client.close();
+  });
+});

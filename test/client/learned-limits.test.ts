@@ -1,0 +1,301 @@
+import { describe, expect, it } from 'vitest';
+import {
+  BLIND_POLICY,
+  checkLimits,
+  commitLimits,
+  type LimitsConfig,
+  type LimitsState,
+  type LimitsTicket,
+  newLimits,
+  settleLimits,
+} from '../../src/client/policies/learned-limits.js';
+import { parseRateLimitHeaders } from '../../src/headers/index.js';
+
+const config: LimitsConfig = {
+  initialWindow: 1,
+  jitter: { ratio: 0.05, maxMs: 1000 },
+  fallbackHoldMs: 1000,
+};
+const open: LimitsConfig = { ...config, initialWindow: undefined };
+
+function send(s: LimitsState, now: number, cost = 1): LimitsTicket {
+  const verdict = checkLimits(s, cost, now);
+  if (!verdict.ok) throw new Error(`held: ${JSON.stringify(verdict)}`);
+  return commitLimits(s, cost);
+}
+
+function answer(
+  s: LimitsState,
+  ticket: LimitsTicket,
+  status: number,
+  headers: Record<string, string>,
+  now: number,
+  c = config,
+) {
+  settleLimits(
+    s,
+    {
+      ...ticket,
+      cost: 1,
+      status,
+      info: parseRateLimitHeaders(headers, { now }),
+      now,
+      random: 0.5,
+    },
+    c,
+  );
+}
+
+const ietf = (r: number, t: number, q = 10, w = 1) => ({
+  'ratelimit-policy': `"s";q=${q};w=${w}`,
+  ratelimit: `"s";r=${r};t=${t}`,
+});
+
+describe('cold start', () => {
+  it('lets one request go, holds the rest until the host answers, then opens to what it declares', () => {
+    const s = newLimits(config);
+    const first = send(s, 0);
+    expect(checkLimits(s, 1, 0)).toEqual({ ok: false, waitMs: undefined, reason: 'cold-start' });
+    answer(s, first, 200, ietf(9, 1), 10);
+    expect(s.mode).toBe('declared');
+    for (let i = 0; i < 9; i++) send(s, 10);
+    expect(checkLimits(s, 1, 10)).toMatchObject({
+      ok: false,
+      reason: 'learned-limit',
+      policy: 's',
+    });
+  });
+
+  it('can be turned off', () => {
+    const s = newLimits(open);
+    for (let i = 0; i < 50; i++) send(s, 0);
+  });
+
+  it('ramps up a host that declares nothing: one more in flight per round trip', () => {
+    const s = newLimits(config);
+    let inFlight = [send(s, 0)];
+    const rounds: number[] = [];
+    for (let round = 0; round < 5; round++) {
+      for (const t of inFlight) answer(s, t, 200, {}, 1);
+      inFlight = [];
+      while (checkLimits(s, 1, 1).ok) inFlight.push(commitLimits(s, 1));
+      rounds.push(inFlight.length);
+    }
+    expect(rounds).toEqual([2, 3, 4, 5, 6]);
+    expect(s.mode).toBe('blind');
+  });
+
+  it('opens the window for good past 1024', () => {
+    const s = newLimits(config);
+    s.window = 1023.9995;
+    answer(s, send(s, 0), 200, {}, 1);
+    expect(s.window).toBeUndefined();
+  });
+});
+
+describe('declared policies', () => {
+  it('counts requests in flight against what the server says is left', () => {
+    const s = newLimits(open);
+    const tickets = [send(s, 0), send(s, 0), send(s, 0)];
+    answer(s, tickets[0] as LimitsTicket, 200, ietf(5, 1), 1, open);
+    // 5 left, 2 still in flight that the server may not have counted yet.
+    expect(s.policies.s?.remaining).toBe(3);
+  });
+
+  it('never raises its estimate from an answer that overtook a newer one', () => {
+    const s = newLimits(open);
+    const a = send(s, 0);
+    const b = send(s, 0);
+    answer(s, b, 200, ietf(4, 1), 1, open); // newer request, reported first
+    expect(s.policies.s?.remaining).toBe(3);
+    answer(s, a, 200, ietf(5, 1), 2, open); // older report arrives late: ignored
+    expect(s.policies.s?.remaining).toBe(3);
+  });
+
+  it('holds until the reset, then sends one probe, and its answer tells the rest', () => {
+    const s = newLimits(open);
+    answer(s, send(s, 0), 200, ietf(0, 2), 0, open);
+    expect(checkLimits(s, 1, 1999)).toMatchObject({
+      ok: false,
+      waitMs: 1,
+      reason: 'learned-limit',
+    });
+    const probe = send(s, 2000);
+    expect(probe.probed).toEqual(['s']);
+    expect(checkLimits(s, 1, 2000)).toMatchObject({
+      ok: false,
+      waitMs: undefined,
+      reason: 'probe',
+    });
+    answer(s, probe, 200, ietf(9, 1), 2001, open);
+    for (let i = 0; i < 9; i++) send(s, 2001);
+    expect(checkLimits(s, 1, 2001).ok).toBe(false);
+  });
+
+  it('lets another probe go when the first one got no answer', () => {
+    const s = newLimits(open);
+    answer(s, send(s, 0), 200, ietf(0, 1), 0, open);
+    const probe = send(s, 1000);
+    settleLimits(s, { ...probe, cost: 1, now: 1001, random: 0 }, open); // network error
+    expect(checkLimits(s, 1, 1001).ok).toBe(true);
+  });
+
+  it('holds while any of several policies is spent, until the latest reset', () => {
+    const s = newLimits(open);
+    answer(
+      s,
+      send(s, 0),
+      200,
+      {
+        'ratelimit-policy': '"second";q=10;w=1, "day";q=1000;w=86400',
+        ratelimit: '"second";r=8;t=1, "day";r=0;t=3600',
+      },
+      0,
+      open,
+    );
+    expect(checkLimits(s, 1, 0)).toEqual({
+      ok: false,
+      waitMs: 3_600_000,
+      reason: 'learned-limit',
+      policy: 'day',
+    });
+  });
+
+  it('charges a request its cost', () => {
+    const s = newLimits(open);
+    answer(s, send(s, 0), 200, ietf(10, 1), 0, open);
+    send(s, 0, 4);
+    send(s, 0, 4);
+    expect(checkLimits(s, 3, 0).ok).toBe(false);
+    expect(checkLimits(s, 2, 0).ok).toBe(true);
+  });
+
+  it('forgets a policy the server stopped reporting, once its reset has passed', () => {
+    const s = newLimits(open);
+    answer(
+      s,
+      send(s, 0),
+      200,
+      { 'x-ratelimit-limit': '10', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '1' },
+      0,
+      open,
+    );
+    answer(s, send(s, 1500), 200, ietf(5, 1), 1500, open);
+    expect(Object.keys(s.policies)).toEqual(['s']);
+  });
+
+  it('keeps the state plain JSON', () => {
+    const s = newLimits(config);
+    answer(s, send(s, 0), 200, ietf(5, 1), 0);
+    expect(JSON.parse(JSON.stringify(s))).toEqual(s);
+  });
+});
+
+describe('holds after a pushback', () => {
+  it('a 429 with Retry-After holds the host that long, plus at most 5 % jitter', () => {
+    const s = newLimits(open);
+    answer(s, send(s, 0), 429, { 'retry-after': '2' }, 100, open);
+    expect(s.holdUntil).toBeGreaterThanOrEqual(2100);
+    expect(s.holdUntil).toBeLessThanOrEqual(2200);
+    expect(checkLimits(s, 1, 1000)).toMatchObject({ ok: false, reason: 'retry-after' });
+    expect(checkLimits(s, 1, s.holdUntil).ok).toBe(true);
+  });
+
+  it('a 503 holds only when it says when to come back', () => {
+    const s = newLimits(open);
+    answer(s, send(s, 0), 503, {}, 0, open);
+    expect(s.holdUntil).toBe(0);
+    answer(s, send(s, 0), 503, { 'retry-after': '3' }, 0, open);
+    expect(s.holdUntil).toBeGreaterThanOrEqual(3000);
+  });
+
+  it('a 429 without timing uses the reset of the spent policy, else one second', () => {
+    const s = newLimits(open);
+    answer(s, send(s, 0), 429, ietf(0, 4), 0, open);
+    expect(s.holdUntil).toBeGreaterThanOrEqual(4000);
+    const t = newLimits(open);
+    answer(t, send(t, 0), 429, {}, 0, open);
+    expect(t.holdUntil).toBeGreaterThanOrEqual(1000);
+    expect(t.holdUntil).toBeLessThanOrEqual(1050);
+  });
+});
+
+describe('blind limits (Retry-After only)', () => {
+  it('learns the quota per window from the successes before a 429, then probes one at a time', () => {
+    const s = newLimits(open);
+    const batch = Array.from({ length: 8 }, () => send(s, 0));
+    // The server took 5, refused 3.
+    for (let i = 0; i < 5; i++) answer(s, batch[i] as LimitsTicket, 200, {}, 1, open);
+    answer(s, batch[5] as LimitsTicket, 429, { 'retry-after': '1' }, 2, open);
+    answer(s, batch[6] as LimitsTicket, 429, { 'retry-after': '1' }, 2, open);
+    answer(s, batch[7] as LimitsTicket, 429, { 'retry-after': '1' }, 2, open);
+    const blind = s.policies[BLIND_POLICY];
+    expect(blind).toMatchObject({ remaining: 5, synthetic: true });
+    expect(checkLimits(s, 1, 500)).toMatchObject({ ok: false, reason: 'retry-after' });
+    // After the hold: five at once, then one probe at a time, once they are answered.
+    const after = s.holdUntil;
+    const five = Array.from({ length: 5 }, () => send(s, after));
+    expect(checkLimits(s, 1, after)).toMatchObject({ ok: false, reason: 'probe' });
+    for (const t of five) answer(s, t, 200, {}, after, open);
+    const probe = send(s, after);
+    expect(checkLimits(s, 1, after)).toMatchObject({ ok: false, reason: 'probe' });
+    answer(s, probe, 200, {}, after + 1, open);
+    expect(checkLimits(s, 1, after + 1).ok).toBe(true);
+  });
+
+  it('does not count answers that arrive during the hold (a short estimate beats a long one)', () => {
+    const s = newLimits(open);
+    const a = send(s, 0);
+    const b = send(s, 0);
+    const c = send(s, 0);
+    answer(s, a, 200, {}, 1, open);
+    answer(s, b, 429, { 'retry-after': '1' }, 2, open);
+    answer(s, c, 200, {}, 3, open); // answered during the hold
+    expect(s.policies[BLIND_POLICY]?.remaining).toBe(1);
+  });
+
+  it('sends the probe only once no other answer is pending', () => {
+    const s = newLimits(open);
+    answer(s, send(s, 0), 429, { 'retry-after': '1' }, 0, open);
+    const after = s.holdUntil;
+    const pending = send(s, after); // probe: the estimate is 0
+    expect(checkLimits(s, 1, after)).toMatchObject({ ok: false, reason: 'probe' });
+    answer(s, pending, 200, {}, after + 5, open);
+    expect(checkLimits(s, 1, after + 5).ok).toBe(true);
+  });
+
+  it('gives way to real policies as soon as the server declares some', () => {
+    const s = newLimits(open);
+    answer(s, send(s, 0), 429, { 'retry-after': '1' }, 0, open);
+    expect(s.policies[BLIND_POLICY]).toBeDefined();
+    answer(s, send(s, 2000), 200, ietf(5, 1), 2000, open);
+    expect(s.policies[BLIND_POLICY]).toBeUndefined();
+    expect(s.mode).toBe('declared');
+  });
+});
+
+describe('concurrency policies', () => {
+  const conc = (r: number) => ({
+    'ratelimit-policy': '"slots";q=3;qu="concurrent-requests"',
+    ratelimit: `"slots";r=${r}`,
+  });
+
+  it('counts slots: a request frees its slot when it ends, and others wait for that', () => {
+    const s = newLimits(open);
+    const first = send(s, 0);
+    // Reported while `first` held a slot: 2 free besides it, 3 now that it ended.
+    answer(s, first, 200, conc(2), 1, open);
+    expect(s.policies.slots?.remaining).toBe(3);
+    const held = [send(s, 1), send(s, 1), send(s, 1)];
+    expect(checkLimits(s, 1, 1)).toMatchObject({
+      ok: false,
+      waitMs: undefined,
+      reason: 'learned-limit',
+    });
+    // Time does not free a slot.
+    expect(checkLimits(s, 1, 60_000).ok).toBe(false);
+    // An answer does, even one whose report is stale.
+    settleLimits(s, { ...(held[0] as LimitsTicket), cost: 1, now: 2, random: 0 }, open);
+    expect(checkLimits(s, 1, 2).ok).toBe(true);
+  });
+});

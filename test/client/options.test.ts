@@ -1,0 +1,118 @@
+import { describe, expect, it } from 'vitest';
+import { ResolvedOptions } from '../../src/client/host-policy.js';
+import { DEFAULTS } from '../../src/client/options.js';
+import { type InvalidOptionError, isInvalidOptionError } from '../../src/errors.js';
+
+function problem(options: unknown): InvalidOptionError {
+  try {
+    new ResolvedOptions(options);
+  } catch (error) {
+    if (isInvalidOptionError(error)) return error;
+    throw error;
+  }
+  throw new Error('no error');
+}
+
+describe('options', () => {
+  it('resolves the defaults from the one DEFAULTS constant', () => {
+    const p = new ResolvedOptions(undefined).forHost('api.example.com', 'api.example.com');
+    expect(p.concurrency).toBe(DEFAULTS.concurrency);
+    expect(p.maxRetryAfterMs).toBe(60_000);
+    expect(p.retry).toEqual({
+      retries: 3,
+      baseDelayMs: 100,
+      maxDelayMs: 10_000,
+      shouldRetry: undefined,
+    });
+    expect(p.state.budget).toEqual({ ratio: 0.1, minPerSecond: 1, windowMs: 10_000 });
+    expect(p.state.limits?.initialWindow).toBe(1);
+    expect(p.state.bucket).toBeUndefined();
+    expect(p.idempotency?.header).toBe('Idempotency-Key');
+    expect([...(p.idempotency?.methods ?? [])]).toEqual(['POST', 'PATCH']);
+    expect(p.breaker?.coolDownMs).toBe(5000);
+  });
+
+  it('names the option, the value and the allowed range', () => {
+    const e = problem({ rate: -1 });
+    expect(e.option).toBe('rate');
+    expect(e.message).toBe(
+      'invalid option rate: must be a number above 0 and up to 1000000000 (got -1)',
+    );
+    expect(problem({ retry: { retries: 1.5 } }).message).toBe(
+      'invalid option retry.retries: must be an integer from 0 to 100 (got 1.5)',
+    );
+    expect(problem({ concurrency: 0 }).message).toContain(
+      'an integer from 1 up, or Infinity (got 0)',
+    );
+    expect(problem({ circuitBreaker: { failureRatio: 2 } }).option).toBe(
+      'circuitBreaker.failureRatio',
+    );
+  });
+
+  it('names an option inside a host entry with the host quoted', () => {
+    const e = problem({ hosts: { 'api.example.com': { rate: 0 } } });
+    expect(e.option).toBe('hosts["api.example.com"].rate');
+    expect(e.message).toContain('(got 0)');
+  });
+
+  it('refuses unknown options (a typo must not be silently ignored)', () => {
+    const e = problem({ retry: { retires: 3 } });
+    expect(e.option).toBe('retry.retires');
+    expect(e.message).toContain('unknown option');
+  });
+
+  it('refuses bad host patterns and impossible costs', () => {
+    expect(problem({ hosts: { 'https://x.com': {} } }).option).toBe('hosts["https://x.com"]');
+    expect(problem({ rate: 2, burst: 2, cost: 5 }).option).toBe('options.cost');
+    expect(problem({ hosts: { 'a.com': { rate: 1 } }, cost: 3 }).option).toBe(
+      'hosts["a.com"].cost',
+    );
+  });
+
+  it('accepts Infinity where a bound may be off, and false to turn a policy off', () => {
+    const p = new ResolvedOptions({
+      concurrency: Number.POSITIVE_INFINITY,
+      retry: false,
+      retryBudget: false,
+      circuitBreaker: false,
+      idempotency: false,
+      coldStart: false,
+      learnLimits: true,
+    }).forHost('a.com', 'a.com');
+    expect(p.retry.retries).toBe(0);
+    expect(p.state.budget).toBeUndefined();
+    expect(p.breaker).toBeUndefined();
+    expect(p.idempotency).toBeUndefined();
+    expect(p.state.limits?.initialWindow).toBeUndefined();
+  });
+
+  it('merges host entries over the global options, most specific last', () => {
+    const o = new ResolvedOptions({
+      rate: 10,
+      retry: { retries: 2 },
+      retryBudget: { ratio: 0.2 },
+      hosts: {
+        '*.example.com': { rate: 5, retryBudget: { minPerSecond: 3 } },
+        'api.example.com': { retry: { baseDelayMs: 50 }, circuitBreaker: false },
+        'api.example.com:8443': { concurrency: 2 },
+      },
+    });
+    const p = o.forHost('api.example.com', 'api.example.com:8443');
+    expect(p.state.bucket).toEqual({ rate: 5, burst: 5 });
+    expect(p.retry).toMatchObject({ retries: 2, baseDelayMs: 50 });
+    expect(p.state.budget).toEqual({ ratio: 0.2, minPerSecond: 3, windowMs: 10_000 });
+    expect(p.breaker).toBeUndefined();
+    expect(p.concurrency).toBe(2);
+    const other = o.forHost('other.org', 'other.org');
+    expect(other.state.bucket).toEqual({ rate: 10, burst: 10 });
+    expect(other.breaker).toBeDefined();
+    // Hosts without an entry share one resolved policy.
+    expect(o.forHost('x.org', 'x.org')).toBe(other);
+  });
+
+  it('checks the injected parts by shape', () => {
+    expect(problem({ clock: { now: () => 0 } }).option).toBe('clock');
+    expect(problem({ store: {} }).option).toBe('store');
+    expect(problem({ fetch: 'nope' }).message).toContain('a fetch function');
+  });
+});

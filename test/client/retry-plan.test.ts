@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import { defaultShouldRetry } from '../../src/client/policies/retry-rule.js';
+import { planRetry, type RetryInput } from '../../src/client/retry-plan.js';
+import { parseRateLimitHeaders } from '../../src/headers/index.js';
+
+function input(
+  over: Partial<RetryInput> & { status?: number; headers?: Record<string, string> },
+): RetryInput {
+  const { status, headers, ...rest } = over;
+  const response = status === undefined ? undefined : new Response(null, { status, headers });
+  const info = headers ? parseRateLimitHeaders(headers, { now: 0 }) : undefined;
+  return {
+    response,
+    error: undefined,
+    info,
+    context: {
+      method: 'GET',
+      url: 'https://a.com/',
+      attempt: 1,
+      response,
+      retryAfterMs: info?.retryAfterMs,
+      idempotent: true,
+      networkError: false,
+    },
+    shouldRetry: defaultShouldRetry,
+    attempt: 1,
+    retries: 3,
+    replayable: true,
+    maxRetryAfterMs: 60_000,
+    deadline: Number.POSITIVE_INFINITY,
+    now: 0,
+    random: 0.5,
+    backoff: { baseDelayMs: 100, maxDelayMs: 10_000 },
+    jitter: { ratio: 0.05, maxMs: 1000 },
+    ...rest,
+  };
+}
+
+describe('planRetry', () => {
+  it('is final when the rule says so', () => {
+    expect(planRetry(input({ status: 404 }))).toEqual({ retry: false });
+  });
+
+  it('backs off with full jitter when the server gives no time', () => {
+    expect(planRetry(input({ status: 503, attempt: 3 }))).toEqual({ retry: true, delayMs: 200 });
+  });
+
+  it("takes the server's time, with its jitter, before any backoff", () => {
+    const plan = planRetry(input({ status: 429, headers: { 'retry-after': '2' } }));
+    expect(plan).toEqual({ retry: true, delayMs: 2050, serverWaitMs: 2000 });
+    const reset = planRetry(
+      input({
+        status: 429,
+        headers: { ratelimit: '"p";r=0;t=3', 'ratelimit-policy': '"p";q=5;w=10' },
+      }),
+    );
+    expect(reset).toMatchObject({ retry: true, serverWaitMs: 3000 });
+  });
+
+  it('says why a wanted retry cannot be made', () => {
+    expect(planRetry(input({ status: 503, attempt: 4 }))).toEqual({
+      retry: false,
+      reason: 'retries-exhausted',
+    });
+    expect(planRetry(input({ status: 503, replayable: false }))).toEqual({
+      retry: false,
+      reason: 'body-not-replayable',
+    });
+    expect(planRetry(input({ status: 429, headers: { 'retry-after': '61' } }))).toEqual({
+      retry: false,
+      reason: 'retry-after-too-long',
+    });
+    expect(planRetry(input({ status: 429, headers: { 'retry-after': '60' } }))).toMatchObject({
+      retry: true,
+    });
+    expect(
+      planRetry(input({ status: 429, headers: { 'retry-after': '5' }, deadline: 4000 })),
+    ).toEqual({
+      retry: false,
+      reason: 'deadline',
+    });
+  });
+});

@@ -1,0 +1,394 @@
+import { describe, expect, it } from 'vitest';
+import {
+  type ClientEvents,
+  isCircuitOpenError,
+  isRateLimitError,
+  isRetryBudgetExhaustedError,
+  isTimeoutError,
+  LimitedClient,
+  type LimitedClientOptions,
+  type TimeoutError,
+} from '../../src/index.js';
+import { FakeClock, flush, type Handler, networkError, respond, scriptedFetch } from './helpers.js';
+
+function setup(handler: Handler, options: LimitedClientOptions = {}) {
+  const clock = new FakeClock();
+  const fetch = scriptedFetch(clock, handler);
+  const client = new LimitedClient('https://api.example.com', {
+    fetch,
+    clock,
+    coldStart: false,
+    ...options,
+  });
+  const events: { name: keyof ClientEvents; event: unknown }[] = [];
+  for (const name of [
+    'retry',
+    'give-up',
+    'budget-exhausted',
+    'circuit-open',
+    'held',
+    'rate-limited',
+  ] as const) {
+    client.on(name, (event) => events.push({ name, event }));
+  }
+  const named = <K extends keyof ClientEvents>(name: K) =>
+    events.filter((e) => e.name === name).map((e) => e.event as ClientEvents[K]);
+  return { clock, fetch, client, named };
+}
+
+const sequence =
+  (...answers: (number | Error | Response)[]): Handler =>
+  (_call, i) => {
+    const a = answers[Math.min(i, answers.length - 1)];
+    if (a instanceof Error) throw a;
+    if (a instanceof Response) return a.clone();
+    return respond(a as number);
+  };
+
+describe('retries', () => {
+  it('retries a GET after 503s with full-jitter backoff, within the ceiling each time', async () => {
+    const { clock, fetch, client, named } = setup(sequence(503, 503, 200));
+    const p = client.get('/x');
+    await clock.until(p, 60_000, 1);
+    expect((await p).status).toBe(200);
+    expect(fetch.calls).toHaveLength(3);
+    const retries = named('retry');
+    expect(retries.map((r) => [r.attempt, r.delaySource, r.status])).toEqual([
+      [2, 'backoff', 503],
+      [3, 'backoff', 503],
+    ]);
+    expect(retries[0]?.delayMs).toBeLessThanOrEqual(100);
+    expect(retries[1]?.delayMs).toBeLessThanOrEqual(200);
+    const gaps = [1, 2].map((i) => (fetch.calls[i]?.at ?? 0) - (fetch.calls[i - 1]?.at ?? 0));
+    expect(gaps[0]).toBeGreaterThanOrEqual(retries[0]?.delayMs ?? 0);
+    expect(gaps[1]).toBeGreaterThanOrEqual(retries[1]?.delayMs ?? 0);
+  });
+
+  it("waits the server's Retry-After (never earlier, at most 5 % more) and holds the host meanwhile", async () => {
+    const { clock, fetch, client, named } = setup(
+      sequence(respond(429, { 'retry-after': '2' }), 200, 200),
+    );
+    const first = client.get('/a');
+    await flush();
+    const other = client.get('/b'); // sent after the 429: must wait for the hold too
+    await clock.until(Promise.all([first, other]), 60_000, 10);
+    expect(fetch.calls).toHaveLength(3);
+    const [a, b, c] = fetch.calls;
+    expect((b?.at ?? 0) - (a?.at ?? 0)).toBeGreaterThanOrEqual(2000);
+    expect((c?.at ?? 0) - (a?.at ?? 0)).toBeGreaterThanOrEqual(2000);
+    expect((b?.at ?? 0) - (a?.at ?? 0)).toBeLessThanOrEqual(2100 + 10);
+    expect(named('retry')[0]).toMatchObject({ delaySource: 'retry-after', status: 429 });
+    expect(named('held').some((h) => h.reason === 'retry-after')).toBe(true);
+  });
+
+  it('returns a 429 at once when the server asks for more than maxRetryAfterMs', async () => {
+    const { clock, fetch, client, named } = setup(sequence(respond(429, { 'retry-after': '120' })));
+    const p = client.get('/x');
+    const elapsed = await clock.until(p, 10_000, 1);
+    expect((await p).status).toBe(429);
+    expect(elapsed).toBe(0);
+    expect(fetch.calls).toHaveLength(1);
+    expect(named('give-up')[0]).toMatchObject({
+      reason: 'retry-after-too-long',
+      status: 429,
+      attempts: 1,
+    });
+  });
+
+  it('rejects a request that a learned hold would keep past maxRetryAfterMs, without sending it', async () => {
+    const { clock, fetch, client } = setup(
+      sequence(
+        respond(200, { 'ratelimit-policy': '"day";q=1000;w=86400', ratelimit: '"day";r=0;t=3600' }),
+      ),
+    );
+    await client.get('/first');
+    const error = await client.get('/second').catch((e) => e);
+    expect(isRateLimitError(error)).toBe(true);
+    expect(error.policy).toBe('day');
+    expect(error.retryAfterMs).toBe(3_600_000);
+    expect(fetch.calls).toHaveLength(1);
+    expect(clock.pending).toBe(0);
+  });
+
+  it('retries a 429 whatever the method, even a POST without a key', async () => {
+    const { clock, fetch, client } = setup(sequence(respond(429, { 'retry-after': '1' }), 201));
+    const p = client.post('/charge', { amount: 5 }, { idempotencyKey: false });
+    await clock.until(p);
+    expect((await p).status).toBe(201);
+    expect(fetch.calls).toHaveLength(2);
+  });
+
+  it('retries a keyed POST after a reset, with the same key on every attempt', async () => {
+    const { clock, fetch, client } = setup(
+      sequence(networkError('ECONNRESET'), networkError('UND_ERR_SOCKET'), 201),
+    );
+    const p = client.post('/charge', { amount: 5 });
+    await clock.until(p);
+    expect((await p).status).toBe(201);
+    const keys = fetch.calls.map((c) => c.headers.get('idempotency-key'));
+    expect(keys).toHaveLength(3);
+    expect(new Set(keys).size).toBe(1);
+    expect(fetch.calls.map((c) => c.body)).toEqual(Array(3).fill('{"amount":5}'));
+    // A second call gets its own key.
+    const q = client.post('/charge', { amount: 6 });
+    await clock.until(q);
+    expect(fetch.calls[3]?.headers.get('idempotency-key')).not.toBe(keys[0]);
+  });
+
+  it('does not retry a POST without a key after a reset or a 503', async () => {
+    const reset = networkError('ECONNRESET');
+    const { fetch, client } = setup(sequence(reset));
+    await expect(client.post('/charge', { a: 1 }, { idempotencyKey: false })).rejects.toBe(reset);
+    expect(fetch.calls).toHaveLength(1);
+    const other = setup(sequence(503, 200), { idempotency: false });
+    const r = await other.client.post('/charge', { a: 1 });
+    expect(r.status).toBe(503);
+    expect(other.fetch.calls).toHaveLength(1);
+  });
+
+  it('does not retry permanent failures', async () => {
+    const { fetch, client } = setup(sequence(networkError('ENOTFOUND')));
+    await expect(client.get('/x')).rejects.toThrow('fetch failed');
+    expect(fetch.calls).toHaveLength(1);
+    const four = setup(sequence(400, 200));
+    expect((await four.client.get('/x')).status).toBe(400);
+    expect(four.fetch.calls).toHaveLength(1);
+  });
+
+  it('does not resend a stream body, unless createBody can recreate it', async () => {
+    const { clock, fetch, client, named } = setup(sequence(503, 503, 200));
+    const stream = new ReadableStream({
+      start(c) {
+        c.enqueue(new TextEncoder().encode('chunk'));
+        c.close();
+      },
+    });
+    const r = await client.put('/upload', stream, { duplex: 'half' } as RequestInit);
+    expect(r.status).toBe(503);
+    expect(named('give-up')[0]?.reason).toBe('body-not-replayable');
+    let made = 0;
+    const p = client.put('/upload', undefined, {
+      createBody: () => {
+        made++;
+        return new ReadableStream({
+          start(c) {
+            c.enqueue(new TextEncoder().encode(`chunk ${made}`));
+            c.close();
+          },
+        });
+      },
+    });
+    await clock.until(p);
+    expect((await p).status).toBe(200);
+    expect(made).toBe(2);
+    expect(fetch.calls.slice(1).map((c) => c.body)).toEqual(['chunk 1', 'chunk 2']);
+  });
+
+  it('stops after `retries` and returns the last response', async () => {
+    const { clock, fetch, client, named } = setup(sequence(503), { retry: { retries: 2 } });
+    const p = client.get('/x');
+    await clock.until(p);
+    expect((await p).status).toBe(503);
+    expect(fetch.calls).toHaveLength(3);
+    expect(named('give-up')[0]).toMatchObject({ reason: 'retries-exhausted', attempts: 3 });
+  });
+
+  it('lets the caller replace the rule, per client or per call', async () => {
+    const { clock, fetch, client } = setup(sequence(409, 200), {
+      retry: { shouldRetry: (c) => c.response?.status === 409 },
+    });
+    const p = client.get('/x');
+    await clock.until(p);
+    expect((await p).status).toBe(200);
+    const q = client.get('/x', { retry: false });
+    await clock.until(q);
+    expect(fetch.calls).toHaveLength(3);
+  });
+});
+
+describe('retry budget', () => {
+  it('refuses retries past the budget: the last response comes back, an event says why', async () => {
+    const { clock, client, fetch, named } = setup(sequence(503), {
+      retryBudget: { ratio: 0, minPerSecond: 0.1 }, // one retry per 10 s window
+      circuitBreaker: false,
+    });
+    const a = client.get('/a');
+    await clock.until(a);
+    const b = client.get('/b');
+    await clock.until(b);
+    expect((await b).status).toBe(503);
+    expect(fetch.calls).toHaveLength(3); // a, its one retry, b
+    expect(named('budget-exhausted')).toHaveLength(2); // a's second retry, b's first
+    expect(named('give-up').map((g) => g.reason)).toEqual(['budget-exhausted', 'budget-exhausted']);
+    expect(client.stats().hosts['https://api.example.com']?.budgetExhausted).toBe(2);
+  });
+
+  it('rejects with RetryBudgetExhaustedError when there is no response to return', async () => {
+    const reset = networkError();
+    const { client } = setup(sequence(reset), {
+      retryBudget: { ratio: 0, minPerSecond: 0 },
+      circuitBreaker: false,
+    });
+    const error = await client.get('/x').catch((e) => e);
+    expect(isRetryBudgetExhaustedError(error)).toBe(true);
+    expect(error.cause).toBe(reset);
+    expect(error.attempts).toBe(1);
+  });
+
+  it('is configured per host', async () => {
+    const { clock, client, fetch } = setup(sequence(503), {
+      retryBudget: { ratio: 0, minPerSecond: 0 },
+      circuitBreaker: false,
+      hosts: { 'api.example.com': { retryBudget: { minPerSecond: 10 } } },
+    });
+    const p = client.get('/x');
+    await clock.until(p);
+    expect(fetch.calls).toHaveLength(4);
+  });
+});
+
+describe('circuit breaker', () => {
+  it('opens after consecutive failures, fails fast saying when, half-opens, closes on a probe', async () => {
+    let down = true;
+    const { clock, client, fetch, named } = setup(() => (down ? respond(500) : respond(200)), {
+      retry: false,
+      circuitBreaker: { consecutiveFailures: 3, coolDownMs: 5000 },
+    });
+    for (let i = 0; i < 3; i++) await client.get('/x');
+    const error = await client.get('/x').catch((e) => e);
+    expect(isCircuitOpenError(error)).toBe(true);
+    expect(error.retryAt).toBe(clock.now() + 5000);
+    expect(error.message).toContain('circuit open until');
+    expect(fetch.calls).toHaveLength(3);
+    expect(named('circuit-open')).toHaveLength(1);
+    down = false;
+    await clock.advance(5000);
+    expect((await client.get('/x')).status).toBe(200);
+    expect(client.stats().hosts['https://api.example.com']?.circuit).toBe('closed');
+  });
+
+  it('does not count 429s as failures', async () => {
+    const { client } = setup(sequence(respond(429, { 'retry-after': '0' })), {
+      retry: false,
+      circuitBreaker: { consecutiveFailures: 2 },
+    });
+    for (let i = 0; i < 10; i++) expect((await client.get('/x')).status).toBe(429);
+    expect(client.stats().hosts['https://api.example.com']?.circuit).toBe('closed');
+  });
+
+  it('refuses a retry once it opens, returning the last response', async () => {
+    const { clock, client, named } = setup(sequence(500), {
+      circuitBreaker: { consecutiveFailures: 2 },
+    });
+    const p = client.get('/x');
+    await clock.until(p);
+    expect((await p).status).toBe(500);
+    expect(named('give-up').at(-1)).toMatchObject({ reason: 'circuit-open', attempts: 2 });
+  });
+});
+
+describe('timeouts and aborts', () => {
+  const hang: Handler = () => new Promise<Response>(() => {});
+
+  it('times out an attempt, retries it (GET), and times out overall', async () => {
+    const { clock, fetch, client } = setup(hang, { attemptTimeoutMs: 1000, timeoutMs: 2500 });
+    const p = client.get('/slow').catch((e) => e);
+    await clock.until(p, 10_000, 50);
+    const error = (await p) as TimeoutError;
+    expect(isTimeoutError(error)).toBe(true);
+    expect(error.scope).toBe('total');
+    expect(error.timeoutMs).toBe(2500);
+    expect(fetch.calls.length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('gives up before a backoff that would end past the deadline', async () => {
+    const { clock, client, named } = setup(sequence(respond(503, { 'retry-after': '5' })), {
+      timeoutMs: 3000,
+    });
+    const p = client.get('/x');
+    await clock.until(p);
+    expect((await p).status).toBe(503);
+    expect(named('give-up')[0]?.reason).toBe('deadline');
+  });
+
+  it("the caller's signal aborts a backoff sleep at once and leaves no timer", async () => {
+    const { clock, client, fetch } = setup(sequence(respond(503, { 'retry-after': '30' })));
+    const controller = new AbortController();
+    const p = client.get('/x', { signal: controller.signal }).catch((e) => e);
+    await clock.advance(100);
+    expect(fetch.calls).toHaveLength(1);
+    controller.abort(new Error('stop'));
+    expect(((await p) as Error).message).toBe('stop');
+    expect(clock.pending).toBe(0);
+  });
+
+  it("the caller's signal aborts an attempt in flight", async () => {
+    const { client } = setup(hang);
+    const controller = new AbortController();
+    const p = client.get('/x', { signal: controller.signal });
+    await flush();
+    controller.abort();
+    await expect(p).rejects.toMatchObject({ name: 'AbortError' });
+  });
+});
+
+describe('costs and the client bucket', () => {
+  it('charges each call its cost against rate and burst', async () => {
+    const { clock, fetch, client } = setup(sequence(200), { rate: 2, burst: 6 });
+    const calls = [client.get('/a', { cost: 5 }), client.get('/b', { cost: 5 })];
+    await clock.until(Promise.all(calls), 60_000, 100);
+    // 6 units at start; the second call needs 4 more: 2 s at 2 units per second.
+    expect((fetch.calls[1]?.at ?? 0) - (fetch.calls[0]?.at ?? 0)).toBe(2000);
+  });
+
+  it('takes the cost from a function of the request', async () => {
+    const { clock, fetch, client } = setup(sequence(200), {
+      rate: 1,
+      burst: 3,
+      cost: ({ url }) => (url.includes('search') ? 3 : 1),
+    });
+    const calls = [client.get('/search'), client.get('/item')];
+    await clock.until(Promise.all(calls), 60_000, 100);
+    expect((fetch.calls[1]?.at ?? 0) - (fetch.calls[0]?.at ?? 0)).toBe(1000);
+  });
+
+  it('refuses a cost the bucket can never pay', async () => {
+    const { client } = setup(sequence(200), { rate: 1, burst: 2 });
+    await expect(client.get('/x', { cost: 3 })).rejects.toThrow(
+      'cost must be a number from 0 to 2',
+    );
+  });
+});
+
+describe('edge cases', () => {
+  it('honours a Retry-After equal to maxRetryAfterMs (the limit compares the server wait, not the jitter)', async () => {
+    const { clock, fetch, client } = setup(sequence(respond(429, { 'retry-after': '60' }), 200));
+    const p = client.get('/x');
+    await clock.until(p, 120_000, 1000);
+    expect((await p).status).toBe(200);
+    expect(fetch.calls).toHaveLength(2);
+  });
+
+  it('treats an AbortError from a fetch that ignores the reason as the attempt timeout', async () => {
+    const clock = new FakeClock();
+    let n = 0;
+    const fetch = ((_input: RequestInfo | URL, init?: RequestInit) =>
+      n++ === 0
+        ? new Promise<Response>((_, reject) =>
+            init?.signal?.addEventListener('abort', () =>
+              reject(new DOMException('aborted', 'AbortError')),
+            ),
+          )
+        : Promise.resolve(respond(200))) as typeof globalThis.fetch;
+    const client = new LimitedClient('https://api.example.com', {
+      fetch,
+      clock,
+      coldStart: false,
+      attemptTimeoutMs: 1000,
+    });
+    const p = client.get('/x');
+    await clock.until(p, 10_000, 100);
+    expect((await p).status).toBe(200);
+    expect(n).toBe(2);
+  });
+});
