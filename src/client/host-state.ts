@@ -66,6 +66,25 @@ export type AdmitResult =
 
 const NO_TICKET: LimitsTicket = Object.freeze({ seq: 0, probed: [] }) as LimitsTicket;
 
+/**
+ * `config` for a run on `share` of the shared limits (see `Transaction`): the client bucket's rate
+ * and burst (the burst never below `cost`, so the request still fits) and the retry budget's floor
+ * scale with it. The budget's ratio does not (it applies to the requests this state sees), nor do
+ * learned limits (the server's answers keep teaching them).
+ */
+function shareOf(config: HostStateConfig, share: number, cost: number): HostStateConfig {
+  if (share === 1) return config;
+  const { bucket, budget } = config;
+  return {
+    limits: config.limits,
+    bucket: bucket && {
+      rate: bucket.rate * share,
+      burst: Math.max(cost, bucket.burst * share),
+    },
+    budget: budget && { ...budget, minPerSecond: budget.minPerSecond * share },
+  };
+}
+
 function init(state: HostState | undefined, config: HostStateConfig, now: number): HostState {
   const s = state ?? {};
   if (config.limits && !s.limits) s.limits = newLimits(config.limits);
@@ -77,15 +96,17 @@ function init(state: HostState | undefined, config: HostStateConfig, now: number
 /**
  * Admits one attempt of `cost` units if the learned limits and the client bucket both allow it,
  * and then records it (limits debited, tokens taken, and for a first attempt, a deposit in the
- * retry budget). When either says no, nothing is taken.
+ * retry budget). When either says no, nothing is taken. On a share of the limits (see
+ * `Transaction`), the bucket and the budget are scaled down.
  */
 export function admitTransaction(
-  config: HostStateConfig,
+  shared: HostStateConfig,
   cost: number,
   firstAttempt: boolean,
   now: number,
 ): Transaction<HostState, AdmitResult> {
-  return (current) => {
+  return (current, share = 1) => {
+    const config = shareOf(shared, share, cost);
     const state = init(current, config, now);
     if (state.limits) {
       const verdict = checkLimits(state.limits, cost, now);
@@ -116,10 +137,11 @@ export function settleTransaction(
 
 /** Takes one retry from the budget; `true` when there was one (always, when the budget is off). */
 export function retryTransaction(
-  config: HostStateConfig,
+  shared: HostStateConfig,
   now: number,
 ): Transaction<HostState, boolean> {
-  return (current) => {
+  return (current, share = 1) => {
+    const config = shareOf(shared, share, 1);
     const state = init(current, config, now);
     if (!state.budget || !config.budget) return [state, true];
     return [state, withdrawRetry(state.budget, config.budget, now)];

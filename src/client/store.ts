@@ -23,8 +23,16 @@ export type MaybePromise<T> = T | Promise<T>;
  * It may mutate and return the object it was given. It must be deterministic and have no other
  * effect: a store may run it more than once for one call (after a conflicting write) and keep only
  * the last run. States are plain JSON: objects, arrays, finite numbers, strings, booleans.
+ *
+ * `share` (default 1) is the part of the shared limits this run may use. A store whose shared state
+ * is unavailable and that falls back to state local to this process passes less (its local share,
+ * about one over the number of processes), so that the processes on local state together stay near
+ * the shared limits instead of each spending all of them.
  */
-export type Transaction<S, R> = (state: S | undefined) => [next: S | undefined, result: R];
+export type Transaction<S, R> = (
+  state: S | undefined,
+  share?: number,
+) => [next: S | undefined, result: R];
 
 /** Where the pipeline's shared state lives. Implement it to share state across processes. */
 export interface StateStore {

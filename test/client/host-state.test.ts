@@ -77,3 +77,39 @@ describe('host state transactions', () => {
       expect(store.update('h', retryTransaction(off, 0), 1000)).toBe(true);
   });
 });
+
+describe('host state transactions on a share of the limits', () => {
+  const open: HostStateConfig = {
+    limits: undefined,
+    bucket: { rate: 10, burst: 8 },
+    budget: { ratio: 0, minPerSecond: 2, windowMs: 10_000 },
+  };
+
+  it('scale the client bucket (rate and burst) and the retry budget floor', () => {
+    const admit = admitTransaction(open, 1, true, 0);
+    let state: HostState | undefined;
+    const outcomes = [];
+    for (let i = 0; i < 3; i++) {
+      const [next, result] = admit(state, 0.25);
+      state = next;
+      outcomes.push(result);
+    }
+    // A quarter of a burst of 8 is 2; a quarter of 10/s refills one every 400 ms.
+    expect(outcomes.map((o) => o.ok)).toEqual([true, true, false]);
+    expect(outcomes[2]).toEqual({ ok: false, waitMs: 400, reason: 'client-rate' });
+    // A quarter of 2 retries per second over 10 s is 5.
+    const retry = retryTransaction(open, 0);
+    const retries = [];
+    for (let i = 0; i < 6; i++) {
+      const [next, allowed] = retry(state, 0.25);
+      state = next;
+      retries.push(allowed);
+    }
+    expect(retries).toEqual([true, true, true, true, true, false]);
+  });
+
+  it('never shrink the burst below the request’s cost', () => {
+    const [, result] = admitTransaction(open, 5, true, 0)(undefined, 0.1);
+    expect(result).toMatchObject({ ok: true });
+  });
+});
