@@ -4,12 +4,14 @@
  * @module
  */
 import { z } from 'zod';
+import type { StateStore, Transaction } from '../client/store.js';
 import type { StoreUnavailableError } from '../errors.js';
 import { nonNegativeInteger, parseOptions, positiveInteger } from '../server/options.js';
 import type { LimiterSpec, RateLimitStore, StoreDecision, StoreRequest } from '../server/store.js';
 import type { TakeResult } from '../server/types.js';
 import { LIMITER_SCRIPTS, type LimiterScript } from './lua/index.js';
 import { type RedisScriptingClient, type RunnerHealth, ScriptRunner } from './runner.js';
+import { SharedState, type SharedStateCounters } from './shared-state.js';
 
 /** Options of {@link RedisStore}. */
 export interface RedisStoreOptions {
@@ -47,10 +49,28 @@ export interface RedisStoreOptions {
    * @default 600_000 (10 minutes)
    */
   inFlightTtlMs?: number;
+  /**
+   * Client side: while Redis is unavailable, each process runs on a local copy of its hosts' state
+   * (seeded from the shared state it saw last), with this share of the shared limits: the client
+   * bucket's rate and burst and the retry budget's floor. About one over the number of processes
+   * sharing the Redis, from 0 (exclusive) to 1.
+   * @default 0.25
+   */
+  localShare?: number;
+  /**
+   * Client side: local updates kept per host during an outage, to be applied to the shared state
+   * when Redis is back. Past it the oldest are dropped (counted in `health().dropped`).
+   * @default 10_000
+   */
+  maxReplay?: number;
 }
 
-/** Health of a {@link RedisStore}, from {@link RedisStore.health}. */
-export type RedisStoreHealth = RunnerHealth;
+/**
+ * Health of a {@link RedisStore}, from {@link RedisStore.health}: whether Redis is answering, the
+ * calls that succeeded, failed or were refused, and on the client side, the conflicting writes and
+ * the updates run on local state, replayed, or dropped.
+ */
+export type RedisStoreHealth = RunnerHealth & SharedStateCounters;
 
 /** What a {@link RedisStore} reports to {@link RedisStore.on} listeners. */
 export interface RedisStoreEvents {
@@ -69,6 +89,8 @@ const DEFAULTS = Object.freeze({
   recheckMs: 1000,
   timeSource: 'redis' as const,
   inFlightTtlMs: 600_000,
+  localShare: 0.25,
+  maxReplay: 10_000,
 });
 
 const optionsSchema = z.strictObject({
@@ -80,6 +102,12 @@ const optionsSchema = z.strictObject({
   recheckMs: nonNegativeInteger.optional(),
   timeSource: z.enum(['redis', 'caller'], { error: "must be 'redis' or 'caller'" }).optional(),
   inFlightTtlMs: positiveInteger.optional(),
+  localShare: z
+    .number({ error: 'must be a number above 0, up to 1' })
+    .gt(0, { error: 'must be a number above 0, up to 1' })
+    .max(1, { error: 'must be a number above 0, up to 1' })
+    .optional(),
+  maxReplay: nonNegativeInteger.optional(),
 });
 
 function isClient(value: unknown): value is RedisScriptingClient {
@@ -93,40 +121,53 @@ function isClient(value: unknown): value is RedisScriptingClient {
 }
 
 /**
- * Limiter state in Redis, for every algorithm of `limited-client/server`: pass it as the `store` of
- * an algorithm, or of the mock server, and every process using the same Redis (and the same
- * limiter names) enforces one limit together.
+ * State in Redis, shared by every process using the same Redis: both sides of limited-client.
  *
+ * **Server side** (`RateLimitStore`): pass it as the `store` of an algorithm, or of the mock server,
+ * and every process using the same Redis (and the same limiter names) enforces one limit together.
  * Each take, peek or refund is one `EVALSHA` of the algorithm's Lua script (loaded with `EVAL` when
  * Redis answers `NOSCRIPT`, after a restart or on a new cluster node), so the read, the decision and
  * the write are one atomic step on Redis. The scripts are the algorithms' TypeScript arithmetic
  * line for line, and decide exactly as the memory store does.
- *
  * - Time: Redis's `TIME` by default (see `timeSource`), so callers' clocks do not matter; the
  *   `now` a caller passes is then ignored.
  * - Keys: `${prefix}${limiter name}:{${key}}`, a hash holding the algorithm's state, with a TTL set
  *   to when the state becomes equivalent to a fresh key. The braces are a hash tag: everything one
  *   client key has in this store lives in one Redis Cluster slot.
- * - Failures: every call has a timeout (`timeoutMs`); a failed or timed-out call rejects with a
- *   `StoreUnavailableError`, and for `recheckMs` after it calls fail at once. The mock server turns
- *   that into its route's fail mode; an algorithm used directly rejects, and you choose.
+ *
+ * **Client side** (`StateStore`): pass it as the `store` of `LimitedClient` or `wrapFetch`, and the
+ * processes calling a host share its client-side token bucket, what the server taught about its
+ * limits (one process told "remaining 0 until T" makes all of them wait) and its retry budget. Each
+ * host's state is JSON in `${prefix}state:{limited-client:<origin>}`, updated with optimistic
+ * concurrency (see `shared-state.ts`). While Redis is unavailable each process runs on a local copy
+ * within `localShare` of the limits, and hands what it did to the shared state when Redis is back.
+ *
+ * **Failures**: every call has a timeout (`timeoutMs`), and for `recheckMs` after a failure calls
+ * fail at once. Server side, a failed call rejects with a `StoreUnavailableError`: the mock server
+ * turns it into its route's fail mode; an algorithm used directly rejects, and you choose. Client
+ * side, nothing rejects: the update runs on local state.
  *
  * The store uses the client it is given and never closes it.
  *
  * @example
  * import { createClient } from 'redis';
+ * import { LimitedClient } from 'limited-client';
  * import { TokenBucket } from 'limited-client/server';
  * import { RedisStore } from 'limited-client/redis';
  *
  * const redis = await createClient({ url: process.env.REDIS_URL }).connect();
  * const store = new RedisStore(redis, { prefix: 'myapp:' });
+ * // Server side: one limit per tenant, whichever instance decides.
  * const perTenant = new TokenBucket({ capacity: 20, refillPerSecond: 5, store, name: 'tenant' });
  * const { allowed, retryAfterMs } = await perTenant.take(tenantId);
+ * // Client side: every process together stays under 10 requests a second to the API.
+ * const api = new LimitedClient('https://api.example.com', { rate: 10, store });
  */
-export class RedisStore implements RateLimitStore {
+export class RedisStore implements RateLimitStore, StateStore {
   /** The prefix of every key this store writes. */
   readonly prefix: string;
   readonly #runner: ScriptRunner;
+  readonly #state: SharedState;
   readonly #timeSource: 'redis' | 'caller';
   /** `ARGV[5]` and `ARGV[6]` of every limiter script: the least TTL and the in-flight TTL. */
   readonly #ttlArgs: [string, string];
@@ -157,9 +198,17 @@ export class RedisStore implements RateLimitStore {
       { timeoutMs: parsed.timeoutMs, recheckMs: parsed.recheckMs },
       {
         down: (error) => this.#emit('down', error),
-        up: () => this.#emit('up'),
+        up: () => {
+          this.#state.replayAll();
+          this.#emit('up');
+        },
       },
     );
+    this.#state = new SharedState(this.#runner, (key) => `${this.prefix}state:{${key}}`, {
+      timeoutMs: parsed.timeoutMs,
+      localShare: parsed.localShare,
+      maxReplay: parsed.maxReplay,
+    });
   }
 
   /** The Redis key holding `key` of the limiter named `name`. */
@@ -191,9 +240,23 @@ export class RedisStore implements RateLimitStore {
     await this.#run(spec, key, 'refund', request, request.receipt);
   }
 
-  /** Whether Redis is answering, and how many calls succeeded, failed, or were refused. */
+  /**
+   * Client side (`StateStore`): runs `transaction` on the shared state of `key` with optimistic
+   * concurrency, or while Redis is unavailable on a local copy within `localShare`; never rejects
+   * because of Redis. Called by `LimitedClient` and `wrapFetch` given this store as `store`.
+   */
+  update<S, R>(key: string, transaction: Transaction<S, R>, ttlMs: number): Promise<R> {
+    return this.#state.update(key, transaction, ttlMs);
+  }
+
+  /** Client side (`StateStore`): deletes the state of `key`, shared and local. */
+  delete(key: string): Promise<void> {
+    return this.#state.delete(key);
+  }
+
+  /** Whether Redis is answering, and what the store did (see {@link RedisStoreHealth}). */
   health(): RedisStoreHealth {
-    return this.#runner.health();
+    return { ...this.#runner.health(), ...this.#state.counters };
   }
 
   /**

@@ -11,6 +11,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RedisClientType } from 'redis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Transaction } from '../../src/client/store.js';
 import {
   isStoreUnavailableError,
   RedisStore,
@@ -162,6 +163,41 @@ describeRedis('RedisStore when Redis is slow or gone', () => {
     const after = server.stats();
     expect(after.degraded).toBe(5);
     await server.close();
+    client.destroy();
+  });
+
+  it('client state: runs on the local share while Redis is paused, then gives the shared state every update, once', async () => {
+    const client = await connect();
+    const store = new RedisStore(client, {
+      prefix,
+      timeoutMs: 100,
+      recheckMs: 100,
+      localShare: 0.5,
+    });
+    // Counts updates, and answers the share it ran on.
+    const count: Transaction<{ n: number }, number> = (state, share = 1) => [
+      { n: (state?.n ?? 0) + 1 },
+      share,
+    ];
+    const shares: number[] = [];
+    for (let i = 0; i < 5; i++) shares.push(await store.update('tally', count, 60_000));
+    await admin.sendCommand(['CLIENT', 'PAUSE', '800', 'ALL']);
+    for (let i = 0; i < 10; i++) shares.push(await store.update('tally', count, 60_000));
+    // Back on shared state once Redis answers (the first shared update replays the local ones).
+    while (shares.at(-1) !== 1) {
+      await sleep(20);
+      shares.push(await store.update('tally', count, 60_000));
+    }
+    expect(shares.slice(0, 5)).toEqual([1, 1, 1, 1, 1]);
+    expect(shares.slice(5, 15)).toEqual(Array(10).fill(0.5));
+    const raw = await client.hGet(`${prefix}state:{tally}`, 's');
+    // Every update reached the shared state exactly once: none lost, none applied twice (the
+    // writes that timed out carried a deadline, so Redis refused them when it resumed).
+    expect(JSON.parse(raw as string)).toEqual({ n: shares.length });
+    const health = store.health();
+    expect(health).toMatchObject({ available: true, dropped: 0 });
+    expect(health.localUpdates).toBe(shares.filter((share) => share < 1).length);
+    expect(health.replayed).toBe(health.localUpdates);
     client.destroy();
   });
 });

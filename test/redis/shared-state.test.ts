@@ -1,0 +1,93 @@
+/**
+ * RedisStore as the client's `StateStore`, against the real Redis: read-modify-writes from several
+ * connections never lose an update, a process batches its own updates of a key, TTLs and deletes.
+ * (What it does when Redis pauses is in `outage.test.ts`.)
+ */
+import type { RedisClientType } from 'redis';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Transaction } from '../../src/client/store.js';
+import { RedisStore } from '../../src/redis/index.js';
+import { connect, deleteKeys, describeRedis, uniquePrefix } from './helpers.js';
+
+interface Counter {
+  n: number;
+}
+
+const increment: Transaction<Counter, number> = (state) => {
+  const next = { n: (state?.n ?? 0) + 1 };
+  return [next, next.n];
+};
+
+describeRedis('RedisStore as a StateStore', () => {
+  const prefix = uniquePrefix('state');
+  const clients: RedisClientType[] = [];
+
+  beforeAll(async () => {
+    for (let i = 0; i < 4; i++) clients.push(await connect());
+  });
+  afterAll(async () => {
+    await deleteKeys(clients[0] as RedisClientType, prefix);
+    for (const client of clients) client.destroy();
+  });
+
+  it('loses no update when four connections increment one key 200 times each, all at once', async () => {
+    const stores = clients.map((client) => new RedisStore(client, { prefix, timeoutMs: 5000 }));
+    const results = await Promise.all(
+      stores.flatMap((store) =>
+        Array.from({ length: 200 }, () => store.update('counter', increment, 60_000)),
+      ),
+    );
+    // Every increment saw a distinct count: each ran on the state the one before it left.
+    expect(new Set(results).size).toBe(800);
+    expect(Math.max(...results)).toBe(800);
+    const final = await (stores[0] as RedisStore).update<Counter, number>(
+      'counter',
+      (s) => [s, s?.n ?? 0],
+      60_000,
+    );
+    expect(final).toBe(800);
+    const health = stores.map((s) => s.health());
+    // They did conflict, and every conflict was retried on the newer state.
+    expect(health.reduce((sum, h) => sum + h.conflicts, 0)).toBeGreaterThan(0);
+    expect(health.every((h) => h.localUpdates === 0 && h.available)).toBe(true);
+  });
+
+  it('batches a process’s own updates of a key: fewer round trips than updates, no conflicts', async () => {
+    const store = new RedisStore(clients[0] as RedisClientType, { prefix, timeoutMs: 5000 });
+    const results = await Promise.all(
+      Array.from({ length: 100 }, () => store.update('batched', increment, 60_000)),
+    );
+    expect(results).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
+    const health = store.health();
+    expect(health.conflicts).toBe(0);
+    expect(health.succeeded).toBeLessThan(100);
+  });
+
+  it('keeps a state for its TTL, and deletes it', async () => {
+    const store = new RedisStore(clients[1] as RedisClientType, { prefix, timeoutMs: 5000 });
+    await store.update('ttl', increment, 30_000);
+    const key = `${prefix}state:{ttl}`;
+    const ttl = await (clients[0] as RedisClientType).pTTL(key);
+    expect(ttl).toBeGreaterThan(25_000);
+    expect(ttl).toBeLessThanOrEqual(30_000);
+    expect(await (clients[0] as RedisClientType).hGet(key, 's')).toBe('{"n":1}');
+    await store.delete('ttl');
+    expect(await (clients[0] as RedisClientType).exists(key)).toBe(0);
+    expect(await store.update('ttl', increment, 30_000)).toBe(1);
+  });
+
+  it('rejects only the update whose transaction throws', async () => {
+    const store = new RedisStore(clients[2] as RedisClientType, { prefix, timeoutMs: 5000 });
+    const broken: Transaction<Counter, number> = () => {
+      throw new Error('a bug in a transaction');
+    };
+    const [a, b, c] = await Promise.allSettled([
+      store.update('throws', increment, 60_000),
+      store.update('throws', broken, 60_000),
+      store.update('throws', increment, 60_000),
+    ]);
+    expect(a).toEqual({ status: 'fulfilled', value: 1 });
+    expect(b).toMatchObject({ status: 'rejected', reason: { message: 'a bug in a transaction' } });
+    expect(c).toEqual({ status: 'fulfilled', value: 2 });
+  });
+});
