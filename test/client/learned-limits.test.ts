@@ -112,6 +112,16 @@ describe('declared policies', () => {
     expect(s.policies.s?.remaining).toBe(3);
   });
 
+  it('ignores a report whose request this state never admitted, so later reports still count', () => {
+    // A shared state that expired (or a local copy's request settled on the shared state) while
+    // the request was out: its ticket's number is ahead of the state's own.
+    const s = newLimits(open);
+    answer(s, { seq: 40, probed: [] }, 200, ietf(0, 5), 0, open);
+    expect(s.applied).toBe(0);
+    answer(s, send(s, 0), 200, ietf(6, 1), 1, open);
+    expect(s.policies.s?.remaining).toBe(6);
+  });
+
   it('holds until the reset, then sends one probe, and its answer tells the rest', () => {
     const s = newLimits(open);
     answer(s, send(s, 0), 200, ietf(0, 2), 0, open);

@@ -280,7 +280,11 @@ export function settleLimits(state: LimitsState, answer: LimitsAnswer, config: L
     state.mode = 'declared';
     delete state.window;
     delete state.policies[BLIND_POLICY];
-    const fresh = answer.seq > state.applied;
+    // Fresh: newer than the last report applied, and issued by this state. A sequence number the
+    // state never issued (a shared state that expired, or was replaced by another process's copy,
+    // while the request was out) would push `applied` past `seq` and make every later report look
+    // old until `seq` caught up.
+    const fresh = answer.seq > state.applied && answer.seq <= state.seq;
     if (fresh) state.applied = answer.seq;
     applyPolicies(state, reported, fresh, now, config.fallbackHoldMs, answer.cost);
   } else if (state.mode !== 'declared') {
