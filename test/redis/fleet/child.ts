@@ -1,0 +1,83 @@
+/**
+ * One process of a fleet that shares a client-side rate through Redis; spawned by `fleet.ts`.
+ * Its argument is a {@link ChildPlan} as JSON. From `startAt` to `endAt` (epoch milliseconds) it
+ * keeps `concurrency` calls going through one `LimitedClient` whose store is a `RedisStore` on its
+ * own Redis connection, then prints one {@link ChildReport} as JSON and exits 0. Unhandled
+ * rejections are counted, not fatal, so that the report says how many there were.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createClient } from 'redis';
+import { LimitedClient } from '../../../src/index.js';
+import { RedisStore } from '../../../src/redis/index.js';
+
+/** What the parent asks of a child. */
+export interface ChildPlan {
+  url: string;
+  redisUrl: string;
+  prefix: string;
+  /** The client-side rate shared by the fleet, per second, and its burst. */
+  rate: number;
+  burst: number;
+  localShare: number;
+  startAt: number;
+  endAt: number;
+  concurrency: number;
+}
+
+/** What a child reports. */
+export interface ChildReport {
+  /** When each response arrived, by status: epoch milliseconds. */
+  arrivals: Record<string, number[]>;
+  /** Calls that rejected (they should not: every call gets a response). */
+  errors: string[];
+  unhandled: number;
+  health: ReturnType<RedisStore['health']>;
+}
+
+const plan = JSON.parse(process.argv[2] as string) as ChildPlan;
+let unhandled = 0;
+process.on('unhandledRejection', () => {
+  unhandled += 1;
+});
+
+const redis = createClient({
+  url: plan.redisUrl,
+  socket: { reconnectStrategy: (retries) => Math.min(50 * 2 ** retries, 500) },
+});
+redis.on('error', () => {});
+await redis.connect();
+const store = new RedisStore(redis, {
+  prefix: plan.prefix,
+  timeoutMs: 100,
+  recheckMs: 100,
+  localShare: plan.localShare,
+});
+const client = new LimitedClient(plan.url, {
+  rate: plan.rate,
+  burst: plan.burst,
+  store,
+  maxRetryAfterMs: 10_000,
+});
+
+const arrivals: Record<string, number[]> = {};
+const errors: string[] = [];
+await sleep(Math.max(0, plan.startAt - Date.now()));
+await Promise.all(
+  Array.from({ length: plan.concurrency }, async () => {
+    while (Date.now() < plan.endAt) {
+      try {
+        const response = await client.get('/work', { signal: AbortSignal.timeout(5000) });
+        await response.arrayBuffer();
+        const list = arrivals[response.status] ?? [];
+        list.push(Date.now());
+        arrivals[response.status] = list;
+      } catch (error) {
+        errors.push(String(error));
+      }
+    }
+  }),
+);
+await client.close();
+const report: ChildReport = { arrivals, errors, unhandled, health: store.health() };
+process.stdout.write(`${JSON.stringify(report)}\n`);
+redis.destroy();

@@ -1,0 +1,89 @@
+/**
+ * Runs a fleet of processes sharing one client-side rate through Redis against a mock server that
+ * enforces the same rate, and gathers what each saw. Used by `processes.test.ts` and
+ * `outage.test.ts`.
+ */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { createMockServer, type MockServer } from '../../../src/server/index.js';
+import type { ChildPlan, ChildReport } from './child.js';
+
+const CHILD = fileURLToPath(new URL('./child.ts', import.meta.url));
+
+/** One run of a fleet. */
+export interface FleetRun {
+  reports: ChildReport[];
+  exitCodes: (number | null)[];
+  server: MockServer;
+  /** When the traffic started and was to end, epoch milliseconds. */
+  startAt: number;
+  endAt: number;
+  /** 200s that arrived from `from` to `to` (epoch milliseconds), over all processes, per second. */
+  okPerSecond(from: number, to: number): number;
+}
+
+/** What to run. `during` runs in the parent once the traffic has started (e.g. a Redis pause). */
+export interface FleetPlan extends Omit<ChildPlan, 'url' | 'startAt' | 'endAt'> {
+  processes: number;
+  durationMs: number;
+  /** The server's bucket: `rate` per second, `capacity` at most. */
+  serverCapacity: number;
+  during?: (startAt: number) => Promise<void>;
+}
+
+function runChild(plan: ChildPlan): Promise<{ code: number | null; report?: ChildReport }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, JSON.stringify(plan)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+    });
+    child.on('exit', (code) => {
+      const line = out.trim().split('\n').at(-1);
+      resolve({ code, report: line ? (JSON.parse(line) as ChildReport) : undefined });
+    });
+  });
+}
+
+/** Starts the server and the processes, waits for them all, and returns what they saw. */
+export async function runFleet(plan: FleetPlan): Promise<FleetRun> {
+  const server = await createMockServer({
+    routes: [
+      {
+        path: '/work',
+        limits: [
+          {
+            algorithm: 'token-bucket',
+            capacity: plan.serverCapacity,
+            refillPerSecond: plan.rate,
+            key: 'global',
+            name: 'fleet',
+          },
+        ],
+      },
+    ],
+  });
+  // Time for every child to start (tsx compiles on the fly) before the traffic begins together.
+  const startAt = Date.now() + 3000;
+  const endAt = startAt + plan.durationMs;
+  const children = Array.from({ length: plan.processes }, () =>
+    runChild({ ...plan, url: server.url, startAt, endAt }),
+  );
+  await plan.during?.(startAt);
+  const results = await Promise.all(children);
+  await server.close();
+  const reports = results.map((r) => r.report).filter((r): r is ChildReport => r !== undefined);
+  return {
+    reports,
+    exitCodes: results.map((r) => r.code),
+    server,
+    startAt,
+    endAt,
+    okPerSecond(from, to) {
+      const ok = reports.flatMap((r) => r.arrivals['200'] ?? []).filter((t) => t >= from && t < to);
+      return ok.length / ((to - from) / 1000);
+    },
+  };
+}

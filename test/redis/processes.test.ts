@@ -1,0 +1,52 @@
+/**
+ * Several processes, each with its own Redis connection, share one client-side token bucket
+ * through a RedisStore, against a mock server that enforces the same rate: together they get
+ * (almost) no 429s and hold the rate. Real child processes, real HTTP, the real Redis.
+ */
+import type { RedisClientType } from 'redis';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { runFleet } from './fleet/fleet.js';
+import { connect, deleteKeys, describeRedis, REDIS_URL, uniquePrefix } from './helpers.js';
+
+const RATE = 40;
+
+describeRedis('a fleet of processes sharing a rate through Redis', () => {
+  const prefix = uniquePrefix('fleet');
+  let admin: RedisClientType;
+
+  beforeAll(async () => {
+    admin = await connect();
+  });
+  afterAll(async () => {
+    await deleteKeys(admin, prefix);
+    admin.destroy();
+  });
+
+  it(`3 processes sharing ${RATE}/s against a server allowing ${RATE}/s: almost no 429s, the rate held`, async () => {
+    const run = await runFleet({
+      processes: 3,
+      rate: RATE,
+      burst: 4,
+      serverCapacity: 8,
+      durationMs: 4000,
+      concurrency: 4,
+      localShare: 1 / 3,
+      redisUrl: REDIS_URL as string,
+      prefix,
+    });
+    expect(run.exitCodes).toEqual([0, 0, 0]);
+    expect(run.reports.map((r) => [r.errors, r.unhandled])).toEqual([
+      [[], 0],
+      [[], 0],
+      [[], 0],
+    ]);
+    const stats = run.server.stats();
+    const rate = run.okPerSecond(run.startAt + 1000, run.endAt);
+    console.log(
+      `fleet: ${stats.admitted} admitted, ${stats.rejected} rejected (429), ${rate.toFixed(1)}/s in the last 3 s`,
+      run.reports.map((r) => r.health),
+    );
+    expect(stats.rejected).toBeLessThanOrEqual(2);
+    expect(Math.abs(rate - RATE) / RATE).toBeLessThan(0.05);
+  }, 30_000);
+});
