@@ -1,0 +1,73 @@
+/**
+ * LimitedClient and wrapFetch with a RedisStore: what one process learns from the server holds the
+ * others, over real HTTP and the real Redis. Each "process" has its own connection and store.
+ */
+import type { RedisClientType } from 'redis';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { isRateLimitError, LimitedClient, wrapFetch } from '../../src/index.js';
+import { RedisStore } from '../../src/redis/index.js';
+import { createMockServer, type MockServer } from '../../src/server/index.js';
+import { connect, deleteKeys, describeRedis, uniquePrefix } from './helpers.js';
+
+describeRedis('clients sharing what the server taught, through Redis', () => {
+  const prefix = uniquePrefix('client');
+  const clients: RedisClientType[] = [];
+  let server: MockServer;
+
+  beforeAll(async () => {
+    for (let i = 0; i < 2; i++) clients.push(await connect());
+    // One request a minute for everybody, declared in the IETF fields.
+    server = await createMockServer({
+      routes: [
+        {
+          path: '*',
+          limits: [{ algorithm: 'fixed-window', limit: 1, windowMs: 60_000, key: 'global' }],
+        },
+      ],
+    });
+  });
+  afterAll(async () => {
+    await server.close();
+    await deleteKeys(clients[0] as RedisClientType, prefix);
+    for (const client of clients) client.destroy();
+  });
+
+  const store = (i: number, name: string) =>
+    new RedisStore(clients[i] as RedisClientType, { prefix: `${prefix}${name}:` });
+
+  it('a LimitedClient told "none left until the window ends" holds another process’s client', async () => {
+    server.resetStats();
+    const options = { maxRetryAfterMs: 100, coldStart: false as const };
+    const first = new LimitedClient(server.url, { ...options, store: store(0, 'lc') });
+    const second = new LimitedClient(server.url, { ...options, store: store(1, 'lc') });
+    expect((await first.get('/a')).status).toBe(200);
+    // The second process never sends: the shared state says the server has nothing left.
+    const refusal = await second.get('/b').catch((error: unknown) => error);
+    expect(isRateLimitError(refusal)).toBe(true);
+    expect(server.stats()).toMatchObject({ admitted: 1, rejected: 0 });
+    await first.close();
+    await second.close();
+  });
+
+  it('so does wrapFetch', async () => {
+    const key = `${prefix}wrap:state:{limited-client:${server.url}}`;
+    const first = wrapFetch(fetch, {
+      maxRetryAfterMs: 100,
+      coldStart: false,
+      store: store(0, 'wrap'),
+    });
+    const second = wrapFetch(fetch, {
+      maxRetryAfterMs: 100,
+      coldStart: false,
+      store: store(1, 'wrap'),
+    });
+    // This window is spent already (the test before took it): the first call gets the 429 and
+    // the hold it carries reaches the other process through Redis.
+    server.resetStats();
+    expect((await first(`${server.url}/c`)).status).toBe(429);
+    expect(await (clients[0] as RedisClientType).exists(key)).toBe(1);
+    const refusal = await second(`${server.url}/d`).catch((error: unknown) => error);
+    expect(isRateLimitError(refusal)).toBe(true);
+    expect(server.stats()).toMatchObject({ admitted: 0, rejected: 1 });
+  });
+});
