@@ -1,0 +1,391 @@
+/**
+ * The comparison users choose a client by: LimitedClient next to ky, got, undici's RetryAgent and
+ * a p-retry loop over fetch, against the same in-repo mock server scenarios, in one run.
+ *
+ *   npm run bench -- [results.json] [--quick] [--only overhead|goodput|outage]
+ *
+ * Sections (each prints a markdown table of ratios; the raw numbers go to the JSON file):
+ * 1. overhead: requests per second against an unlimited loopback endpoint, relative to plain
+ *    fetch (alternating rounds, median ratio; CPU-bound, so contenders run one at a time);
+ * 2. goodput: N requests at concurrency C against token-bucket, fixed-window and GCRA limits, for
+ *    each header family, and (4.) for a server that sends only Retry-After: elapsed over the
+ *    theoretical minimum (N - B) / R, 429s received, attempts per request, requests that failed.
+ *    The contenders of one scenario run side by side, each against its own server;
+ * 3. outage: a stream of requests at a fixed rate while the server answers 503 for a while:
+ *    attempts that reached the server per request started during the outage, and the time from
+ *    the end of the outage to the first success.
+ *
+ * Loopback only; every run is bounded in requests and time and the script stops by itself.
+ */
+import { writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { parseArgs } from 'node:util';
+import { LimitedClient, type LimitedClientOptions } from '../../src/index.js';
+import {
+  createMockServer,
+  type HeaderFamily,
+  type LimitConfig,
+  type MockServer,
+} from '../../src/server/index.js';
+import {
+  type Contender,
+  gotRetry,
+  kyRetry,
+  plainFetch,
+  pRetryLoop,
+  RETRIES,
+  undiciRetryAgent,
+} from './lib/peers.js';
+import { fixed, markdownTable } from './lib/table.js';
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    json: { type: 'string' },
+    quick: { type: 'boolean', default: false },
+    only: { type: 'string' },
+  },
+});
+const jsonPath = values.json ?? positionals[0];
+const quick = values.quick;
+const sections = new Set((values.only ?? 'overhead,goodput,outage').split(','));
+
+/** LimitedClient as a contender: one client per contender instance, defaults unless told. */
+function limitedClient(name = 'LimitedClient', options: LimitedClientOptions = {}): Contender {
+  const client = new LimitedClient('http://127.0.0.1', options);
+  return {
+    name,
+    async get(url) {
+      try {
+        const response = await client.request(url);
+        await response.arrayBuffer();
+        return response.status;
+      } catch {
+        return 0; // refused to send (circuit open, budget spent) or a network error
+      }
+    },
+    close: () => client.close(),
+  };
+}
+
+type Factory = () => Contender;
+const peers: Factory[] = [
+  limitedClient,
+  () => kyRetry,
+  () => gotRetry,
+  undiciRetryAgent,
+  () => pRetryLoop,
+];
+
+const timeout = <T>(ms: number, promise: Promise<T>, what: string): Promise<T> =>
+  Promise.race([
+    promise,
+    new Promise<T>((_, reject) =>
+      setTimeout(() => reject(new Error(`${what} exceeded ${ms} ms`)), ms).unref(),
+    ),
+  ]);
+
+// ---------------------------------------------------------------- 1. overhead
+interface OverheadResult {
+  client: string;
+  requestsPerSecond: number;
+  ratioToFetch: number;
+}
+
+async function overhead(): Promise<OverheadResult[]> {
+  const server = await createMockServer({ routes: [{ path: '/free' }] });
+  const url = `${server.url}/free`;
+  const requests = quick ? 1000 : 3000;
+  const concurrency = 16;
+  const rounds = quick ? 3 : 5;
+  const contenders = [plainFetch, ...peers.map((make) => make())];
+  const rates = new Map<string, number[]>(contenders.map((c) => [c.name, []]));
+
+  async function measure(contender: Contender): Promise<number> {
+    let next = 0;
+    const start = performance.now();
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (next < requests) {
+          next++;
+          await contender.get(url);
+        }
+      }),
+    );
+    return requests / ((performance.now() - start) / 1000);
+  }
+
+  for (const contender of contenders) await measure(contender); // warm up connections and JIT
+  for (let round = 0; round < rounds; round++) {
+    for (const contender of contenders) rates.get(contender.name)?.push(await measure(contender));
+  }
+  await Promise.all(contenders.map((c) => c.close?.()));
+  await server.close();
+
+  const median = (xs: number[]) =>
+    [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+  const fetchRates = rates.get(plainFetch.name) as number[];
+  return contenders.map((c) => {
+    const mine = rates.get(c.name) as number[];
+    // Per round, ratio to the fetch run of the same round; then the median of those ratios.
+    const ratios = mine.map((r, i) => r / (fetchRates[i] as number));
+    return {
+      client: c.name,
+      requestsPerSecond: Math.round(median(mine)),
+      ratioToFetch: median(ratios),
+    };
+  });
+}
+
+// ---------------------------------------------------------------- 2 and 4. goodput
+const N = quick ? 30 : 60;
+const C = 10;
+const R = 10;
+const B = 10;
+const minimumMs = ((N - B) / R) * 1000;
+
+interface GoodputResult {
+  scenario: string;
+  client: string;
+  ok: number;
+  elapsedMs: number;
+  ratio: number;
+  received429: number;
+  attemptsPerRequest: number;
+}
+
+const algorithms: Record<string, LimitConfig> = {
+  'token-bucket': {
+    algorithm: 'token-bucket',
+    capacity: B,
+    refillPerSecond: R,
+    key: 'global',
+    name: 'tb',
+  },
+  'fixed-window': {
+    algorithm: 'fixed-window',
+    limit: B,
+    windowMs: (B / R) * 1000,
+    key: 'global',
+    name: 'fw',
+  },
+  gcra: { algorithm: 'gcra', rate: R, burst: B - 1, key: 'global', name: 'gcra' },
+};
+const families: (HeaderFamily | 'retry-after only')[] = quick
+  ? ['ietf', 'retry-after only']
+  : ['ietf', 'draft-7', 'draft-6', 'x-ratelimit', 'retry-after only'];
+
+async function goodputRun(
+  limit: LimitConfig,
+  family: HeaderFamily | 'retry-after only',
+  make: Factory,
+) {
+  const server: MockServer = await createMockServer({
+    routes: [
+      {
+        path: '/items/:id',
+        limits: [limit],
+        headers: family === 'retry-after only' ? 'none' : family,
+        retryAfter: 'seconds',
+      },
+    ],
+  });
+  const contender = make();
+  let next = 0;
+  let ok = 0;
+  const start = performance.now();
+  await timeout(
+    120_000,
+    Promise.all(
+      Array.from({ length: C }, async () => {
+        while (next < N) {
+          const i = next++;
+          if ((await contender.get(`${server.url}/items/${i}`)) === 200) ok++;
+        }
+      }),
+    ),
+    contender.name,
+  );
+  const elapsedMs = performance.now() - start;
+  const stats = server.stats();
+  await contender.close?.();
+  await server.close();
+  return {
+    client: contender.name,
+    ok,
+    elapsedMs: Math.round(elapsedMs),
+    ratio: elapsedMs / minimumMs,
+    received429: stats.rejected,
+    attemptsPerRequest: (stats.admitted + stats.rejected) / N,
+  };
+}
+
+async function goodput(): Promise<GoodputResult[]> {
+  const results: GoodputResult[] = [];
+  for (const [algorithm, limit] of Object.entries(algorithms)) {
+    for (const family of families) {
+      const scenario = `${algorithm} / ${family}`;
+      const runs = await Promise.all(peers.map((make) => goodputRun(limit, family, make)));
+      for (const run of runs) results.push({ scenario, ...run });
+      const mine = runs[0];
+      console.log(
+        `  ${scenario}: LimitedClient ${fixed(mine?.ratio)}x, ${mine?.received429} x 429; ` +
+          runs
+            .slice(1)
+            .map((r) => `${r.client} ${fixed(r.ratio)}x, ${r.received429} x 429`)
+            .join('; '),
+      );
+    }
+  }
+  return results;
+}
+
+// ---------------------------------------------------------------- 3. outage
+const RATE = 20;
+const BEFORE_MS = 1000;
+const OUTAGE_MS = quick ? 2000 : 3000;
+const AFTER_MS = 3000;
+
+interface OutageResult {
+  client: string;
+  startedDuringOutage: number;
+  attemptsPerRequestDuringOutage: number;
+  recoveryMs: number | null;
+  failedAfterOutage: number;
+}
+
+async function outageRun(make: Factory): Promise<OutageResult> {
+  const server = await createMockServer({
+    routes: [
+      { path: '/data/:id', faults: { unavailable: { afterMs: BEFORE_MS, forMs: OUTAGE_MS } } },
+    ],
+  });
+  const contender = make();
+  const attemptsSoFar = () => {
+    const s = server.stats();
+    return s.admitted + s.rejected;
+  };
+  const t0 = performance.now();
+  const now = () => performance.now() - t0;
+  let atOutageStart = 0;
+  let atOutageEnd = 0;
+  const marks = [
+    setTimeout(() => {
+      atOutageStart = attemptsSoFar();
+    }, BEFORE_MS),
+    setTimeout(() => {
+      atOutageEnd = attemptsSoFar();
+    }, BEFORE_MS + OUTAGE_MS),
+  ];
+  const calls: { startedAt: number; settledAt: number; ok: boolean }[] = [];
+  const pending: Promise<void>[] = [];
+  for (let i = 0; now() < BEFORE_MS + OUTAGE_MS + AFTER_MS; i++) {
+    const startedAt = now();
+    pending.push(
+      contender.get(`${server.url}/data/${i}`).then((status) => {
+        calls.push({ startedAt, settledAt: now(), ok: status === 200 });
+      }),
+    );
+    const wait = (i + 1) * (1000 / RATE) - now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+  }
+  await timeout(120_000, Promise.all(pending), contender.name);
+  for (const mark of marks) clearTimeout(mark);
+  await contender.close?.();
+  await server.close();
+  const end = BEFORE_MS + OUTAGE_MS;
+  const during = calls.filter((c) => c.startedAt >= BEFORE_MS && c.startedAt < end).length;
+  const after = calls.filter((c) => c.startedAt >= end);
+  const firstOk = Math.min(...after.filter((c) => c.ok).map((c) => c.settledAt));
+  return {
+    client: contender.name,
+    startedDuringOutage: during,
+    attemptsPerRequestDuringOutage: (atOutageEnd - atOutageStart) / Math.max(1, during),
+    recoveryMs: Number.isFinite(firstOk) ? Math.round(firstOk - end) : null,
+    failedAfterOutage: after.filter((c) => !c.ok).length,
+  };
+}
+
+// ---------------------------------------------------------------- run
+const report: Record<string, unknown> = {
+  date: new Date().toISOString(),
+  node: process.version,
+  cores: os.cpus().length,
+  retriesGivenToPeers: RETRIES,
+};
+console.log(
+  `limited-client bench: Node ${process.version}, ${os.cpus().length} cores${quick ? ', quick' : ''}\n`,
+);
+
+if (sections.has('overhead')) {
+  console.log('1. Overhead against an unlimited loopback endpoint (median of alternating rounds)');
+  const results = await overhead();
+  report.overhead = results;
+  console.log(
+    markdownTable(
+      ['client', 'requests/s', 'relative to fetch'],
+      results.map((r) => [r.client, r.requestsPerSecond, fixed(r.ratioToFetch)]),
+    ),
+    '\n',
+  );
+}
+
+if (sections.has('goodput')) {
+  console.log(
+    `2. Goodput: ${N} requests at concurrency ${C}; server ${R}/s with a burst of ${B}; minimum ${minimumMs / 1000} s`,
+  );
+  const results = await goodput();
+  report.goodput = { N, C, R, B, minimumMs, results };
+  const names = [...new Set(results.map((r) => r.client))];
+  const scenarios = [...new Set(results.map((r) => r.scenario))];
+  const cell = (r: GoodputResult | undefined) =>
+    r
+      ? `${fixed(r.ratio)}x / ${r.received429} / ${fixed(r.attemptsPerRequest)}${r.ok < N ? ` (${N - r.ok} failed)` : ''}`
+      : '-';
+  console.log('\nelapsed / minimum, 429s received, attempts per request (failed requests if any)');
+  console.log(
+    markdownTable(
+      ['scenario', ...names],
+      scenarios.map((s) => [
+        s,
+        ...names.map((n) => cell(results.find((r) => r.scenario === s && r.client === n))),
+      ]),
+    ),
+    '\n',
+  );
+}
+
+if (sections.has('outage')) {
+  console.log(
+    `3. Outage: ${RATE} requests/s; 503s from ${BEFORE_MS} ms for ${OUTAGE_MS} ms, then healthy`,
+  );
+  // The breaker trades recovery time (up to one cool-down) for silence during the outage; the
+  // second row shows the retry budget alone.
+  const noBreaker = () => limitedClient('LimitedClient, no breaker', { circuitBreaker: false });
+  const results = await Promise.all([...peers, noBreaker].map((make) => outageRun(make)));
+  report.outage = { RATE, BEFORE_MS, OUTAGE_MS, AFTER_MS, results };
+  console.log(
+    markdownTable(
+      [
+        'client',
+        'requests started during the outage',
+        'attempts per request during it',
+        'recovery (ms)',
+        'failed after it',
+      ],
+      results.map((r) => [
+        r.client,
+        r.startedDuringOutage,
+        fixed(r.attemptsPerRequestDuringOutage),
+        r.recoveryMs ?? '-',
+        r.failedAfterOutage,
+      ]),
+    ),
+    '\n',
+  );
+}
+
+if (jsonPath) {
+  writeFileSync(jsonPath, `${JSON.stringify(report, null, 2)}\n`);
+  console.log(`Raw numbers: ${jsonPath}`);
+}
