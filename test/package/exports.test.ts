@@ -79,6 +79,19 @@ describe('the built package', () => {
     expect(out).toBe('true false ERR_QUEUE_FULL');
   });
 
+  it('limited-client/redis exposes RedisStore to ESM and CJS without loading the redis peer', () => {
+    const probe = `console.log(typeof m.RedisStore, Object.keys(require.cache ?? {}).some((k) => k.includes('node_modules/redis/') || k.includes('node_modules/@redis/')))`;
+    const esm = node([
+      '--input-type=module',
+      '-e',
+      `import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);
+       const m = await import('limited-client/redis'); ${probe}`,
+    ]);
+    const cjs = node(['-e', `const m = require('limited-client/redis'); ${probe}`]);
+    expect(esm).toBe('function false');
+    expect(cjs).toBe('function false');
+  });
+
   it('type-checks for TypeScript users of ESM and CJS (nodenext resolution of the exports map)', () => {
     const tsc = `${root}/node_modules/typescript/bin/tsc`;
     const project = `${root}/test/package/fixtures/tsconfig.json`;
