@@ -5,10 +5,10 @@
  */
 import type { RedisClientType } from 'redis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { runFleet } from './fleet/fleet.js';
+import { expectCleanExits, runFleet, THREE_AT_40 } from './fleet/fleet.js';
 import { connect, deleteKeys, describeRedis, REDIS_URL, uniquePrefix } from './helpers.js';
 
-const RATE = 40;
+const RATE = THREE_AT_40.rate;
 
 describeRedis('a fleet of processes sharing a rate through Redis', () => {
   const prefix = uniquePrefix('fleet');
@@ -34,12 +34,7 @@ describeRedis('a fleet of processes sharing a rate through Redis', () => {
       redisUrl: REDIS_URL as string,
       prefix,
     });
-    expect(run.exitCodes).toEqual([0, 0, 0]);
-    expect(run.reports.map((r) => [r.errors, r.unhandled])).toEqual([
-      [[], 0],
-      [[], 0],
-      [[], 0],
-    ]);
+    expectCleanExits(run);
     const stats = run.server.stats();
     const rate = run.okPerSecond(run.startAt + 1000, run.endAt);
     console.log(

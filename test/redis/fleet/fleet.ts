@@ -5,6 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { expect } from 'vitest';
 import { createMockServer, type MockServer } from '../../../src/server/index.js';
 import type { ChildPlan, ChildReport } from './child.js';
 
@@ -29,6 +30,25 @@ export interface FleetPlan extends Omit<ChildPlan, 'url' | 'startAt' | 'endAt'> 
   /** The server's bucket: `rate` per second, `capacity` at most. */
   serverCapacity: number;
   during?: (startAt: number) => Promise<void>;
+}
+
+/**
+ * The fleet both tests run: three processes sharing 40/s (a burst of 4), four calls in flight each,
+ * against a server allowing 40/s (a burst of 8); each keeps a third when Redis is away.
+ */
+export const THREE_AT_40: Omit<FleetPlan, 'redisUrl' | 'prefix' | 'durationMs'> = {
+  processes: 3,
+  rate: 40,
+  burst: 4,
+  serverCapacity: 8,
+  concurrency: 4,
+  localShare: 1 / 3,
+};
+
+/** Every process exited 0, with no call that rejected and no unhandled rejection. */
+export function expectCleanExits(run: FleetRun): void {
+  expect(run.exitCodes).toEqual(run.exitCodes.map(() => 0));
+  expect(run.reports.map((r) => [r.errors, r.unhandled])).toEqual(run.exitCodes.map(() => [[], 0]));
 }
 
 function runChild(plan: ChildPlan): Promise<{ code: number | null; report?: ChildReport }> {
