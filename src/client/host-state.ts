@@ -15,6 +15,7 @@ import {
   type LimitsState,
   type LimitsTicket,
   newLimits,
+  recordLimits,
   settleLimits,
 } from './policies/learned-limits.js';
 import {
@@ -22,12 +23,14 @@ import {
   type BudgetState,
   depositRequest,
   newBudget,
+  recordRetry,
   withdrawRetry,
 } from './policies/retry-budget.js';
 import {
   type BucketConfig,
   type BucketState,
   newBucket,
+  spendTokens,
   takeTokens,
 } from './policies/token-bucket.js';
 import type { Transaction } from './store.js';
@@ -105,9 +108,19 @@ export function admitTransaction(
   firstAttempt: boolean,
   now: number,
 ): Transaction<HostState, AdmitResult> {
-  return (current, share = 1) => {
+  return (current, share = 1, replay) => {
     const config = shareOf(shared, share, cost);
     const state = init(current, config, now);
+    if (replay) {
+      // The request was admitted (or not) elsewhere and the caller acted on it: record just that.
+      if (replay.result.ok) {
+        if (state.bucket && config.bucket) spendTokens(state.bucket, cost, config.bucket, now);
+        if (state.limits) recordLimits(state.limits, cost, replay.result.probed);
+        if (firstAttempt && state.budget && config.budget)
+          depositRequest(state.budget, config.budget, now);
+      }
+      return [state, replay.result];
+    }
     if (state.limits) {
       const verdict = checkLimits(state.limits, cost, now);
       if (!verdict.ok) return [state, verdict];
@@ -140,10 +153,14 @@ export function retryTransaction(
   shared: HostStateConfig,
   now: number,
 ): Transaction<HostState, boolean> {
-  return (current, share = 1) => {
+  return (current, share = 1, replay) => {
     const config = shareOf(shared, share, 1);
     const state = init(current, config, now);
     if (!state.budget || !config.budget) return [state, true];
+    if (replay) {
+      if (replay.result) recordRetry(state.budget, config.budget, now);
+      return [state, replay.result];
+    }
     return [state, withdrawRetry(state.budget, config.budget, now)];
   };
 }

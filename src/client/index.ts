@@ -24,6 +24,7 @@ export {
   type MaybePromise,
   MemoryStateStore,
   type MemoryStateStoreOptions,
+  type Replay,
   type StateStore,
   type Transaction,
 } from './store.js';

@@ -28,11 +28,23 @@ export type MaybePromise<T> = T | Promise<T>;
  * is unavailable and that falls back to state local to this process passes less (its local share,
  * about one over the number of processes), so that the processes on local state together stay near
  * the shared limits instead of each spending all of them.
+ *
+ * `replay` is set when such a store applies to its shared state, once it is back, a run it made on
+ * the local copy: the caller already acted on that run's result (sent the request, took the retry),
+ * so the transaction applies what that result implies instead of deciding again. Deciding again, on
+ * other state, could count a request that was never sent, one that then never ends.
  */
 export type Transaction<S, R> = (
   state: S | undefined,
   share?: number,
+  replay?: Replay<R>,
 ) => [next: S | undefined, result: R];
+
+/** A run of a transaction applied again elsewhere: see {@link Transaction}. */
+export interface Replay<R> {
+  /** What the run returned, and the caller acted on. */
+  result: R;
+}
 
 /** Where the pipeline's shared state lives. Implement it to share state across processes. */
 export interface StateStore {

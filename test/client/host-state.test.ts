@@ -113,3 +113,42 @@ describe('host state transactions on a share of the limits', () => {
     expect(result).toMatchObject({ ok: true });
   });
 });
+
+describe('host state transactions replayed (a run made on a local copy, applied to the shared state)', () => {
+  const open: HostStateConfig = {
+    limits: { initialWindow: undefined, jitter: { ratio: 0, maxMs: 0 }, fallbackHoldMs: 1000 },
+    bucket: { rate: 10, burst: 2 },
+    budget: { ratio: 0, minPerSecond: 0, windowMs: 10_000 },
+  };
+
+  it('count an admitted request even where it would not be admitted now, with the same ticket', () => {
+    const admit = admitTransaction(open, 1, true, 0);
+    let state: HostState | undefined;
+    for (let i = 0; i < 2; i++) state = admit(state)[0];
+    // The shared bucket is empty: deciding again would refuse. Replayed, the request counts.
+    const local = { ok: true as const, seq: 9, probed: ['s'] };
+    const [next, result] = admit(state, 1, { result: local });
+    expect(result).toBe(local);
+    expect(next?.bucket?.tokens).toBe(-1);
+    expect(next?.limits).toMatchObject({ inflight: 3, requests: 3 });
+  });
+
+  it('change nothing for a request refused locally (it was never sent)', () => {
+    const admit = admitTransaction(open, 1, true, 0);
+    const [state] = admit(undefined);
+    const before = structuredClone(state);
+    const refused = { ok: false as const, waitMs: 100, reason: 'client-rate' as const };
+    const [next, result] = admit(state, 1, { result: refused });
+    expect(result).toBe(refused);
+    expect(next).toEqual(before);
+  });
+
+  it('record a retry that was taken, even past an empty budget', () => {
+    const retry = retryTransaction(open, 0);
+    const [state, allowed] = retry(undefined);
+    expect(allowed).toBe(false);
+    const [next, replayed] = retry(state, 1, { result: true });
+    expect(replayed).toBe(true);
+    expect(next?.budget?.retries.reduce((a, b) => a + b, 0)).toBe(1);
+  });
+});

@@ -7,6 +7,7 @@ import {
   type LimitsState,
   type LimitsTicket,
   newLimits,
+  recordLimits,
   settleLimits,
 } from '../../src/client/policies/learned-limits.js';
 import { parseRateLimitHeaders } from '../../src/headers/index.js';
@@ -120,6 +121,19 @@ describe('declared policies', () => {
     expect(s.applied).toBe(0);
     answer(s, send(s, 0), 200, ietf(6, 1), 1, open);
     expect(s.policies.s?.remaining).toBe(6);
+  });
+
+  it('records a request sent with a ticket issued elsewhere so that its settle undoes it exactly', () => {
+    const s = newLimits(open);
+    answer(s, send(s, 0), 200, ietf(1, 1), 0, open);
+    const before = structuredClone(s);
+    // Issued on a copy where 's' had no room: a probe there, so a probe here.
+    recordLimits(s, 1, ['s']);
+    expect(s.policies.s?.probes).toBe(1);
+    expect(s).toMatchObject({ inflight: 1, requests: 1 });
+    settleLimits(s, { seq: 0, probed: ['s'], cost: 1, status: 200, now: 0, random: 0 }, open);
+    expect(s.policies.s).toEqual(before.policies.s);
+    expect(s).toMatchObject({ inflight: 0, requests: 0 });
   });
 
   it('holds until the reset, then sends one probe, and its answer tells the rest', () => {

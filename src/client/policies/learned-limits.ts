@@ -259,6 +259,23 @@ export function isPushback(status: number, info: RateLimitInfo | undefined): boo
   return status === 429 || (status === 503 && info?.retryAfterMs !== undefined);
 }
 
+/**
+ * Records a request that was sent with a ticket issued elsewhere (on a local copy of this state,
+ * while a shared store was out of reach): the policies it probed there count a probe here, the
+ * others spend its cost, and it is in flight. Its settle, given the same ticket, undoes exactly that.
+ */
+export function recordLimits(state: LimitsState, cost: number, probed: readonly string[]): void {
+  for (const key in state.policies) {
+    const p = state.policies[key] as PolicyState;
+    if (p.remaining === undefined) continue;
+    if (probed.includes(key)) p.probes++;
+    else p.remaining -= cost;
+  }
+  state.inflight += cost;
+  state.requests++;
+  state.seq++;
+}
+
 /** Takes an attempt's outcome into the state: frees its units, learns from its headers. */
 export function settleLimits(state: LimitsState, answer: LimitsAnswer, config: LimitsConfig): void {
   state.inflight = Math.max(0, state.inflight - answer.cost);

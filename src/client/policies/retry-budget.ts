@@ -86,7 +86,12 @@ export function availableRetries(state: BudgetState, config: BudgetConfig, now: 
  */
 export function withdrawRetry(state: BudgetState, config: BudgetConfig, now: number): boolean {
   if (availableRetries(state, config, now) < 1) return false;
-  const index = state.slot % SLOTS;
-  state.retries[index] = (state.retries[index] ?? 0) + 1;
+  recordRetry(state, config, now);
   return true;
+}
+
+/** Records a retry taken at `now`, whatever the budget holds (one that already happened). */
+export function recordRetry(state: BudgetState, config: BudgetConfig, now: number): void {
+  const index = advance(state, config, now);
+  state.retries[index] = (state.retries[index] ?? 0) + 1;
 }

@@ -50,3 +50,19 @@ export function takeTokens(
   if (cost > config.burst) return Number.POSITIVE_INFINITY;
   return Math.ceil(((cost - state.tokens) * 1000) / config.rate);
 }
+
+/**
+ * Records that `cost` units were spent at `now`, whatever the bucket holds: a spend that already
+ * happened (on a local copy of a shared bucket, while the shared one was out of reach). The bucket
+ * may go below zero, a debt the refill pays back before anything else goes.
+ */
+export function spendTokens(
+  state: BucketState,
+  cost: number,
+  config: BucketConfig,
+  now: number,
+): void {
+  const elapsed = Math.max(0, now - state.at);
+  state.tokens = Math.min(config.burst, state.tokens + (elapsed * config.rate) / 1000) - cost;
+  state.at = Math.max(state.at, now);
+}
