@@ -307,7 +307,7 @@ export class RedisStore implements RateLimitStore, StateStore {
       ...this.#ttlArgs,
       ...this.#paramsOf(spec, script),
     ];
-    return this.#runner.run(script, this.keyOf(spec.name, key), args, operation);
+    return this.#runner.run(script, [this.keyOf(spec.name, key)], args, operation);
   }
 
   /** The algorithm's parameters as script arguments, once per limiter. */

@@ -57,6 +57,22 @@ export interface RunnerListeners {
   up(): void;
 }
 
+/** Errors of calls the runner refused without sending them: surely not applied. */
+const unsent = new WeakSet<object>();
+
+/**
+ * Whether a failed {@link ScriptRunner.run} may have reached Redis, and so may have been applied
+ * (a timeout, a lost connection), as opposed to refused before sending.
+ */
+export function maybeApplied(error: unknown): boolean {
+  return !(typeof error === 'object' && error !== null && unsent.has(error));
+}
+
+function refused(error: StoreUnavailableError): StoreUnavailableError {
+  unsent.add(error);
+  return error;
+}
+
 function isNoScript(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('NOSCRIPT');
 }
@@ -88,32 +104,39 @@ export class ScriptRunner {
   }
 
   /**
-   * Runs `script` on `key`. Rejects with a {@link StoreUnavailableError} when Redis does not answer
+   * Runs `script` on `keys` (in one hash slot). Rejects with a {@link StoreUnavailableError} when Redis does not answer
    * within the timeout or answers an error; and without asking it when the client is not connected,
    * or Redis failed less than `recheckMs` ago (then one call at a time probes it). A call that timed
    * out may still run on Redis later (it was sent): callers must treat it as possibly applied.
    */
-  async run(script: LuaScript, key: string, args: string[], operation: string): Promise<unknown> {
+  async run(
+    script: LuaScript,
+    keys: string[],
+    args: string[],
+    operation: string,
+  ): Promise<unknown> {
     const health = this.#health;
     if (this.#client.isReady === false) {
       health.refused += 1;
-      throw this.#down(
-        new StoreUnavailableError(operation, 'not tried: the client is not connected'),
+      throw refused(
+        this.#down(new StoreUnavailableError(operation, 'not tried: the client is not connected')),
       );
     }
     const probe = !health.available;
     if (probe && (this.#probing || Date.now() < this.#downUntil)) {
       health.refused += 1;
-      throw new StoreUnavailableError(
-        operation,
-        `not tried: Redis is down (${health.lastError?.message})`,
-        {
-          cause: health.lastError,
-        },
+      throw refused(
+        new StoreUnavailableError(
+          operation,
+          `not tried: Redis is down (${health.lastError?.message})`,
+          {
+            cause: health.lastError,
+          },
+        ),
       );
     }
     if (probe) this.#probing = true;
-    const options = { keys: [key], arguments: args };
+    const options = { keys, arguments: args };
     const call = this.#client
       .evalSha(script.sha, options)
       .catch((error: unknown) =>
@@ -165,10 +188,15 @@ const TIMED_OUT = Symbol('timed out');
 /**
  * Settles like `promise`, or rejects with {@link TIMED_OUT} after `ms`. The promise keeps its
  * handlers either way, so its late rejection is never unhandled.
+ *
+ * When the timer fires, the rejection waits for `setImmediate`: after an event loop that was busy
+ * (a GC pause, a CPU-bound stretch), Node runs due timers before it reads the sockets, and a reply
+ * that arrived in time would otherwise count as a timeout. The write it answers was applied; the
+ * caller, told it timed out, would apply it a second time elsewhere.
  */
 function within<T>(promise: Promise<T>, ms: number): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(TIMED_OUT), ms);
+    const timer = setTimeout(() => setImmediate(() => reject(TIMED_OUT)), ms);
     unrefTimer(timer);
     promise.then(
       (value) => {

@@ -13,27 +13,38 @@
  * - **Local share.** When Redis times out or is down, the batch runs on a local copy of the state
  *   (seeded from the last shared state seen) with the transactions' `share` argument set to
  *   `localShare`, so the processes on local state together stay near the shared limits.
- * - **Replay.** What ran locally is also kept, in order, and applied to the shared state by the
- *   first write after Redis is back, so the shared state learns what this process did meanwhile
- *   (tokens spent, requests that ended, retries taken). Without it, a request admitted on shared
- *   state that ended during the outage would stay counted in flight there.
+ * - **Replay.** What ran locally is also kept, in order, with its result, and applied to the shared
+ *   state by the first write after Redis is back, so the shared state learns what this process did
+ *   meanwhile (requests sent, tokens spent, requests that ended, retries taken). Each run is
+ *   replayed as the result the caller acted on (the transactions' `replay` argument), not decided
+ *   again: decided again on the shared state, an admission refused locally could count a request
+ *   that was never sent. Without replay, a request admitted on shared state that ended during the
+ *   outage would stay counted in flight there.
  * - **Deadline.** Each write carries a deadline in Redis's time (half the timeout after it is sent,
  *   from an offset measured on earlier replies); Redis refuses a write it runs later, so a write that
  *   timed out here (and ran locally instead) is not applied twice when a paused Redis resumes.
+ * - **Fate.** A write can still be applied and its answer come too late (a reply read after the
+ *   timeout). So each write attempt has a number, and a successful one also records it as this
+ *   writer's last (a small key in the same hash slot). Local updates that followed an attempt of
+ *   unknown fate carry its number; before replaying them, the store reads that record, over the same
+ *   connection, after the attempt (Redis runs a connection's commands in order), and drops those the
+ *   attempt did apply. Replaying them would count them twice: an admission counted twice is a
+ *   request in flight forever, and the learned limits wait for requests in flight before probing.
  *
  * @module
  */
 import { randomUUID } from 'node:crypto';
 import { MemoryStateStore, type Transaction } from '../client/store.js';
-import { StoreUnavailableError } from '../errors.js';
 import { luaScript } from './lua/index.js';
-import type { ScriptRunner } from './runner.js';
+import { maybeApplied, type ScriptRunner } from './runner.js';
 
 /**
- * Compare-and-set of one key's state, a hash `{ v: version, s: JSON }`. `ARGV`: the expected
- * version (`''`: no key), the mode (`set`, `keep`: only refresh the TTL, `del`), the new version,
- * the JSON, the TTL in milliseconds, the deadline in Redis epoch milliseconds (`''`: none). Replies
- * `{ status, redis now, current version, current JSON }` with status `ok`, `conflict` or `late`.
+ * Compare-and-set of one key's state, a hash `{ v: version, s: JSON }` (`KEYS[1]`), recording the
+ * writer's last applied attempt in `KEYS[2]`. `ARGV`: the expected version (`''`: no key), the mode
+ * (`set`, `keep`: only refresh the TTL, `del`, `read`: change nothing), the new version, the JSON,
+ * the TTL in milliseconds, the deadline in Redis epoch milliseconds (`''`: none), the attempt
+ * number. Replies `{ status, redis now, current version, current JSON, writer's last attempt }` with
+ * status `ok` (then only the first two), `conflict`, `read` or `late` (only the first two).
  */
 export const STATE_SCRIPT = luaScript(`
 local t = redis.call('TIME')
@@ -41,7 +52,11 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 if ARGV[6] ~= '' and now > tonumber(ARGV[6]) then return { 'late', now } end
 local current = redis.call('HMGET', KEYS[1], 'v', 's')
 local version = current[1] or ''
-if version ~= ARGV[1] then return { 'conflict', now, version, current[2] or '' } end
+if ARGV[2] == 'read' or version ~= ARGV[1] then
+  local status = 'conflict'
+  if ARGV[2] == 'read' then status = 'read' end
+  return { status, now, version, current[2] or '', redis.call('GET', KEYS[2]) or '' }
+end
 if ARGV[2] == 'set' then
   redis.call('HSET', KEYS[1], 'v', ARGV[3], 's', ARGV[4])
   redis.call('PEXPIRE', KEYS[1], ARGV[5])
@@ -50,6 +65,7 @@ elseif ARGV[2] == 'del' then
 elseif version ~= '' then
   redis.call('PEXPIRE', KEYS[1], ARGV[5])
 end
+redis.call('SET', KEYS[2], ARGV[7], 'PX', ARGV[5])
 return { 'ok', now }
 `);
 
@@ -68,6 +84,25 @@ interface Pending {
 }
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/** An update that ran locally, waiting to be replayed on the shared state. */
+interface Logged {
+  pending: Pending;
+  /** What the local run returned: the caller acted on it, and the replay applies just that. */
+  result: unknown;
+  /**
+   * The first write attempt that carried it and whose fate is unknown (it timed out, or the
+   * connection broke, after sending): if Redis applied that attempt, so was this update.
+   */
+  attempt?: number;
+}
+
+/** A batch that did not reach the shared state; `attempt`: the one whose fate is unknown, if any. */
+class NotCommitted extends Error {
+  constructor(readonly attempt: number | undefined) {
+    super('not committed');
+  }
+}
 
 /** What the shared state has done, for `RedisStore.health()`. */
 export interface SharedStateCounters {
@@ -102,13 +137,14 @@ export class SharedState {
   readonly #runner: ScriptRunner;
   readonly #redisKey: (key: string) => string;
   readonly #options: SharedStateOptions;
-  /** This store's prefix for the versions it writes: unique, so no version is ever reused. */
+  /** This store's name as a writer: unique, so no version it writes is ever reused. */
   readonly #writer = randomUUID().slice(0, 13);
-  #written = 0;
+  /** Write attempts numbered so far (their numbers make the versions and the applied record). */
+  #attempts = 0;
   readonly #seen = new Map<string, { version: string; json: string }>();
   readonly #lanes = new Map<string, Pending[]>();
   readonly #local = new MemoryStateStore();
-  readonly #toReplay = new Map<string, Pending[]>();
+  readonly #toReplay = new Map<string, Logged[]>();
   /** Redis's clock minus this process's, in milliseconds; unknown until a first reply. */
   #offsetMs: number | undefined;
 
@@ -149,7 +185,7 @@ export class SharedState {
   replayAll(): void {
     for (const [key, log] of this.#toReplay) {
       if (log.length > 0 && !this.#lanes.has(key)) {
-        const ttlMs = Math.max(...log.map((p) => p.ttlMs));
+        const ttlMs = Math.max(...log.map((entry) => entry.pending.ttlMs));
         this.update(key, (state) => [state, undefined], ttlMs).catch(() => {});
       }
     }
@@ -178,21 +214,38 @@ export class SharedState {
   async #commit(key: string, batch: Pending[]): Promise<Outcome[]> {
     try {
       return await this.#commitShared(key, batch);
-    } catch {
+    } catch (error) {
       // Redis is unavailable (or too contended): this batch runs on local state.
-      return this.#commitLocal(key, batch);
+      return this.#commitLocal(
+        key,
+        batch,
+        error instanceof NotCommitted ? error.attempt : undefined,
+      );
     }
   }
 
-  /** Runs the replay log and `batch` on the shared state and writes it back if unchanged since. */
+  /** The state's key and this writer's record of its last applied attempt, in one hash slot. */
+  #keys(key: string): string[] {
+    const state = this.#redisKey(key);
+    return [state, `${state}:writer:${this.#writer}`];
+  }
+
+  /**
+   * Runs the replay log and `batch` on the shared state and writes it back if unchanged since.
+   * Throws {@link NotCommitted} when it could not.
+   */
   async #commitShared(key: string, batch: Pending[]): Promise<Outcome[]> {
     const log = this.#toReplay.get(key) ?? [];
+    if (log.some((entry) => entry.attempt !== undefined)) await this.#settleFates(key, log);
     const replaying = log.length;
-    const ttlMs = Math.max(...batch.map((p) => p.ttlMs), ...log.map((p) => p.ttlMs));
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    const ttlMs = Math.max(
+      ...batch.map((p) => p.ttlMs),
+      ...log.map((entry) => entry.pending.ttlMs),
+    );
+    for (let tries = 0; tries < MAX_ATTEMPTS; tries++) {
       const seen = this.#seen.get(key);
       let state: unknown = seen === undefined ? undefined : JSON.parse(seen.json);
-      for (let i = 0; i < replaying; i++) state = run(log[i] as Pending, state, 1).state;
+      for (let i = 0; i < replaying; i++) state = replay(log[i] as Logged, state);
       const outcomes = batch.map((pending) => {
         const ran = run(pending, state, 1);
         state = ran.state;
@@ -201,23 +254,20 @@ export class SharedState {
       const json = state === undefined ? undefined : JSON.stringify(state);
       const mode = json === undefined ? 'del' : json === seen?.json ? 'keep' : 'set';
       const expected = seen?.version ?? '';
-      const version = mode === 'set' ? `${this.#writer}.${++this.#written}` : expected;
-      const sentAt = Date.now();
-      const deadline =
-        this.#offsetMs === undefined
-          ? ''
-          : String(Math.floor(sentAt + this.#offsetMs + this.#options.timeoutMs / 2));
-      const reply = (await this.#runner.run(
-        STATE_SCRIPT,
-        this.#redisKey(key),
-        [expected, mode, version, json ?? '', String(ttlMs), deadline],
-        'update',
-      )) as [string, number, string?, string?];
-      const [status, redisNow, currentVersion = '', currentJson = ''] = reply;
-      this.#calibrate(sentAt, Date.now(), redisNow);
-      if (status === 'late') {
-        throw new StoreUnavailableError('update', 'Redis ran the write after its deadline');
-      }
+      const attempt = ++this.#attempts;
+      const version = mode === 'set' ? `${this.#writer}.${attempt}` : expected;
+      const reply = await this.#call(
+        key,
+        [expected, mode, version, json ?? '', String(ttlMs)],
+        attempt,
+      ).catch((error: unknown) => {
+        if (!maybeApplied(error)) throw new NotCommitted(undefined);
+        // Sent, fate unknown: the logged updates it carried, and the batch, follow its fate.
+        for (let i = 0; i < replaying; i++) (log[i] as Logged).attempt ??= attempt;
+        throw new NotCommitted(attempt);
+      });
+      const [status, , currentVersion = '', currentJson = ''] = reply;
+      if (status === 'late') throw new NotCommitted(undefined);
       if (status === 'ok') {
         this.#remember(key, mode === 'del' ? undefined : { version, json: json as string });
         if (replaying > 0) this.#replayed(key, log, replaying);
@@ -229,11 +279,49 @@ export class SharedState {
         currentVersion === '' ? undefined : { version: currentVersion, json: currentJson },
       );
     }
-    throw new StoreUnavailableError('update', `${MAX_ATTEMPTS} conflicting writes in a row`);
+    throw new NotCommitted(undefined);
   }
 
-  /** Runs `batch` on this process's copy of the state, on the local share, and logs it for replay. */
-  #commitLocal(key: string, batch: Pending[]): Outcome[] {
+  /**
+   * Learns the fate of the attempts the logged updates followed: reads this writer's last applied
+   * attempt (after them: one connection, commands in order) and drops the updates an attempt of
+   * that number or less already applied. The others are known not to have reached Redis.
+   */
+  async #settleFates(key: string, log: Logged[]): Promise<void> {
+    const reply = await this.#call(key, ['', 'read', '', '', '1'], 0).catch(() => {
+      throw new NotCommitted(undefined);
+    });
+    const [, , version = '', json = '', mark = ''] = reply;
+    const last = mark === '' ? 0 : Number(mark);
+    const kept = log.filter((entry) => entry.attempt === undefined || entry.attempt > last);
+    this.counters.replayed += log.length - kept.length;
+    for (const entry of kept) entry.attempt = undefined;
+    log.splice(0, log.length, ...kept);
+    this.#remember(key, version === '' ? undefined : { version, json });
+  }
+
+  /** One call of the state script, with its deadline; calibrates the clock offset on the reply. */
+  async #call(key: string, args: string[], attempt: number) {
+    const sentAt = Date.now();
+    const deadline =
+      this.#offsetMs === undefined
+        ? ''
+        : String(Math.floor(sentAt + this.#offsetMs + this.#options.timeoutMs / 2));
+    const reply = (await this.#runner.run(
+      STATE_SCRIPT,
+      this.#keys(key),
+      [...args, deadline, String(attempt)],
+      'update',
+    )) as [string, number, string?, string?, string?];
+    this.#calibrate(sentAt, Date.now(), reply[1]);
+    return reply;
+  }
+
+  /**
+   * Runs `batch` on this process's copy of the state, on the local share, and logs it for replay,
+   * tagged with `attempt` when it followed a write of unknown fate.
+   */
+  #commitLocal(key: string, batch: Pending[], attempt: number | undefined): Outcome[] {
     let log = this.#toReplay.get(key);
     if (log === undefined) {
       log = [];
@@ -252,7 +340,8 @@ export class SharedState {
         pending.ttlMs,
       );
       outcomes.push(outcome);
-      log.push(pending);
+      // A run that threw had no effect the caller could act on: nothing to replay.
+      if (outcome.ok) log.push({ pending, result: outcome.value, attempt });
     }
     this.counters.localUpdates += batch.length;
     const excess = log.length - this.#options.maxReplay;
@@ -264,7 +353,7 @@ export class SharedState {
   }
 
   /** The first `count` logged updates reached the shared state: forget them, and the local copy. */
-  #replayed(key: string, log: Pending[], count: number): void {
+  #replayed(key: string, log: Logged[], count: number): void {
     log.splice(0, count);
     this.counters.replayed += count;
     if (log.length === 0) {
@@ -294,6 +383,15 @@ export class SharedState {
     if (receivedAt - sentAt <= this.#options.timeoutMs / 4) {
       this.#offsetMs = redisNow - (sentAt + receivedAt) / 2;
     }
+  }
+}
+
+/** Applies a logged local run to `state` as the result it had (see `Transaction`'s `replay`). */
+function replay(entry: Logged, state: unknown): unknown {
+  try {
+    return entry.pending.transaction(state, 1, { result: entry.result })[0];
+  } catch {
+    return state;
   }
 }
 

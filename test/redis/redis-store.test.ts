@@ -134,7 +134,7 @@ describeRedis('RedisStore on Redis time', () => {
     // A source no Redis has seen: EVALSHA answers NOSCRIPT, EVAL runs and caches it.
     const script = luaScript(`return ARGV[1] -- ${prefix}`);
     expect(await admin.scriptExists(script.sha)).toEqual([0]);
-    expect(await runner.run(script, `${prefix}noscript`, ['hello'], 'take')).toBe('hello');
+    expect(await runner.run(script, [`${prefix}noscript`], ['hello'], 'take')).toBe('hello');
     expect(await admin.scriptExists(script.sha)).toEqual([1]);
     expect(runner.health()).toMatchObject({ available: true, succeeded: 1, failed: 0 });
   });
