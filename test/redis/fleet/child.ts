@@ -61,6 +61,12 @@ const client = new LimitedClient(plan.url, {
 
 const arrivals: Record<string, number[]> = {};
 const errors: string[] = [];
+// A trace, printed only when a call failed: what held the calls, and when Redis went and came back.
+const trace: string[] = [];
+const at = () => Date.now() - plan.startAt;
+client.on('held', (e) => trace.push(`${at()} held ${e.reason} ${e.waitMs} ${e.policy ?? ''}`));
+store.on('up', () => trace.push(`${at()} Redis up`));
+store.on('down', (e) => trace.push(`${at()} Redis down: ${e.message}`));
 await sleep(Math.max(0, plan.startAt - Date.now()));
 await Promise.all(
   Array.from({ length: plan.concurrency }, async () => {
@@ -73,10 +79,17 @@ await Promise.all(
         arrivals[response.status] = list;
       } catch (error) {
         errors.push(String(error));
+        trace.push(`${at()} ${String(error)}`);
       }
     }
   }),
 );
+if (errors.length > 0) {
+  const shared = await redis.hGet(`${plan.prefix}state:{limited-client:${plan.url}}`, 's');
+  process.stderr.write(
+    `fleet process ${process.pid}, ms from the start:\n${trace.slice(-60).join('\n')}\nshared state: ${shared}\n`,
+  );
+}
 await client.close();
 const report: ChildReport = { arrivals, errors, unhandled, health: store.health() };
 process.stdout.write(`${JSON.stringify(report)}\n`);

@@ -48,7 +48,11 @@ export const THREE_AT_40: Omit<FleetPlan, 'redisUrl' | 'prefix' | 'durationMs'> 
 /** Every process exited 0, with no call that rejected and no unhandled rejection. */
 export function expectCleanExits(run: FleetRun): void {
   expect(run.exitCodes).toEqual(run.exitCodes.map(() => 0));
-  expect(run.reports.map((r) => [r.errors, r.unhandled])).toEqual(run.exitCodes.map(() => [[], 0]));
+  const errors = run.reports.flatMap((r) => r.errors);
+  expect(
+    run.reports.map((r) => [r.errors.length, r.unhandled]),
+    errors.join('\n'),
+  ).toEqual(run.exitCodes.map(() => [0, 0]));
 }
 
 function runChild(plan: ChildPlan): Promise<{ code: number | null; report?: ChildReport }> {
