@@ -3,10 +3,11 @@
  * connections never lose an update, a process batches its own updates of a key, TTLs and deletes.
  * (What it does when Redis pauses is in `outage.test.ts`.)
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { RedisClientType } from 'redis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Transaction } from '../../src/client/store.js';
-import { RedisStore } from '../../src/redis/index.js';
+import { type RedisScriptingClient, RedisStore } from '../../src/redis/index.js';
 import { connect, deleteKeys, describeRedis, uniquePrefix } from './helpers.js';
 
 interface Counter {
@@ -89,5 +90,29 @@ describeRedis('RedisStore as a StateStore', () => {
     expect(a).toEqual({ status: 'fulfilled', value: 1 });
     expect(b).toMatchObject({ status: 'rejected', reason: { message: 'a bug in a transaction' } });
     expect(c).toEqual({ status: 'fulfilled', value: 2 });
+  });
+
+  it('a write Redis applied but answered too late is not applied again by the replay', async () => {
+    // The real client, with its replies held back past the store's timeout while `slow` is set:
+    // Redis applies each write, and the store sees a timeout.
+    const real = clients[3] as RedisClientType;
+    let slow = false;
+    const late = <T>(reply: Promise<T>) =>
+      slow ? reply.then((value) => sleep(150).then(() => value)) : reply;
+    const client: RedisScriptingClient = {
+      evalSha: (sha, options) => late(real.evalSha(sha, options)),
+      eval: (script, options) => late(real.eval(script, options)),
+    };
+    const store = new RedisStore(client, { prefix, timeoutMs: 50, recheckMs: 0 });
+    for (let i = 0; i < 3; i++) await store.update('late', increment, 60_000);
+    slow = true;
+    // Timed out here (run locally, logged), applied on Redis all the same.
+    expect(await store.update('late', increment, 60_000)).toBe(4);
+    slow = false;
+    await sleep(200);
+    // The next write learns that the logged update was applied, and does not replay it.
+    expect(await store.update('late', increment, 60_000)).toBe(5);
+    expect(JSON.parse((await real.hGet(`${prefix}state:{late}`, 's')) as string)).toEqual({ n: 5 });
+    expect(store.health()).toMatchObject({ localUpdates: 1, replayed: 1, failed: 1 });
   });
 });
