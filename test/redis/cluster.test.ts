@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { createCluster } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Transaction } from '../../src/client/store.js';
 import { RedisStore } from '../../src/redis/index.js';
 import { FixedWindow, Gcra, type RateLimiter, TokenBucket } from '../../src/server/index.js';
 
@@ -70,5 +71,24 @@ if (NODES.length === 0) {
     }
     // The hash tag is the client key: thirty keys spread over (nearly) thirty slots.
     expect(slots.size).toBeGreaterThan(20);
+  });
+
+  it('keeps client state (two keys of one slot per update) without losing an update', async () => {
+    const stores = clusters.map((c) => new RedisStore(c, { prefix, timeoutMs: 5000 }));
+    const increment: Transaction<{ n: number }, number> = (state) => {
+      const next = { n: (state?.n ?? 0) + 1 };
+      return [next, next.n];
+    };
+    for (const host of ['https://a.example', 'https://b.example', 'https://c.example']) {
+      const results = await Promise.all(
+        stores.flatMap((store) =>
+          Array.from({ length: 50 }, () =>
+            store.update(`limited-client:${host}`, increment, 60_000),
+          ),
+        ),
+      );
+      expect(Math.max(...results)).toBe(150);
+    }
+    expect(stores.every((s) => s.health().localUpdates === 0)).toBe(true);
   });
 });
