@@ -38,8 +38,11 @@ export interface AdmissionDeps {
   queueTimeoutMs: number;
   /** Asks the shared state to admit (and record) one attempt. */
   tryAdmit(cost: number, firstAttempt: boolean): MaybePromise<AdmitResult>;
-  /** Gives back an admission that was not used (the request left in the meantime). */
-  giveBack(ticket: LimitsTicket, cost: number): MaybePromise<void>;
+  /**
+   * Gives back an admission that was not used (the request left in the meantime). Must not
+   * reject; the queue goes on whatever it does.
+   */
+  giveBack(ticket: LimitsTicket, cost: number, ctx: RequestContext): MaybePromise<void> | undefined;
   /** A request joined the line. */
   onQueued(ctx: RequestContext, queueLength: number): void;
   /** A request waits, for `reason`; called once per request and reason. */
@@ -275,7 +278,13 @@ export class Admission {
       if (!this.isQueued(w)) {
         // It left (abort, timeout) while the store answered: give the admission back.
         this.inFlight--;
-        if (result.ok) await this.deps.giveBack(result, w.req.cost);
+        if (result.ok) {
+          try {
+            await this.deps.giveBack(result, w.req.cost, w.req.ctx);
+          } catch {
+            // Nothing to do: the request is gone, and the line must move on.
+          }
+        }
         continue;
       }
       if (result.ok) {

@@ -51,8 +51,14 @@ import type { PreparedRequest } from './request.js';
 import { planRetry } from './retry-plan.js';
 import { AbortScope } from './signals.js';
 import { type Counters, hostStats, newCounters } from './stats.js';
-import type { StateStore } from './store.js';
-import type { ClientEvents, GiveUpReason, HostStats, LimitedRequestInit } from './types.js';
+import type { MaybePromise, StateStore } from './store.js';
+import type {
+  ClientEvents,
+  GiveUpReason,
+  HostStats,
+  LimitedRequestInit,
+  StoreOperation,
+} from './types.js';
 
 /** What every pipeline shares with its client. */
 export interface PipelineShared {
@@ -99,7 +105,7 @@ export class HostPipeline {
           admitTransaction(config, cost, first, clock.now()),
           policy.stateTtlMs,
         ),
-      giveBack: (ticket, cost) => this.settle(ticket, cost, {}),
+      giveBack: (ticket, cost, ctx) => this.settle(ticket, cost, {}, ctx),
       onQueued: (ctx, queueLength) => {
         this.counters.queued++;
         if (events.has('queued')) events.emit('queued', { ...this.base(ctx), queueLength });
@@ -181,8 +187,7 @@ export class HostPipeline {
         // The breaker opened while this request waited in line: it may still go as a probe.
         const permit = breaker.acquire(clock.now());
         if (!permit.allowed) {
-          await this.settle(ticket, call.cost, {});
-          this.admission.release();
+          await this.giveBack(ticket, call);
           return this.circuitOpen(call, attempt - 1, last, permit.retryAt);
         }
         probe = true;
@@ -226,12 +231,18 @@ export class HostPipeline {
       if (breaker && breaker.stateAt(clock.now()) === 'open') {
         return this.circuitOpen(call, attempt, outcome, breaker.retryAt(clock.now()));
       }
-      // 5. The retry budget.
-      const allowed = await this.shared.store.update<HostState, boolean>(
-        this.key,
-        retryTransaction(this.policy.state, clock.now()),
-        this.policy.stateTtlMs,
-      );
+      // 5. The retry budget. A store that fails cannot grant a retry: the call ends with what it has.
+      let allowed: boolean;
+      try {
+        allowed = await this.shared.store.update<HostState, boolean>(
+          this.key,
+          retryTransaction(this.policy.state, clock.now()),
+          this.policy.stateTtlMs,
+        );
+      } catch (storeError) {
+        this.storeFailed('retry-budget', call.ctx, storeError);
+        return this.giveUp('store-error', call, attempt, outcome);
+      }
       if (!allowed) {
         this.counters.budgetExhausted++;
         if (events.has('budget-exhausted')) {
@@ -273,32 +284,71 @@ export class HostPipeline {
     this.counters.attempts++;
     const outcome = await sendAttempt(this.shared.fetch, this.shared.clock, req, call);
     const now = this.shared.clock.now();
-    await this.settle(ticket, call.cost, outcome, now);
-    this.admission.release();
+    try {
+      const settled = this.settle(ticket, call.cost, outcome, call.ctx, now);
+      if (settled) await settled;
+    } finally {
+      // Whatever the store did, the attempt is over: its slot comes back.
+      this.admission.release();
+    }
     this.record(outcome, call, now, probe);
     return outcome;
   }
 
+  /** Gives back an admission that will not be used, and its slot. */
+  private async giveBack(ticket: LimitsTicket, call: Call): Promise<void> {
+    try {
+      const settled = this.settle(ticket, call.cost, {}, call.ctx);
+      if (settled) await settled;
+    } finally {
+      this.admission.release();
+    }
+  }
+
+  /**
+   * Takes an attempt's outcome into the shared state. Never throws nor rejects: the response is
+   * already the caller's, so a store that fails here is reported (`store-error`) and otherwise
+   * ignored. The request then stays counted in flight in the shared state until it ages out there
+   * (see `learned-limits.ts`); the slot in this process is given back by the caller either way.
+   */
   private settle(
     ticket: LimitsTicket,
     cost: number,
     outcome: Outcome,
+    ctx: RequestContext,
     now = this.shared.clock.now(),
-  ) {
+  ): Promise<void> | undefined {
     if (!this.policy.state.limits) return;
-    return this.shared.store.update<HostState, void>(
-      this.key,
-      settleTransaction(this.policy.state, {
-        seq: ticket.seq,
-        probed: ticket.probed,
-        cost,
-        status: outcome.response?.status,
-        info: outcome.info,
-        now,
-        random: this.shared.clock.random(),
-      }),
-      this.policy.stateTtlMs,
-    );
+    let result: MaybePromise<void>;
+    try {
+      result = this.shared.store.update<HostState, void>(
+        this.key,
+        settleTransaction(this.policy.state, {
+          seq: ticket.seq,
+          probed: ticket.probed,
+          cost,
+          status: outcome.response?.status,
+          info: outcome.info,
+          now,
+          random: this.shared.clock.random(),
+        }),
+        this.policy.stateTtlMs,
+      );
+    } catch (error) {
+      this.storeFailed('settle', ctx, error);
+      return;
+    }
+    if (isPromiseLike(result)) {
+      return Promise.resolve(result).then(noop, (error) => this.storeFailed('settle', ctx, error));
+    }
+  }
+
+  /** Counts and reports a store failure the call survived. */
+  private storeFailed(operation: StoreOperation, ctx: RequestContext, error: unknown): void {
+    this.counters.storeErrors++;
+    if (this.shared.events.has('store-error')) {
+      this.shared.events.emit('store-error', { ...this.base(ctx), operation, error });
+    }
   }
 
   /** Breaker outcome, counters and the `rate-limited` event. */
@@ -416,6 +466,10 @@ export class HostPipeline {
       circuit: this.breaker ? this.breaker.stateAt(now) : 'closed',
     });
   }
+}
+
+function isPromiseLike<T>(value: MaybePromise<T>): value is Promise<T> {
+  return typeof (value as { then?: unknown } | undefined)?.then === 'function';
 }
 
 /** Lets a response we will not return release its connection. */

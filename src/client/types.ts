@@ -79,7 +79,14 @@ export type GiveUpReason =
   | 'deadline'
   | 'queue-full'
   | 'queue-timeout'
-  | 'hold-too-long';
+  | 'hold-too-long'
+  | 'store-error';
+
+/**
+ * A store call a request survived: `settle` (taking an answer into the shared state) or
+ * `retry-budget` (asking the budget for a retry, which a failing store cannot grant).
+ */
+export type StoreOperation = 'settle' | 'retry-budget';
 
 /** Every event the client emits, by name. */
 export interface ClientEvents {
@@ -125,6 +132,11 @@ export interface ClientEvents {
   'circuit-open': EventBase & { retryAt: number };
   /** The circuit of a host changed state. */
   'circuit-state': { origin: string; from: CircuitState; to: CircuitState };
+  /**
+   * The state store failed and the request went on without it: the caller still gets the response
+   * (or the error) of its attempt, and its slot is given back. See {@link StoreOperation}.
+   */
+  'store-error': EventBase & { operation: StoreOperation; error: unknown };
   /**
    * A request that needed another attempt stopped without one: it resolves to its last response or
    * rejects with its last error (or the refusal).
@@ -172,6 +184,8 @@ export interface HostStats {
   circuitOpen: number;
   /** Requests that gave up (see the `give-up` event). */
   gaveUp: number;
+  /** Store failures that requests survived (see the `store-error` event). */
+  storeErrors: number;
   /** Attempts in flight now. */
   inFlight: number;
   /** Requests waiting in the queue now. */
