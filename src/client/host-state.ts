@@ -95,7 +95,7 @@ export function admitTransaction(
       const waitMs = takeTokens(state.bucket, cost, config.bucket, now);
       if (waitMs > 0) return [state, { ok: false, waitMs, reason: 'client-rate' }];
     }
-    const ticket = state.limits ? commitLimits(state.limits, cost) : NO_TICKET;
+    const ticket = state.limits ? commitLimits(state.limits, cost, now, config.limits) : NO_TICKET;
     if (firstAttempt && state.budget && config.budget)
       depositRequest(state.budget, config.budget, now);
     return [state, { ok: true, seq: ticket.seq, probed: ticket.probed }];

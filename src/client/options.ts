@@ -80,7 +80,9 @@ export interface PolicyOptions {
   /**
    * Longest wait for the server's limit, in milliseconds. A 429 or 503 asking for longer is
    * returned at once instead of retried; a request that a learned limit would hold longer is
-   * rejected with `RateLimitError` instead of waiting.
+   * rejected with `RateLimitError` instead of waiting. Such a long wait is recorded as a hold of at
+   * most `max(maxRetryAfterMs, 1000)`, after which one probe goes, so that a server that sent a
+   * wrong `Retry-After` or reset (a timestamp as seconds) can correct it.
    * @default 60_000
    */
   maxRetryAfterMs?: number;

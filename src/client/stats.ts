@@ -80,7 +80,8 @@ export function hostStats(
       limit: p.limit,
       windowMs: p.windowMs,
       remaining: p.remaining,
-      resetInMs: p.resetAt === undefined ? undefined : Math.max(0, p.resetAt - now),
+      resetInMs:
+        p.resetAt === undefined ? undefined : Math.max(0, (p.serverResetAt ?? p.resetAt) - now),
     })),
     budgetAvailable:
       budget && config.budget

@@ -18,10 +18,10 @@ const config: LimitsConfig = {
 };
 const open: LimitsConfig = { ...config, initialWindow: undefined };
 
-function send(s: LimitsState, now: number, cost = 1): LimitsTicket {
+function send(s: LimitsState, now: number, cost = 1, c = config): LimitsTicket {
   const verdict = checkLimits(s, cost, now);
   if (!verdict.ok) throw new Error(`held: ${JSON.stringify(verdict)}`);
-  return commitLimits(s, cost);
+  return commitLimits(s, cost, now, c);
 }
 
 function answer(
@@ -78,7 +78,7 @@ describe('cold start', () => {
     for (let round = 0; round < 5; round++) {
       for (const t of inFlight) answer(s, t, 200, {}, 1);
       inFlight = [];
-      while (checkLimits(s, 1, 1).ok) inFlight.push(commitLimits(s, 1));
+      while (checkLimits(s, 1, 1).ok) inFlight.push(commitLimits(s, 1, 1, config));
       rounds.push(inFlight.length);
     }
     expect(rounds).toEqual([2, 3, 4, 5, 6]);
@@ -90,6 +90,67 @@ describe('cold start', () => {
     s.window = 1023.9995;
     answer(s, send(s, 0), 200, {}, 1);
     expect(s.window).toBeUndefined();
+  });
+});
+
+describe('waits longer than maxHoldMs', () => {
+  const capped: LimitsConfig = { ...open, maxHoldMs: 60_000 };
+  const year = 31_622_400_000;
+
+  it('a hold is recorded for maxHoldMs at most, keeps the server wait, and lets one probe go after', () => {
+    const s = newLimits(capped);
+    answer(s, send(s, 0, 1, capped), 503, { 'retry-after': String(year / 1000) }, 0, capped);
+    expect(s.holdUntil).toBeLessThanOrEqual(60_000 + 1000);
+    expect(checkLimits(s, 1, 30_000)).toMatchObject({
+      ok: false,
+      reason: 'retry-after',
+      serverWaitMs: year - 30_000,
+    });
+    const at = s.holdUntil;
+    const probe = send(s, at, 1, capped);
+    // While the probe is out, the hold is armed again.
+    expect(checkLimits(s, 1, at + 1)).toMatchObject({ ok: false, reason: 'retry-after' });
+    expect(s.holdUntil).toBe(at + 60_000);
+    answer(s, probe, 200, {}, at + 10, capped);
+    expect(checkLimits(s, 1, at + 10).ok).toBe(true);
+    expect(s.holdBase).toBeUndefined();
+  });
+
+  it('a probe refused again holds again, for maxHoldMs at most', () => {
+    const s = newLimits(capped);
+    answer(s, send(s, 0, 1, capped), 429, { 'retry-after': '86400' }, 0, capped);
+    const probe = send(s, s.holdUntil, 1, capped);
+    const at = s.holdUntil;
+    answer(s, probe, 429, { 'retry-after': '86400' }, at, capped);
+    expect(s.holdUntil).toBeGreaterThan(at);
+    expect(s.holdUntil).toBeLessThanOrEqual(at + 61_000);
+  });
+
+  it('an answer to a request sent before the hold does not end it', () => {
+    const s = newLimits(capped);
+    const early = send(s, 0, 1, capped);
+    answer(s, send(s, 0, 1, capped), 429, { 'retry-after': '86400' }, 1, capped);
+    answer(s, early, 200, {}, 2, capped);
+    expect(checkLimits(s, 1, 2)).toMatchObject({ ok: false, reason: 'retry-after' });
+  });
+
+  it('a reset is recorded for maxHoldMs at most, then a probe goes', () => {
+    const s = newLimits(capped);
+    answer(
+      s,
+      send(s, 0, 1, capped),
+      200,
+      { 'ratelimit-policy': '"day";q=10;w=86400', ratelimit: `"day";r=0;t=${year / 1000}` },
+      0,
+      capped,
+    );
+    expect(checkLimits(s, 1, 1)).toMatchObject({
+      ok: false,
+      reason: 'learned-limit',
+      waitMs: 59_999,
+      serverWaitMs: year - 1,
+    });
+    expect(send(s, 60_000, 1, capped).probed).toEqual(['day']);
   });
 });
 

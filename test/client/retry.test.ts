@@ -105,9 +105,45 @@ describe('retries', () => {
     const error = await client.get('/second').catch((e) => e);
     expect(isRateLimitError(error)).toBe(true);
     expect(error.policy).toBe('day');
-    expect(error.retryAfterMs).toBe(3_600_000);
+    // The server's reset is an hour away; the client probes after maxRetryAfterMs (60 s).
+    expect(error.retryAfterMs).toBe(60_000);
     expect(fetch.calls).toHaveLength(1);
     expect(clock.pending).toBe(0);
+  });
+
+  it('a hostile Retry-After holds the host for maxRetryAfterMs at most, then one probe lets the server correct it', async () => {
+    // A Unix timestamp sent as delay-seconds: about 56 years, clamped by the parser to 366 days.
+    let healthy = false;
+    const { clock, fetch, client } = setup(() =>
+      healthy ? respond(200) : respond(503, { 'retry-after': '1764000000' }),
+    );
+    expect((await client.get('/x')).status).toBe(503); // returned at once: longer than allowed
+    const refused = await client.get('/x').catch((e) => e);
+    expect(isRateLimitError(refused)).toBe(true);
+    expect(refused.retryAfterMs).toBeLessThanOrEqual(60_000 + 1000);
+    expect(fetch.calls).toHaveLength(1);
+    healthy = true;
+    await clock.advance(61_000);
+    expect((await client.get('/x')).status).toBe(200); // the probe
+    expect((await client.get('/x')).status).toBe(200); // and the host is open again
+    expect(fetch.calls).toHaveLength(3);
+  });
+
+  it('while the probe of a capped hold is out, other calls are refused, not sent', async () => {
+    const { clock, fetch, client } = setup((_call, i) =>
+      i === 0
+        ? respond(429, { 'retry-after': '86400' })
+        : clock.sleep(500).then(() => respond(429, { 'retry-after': '86400' })),
+    );
+    expect((await client.get('/x')).status).toBe(429);
+    await clock.advance(61_000);
+    const probe = client.get('/x');
+    await flush();
+    expect(isRateLimitError(await client.get('/y').catch((e) => e))).toBe(true);
+    await clock.until(probe);
+    expect((await probe).status).toBe(429);
+    expect(fetch.calls).toHaveLength(2);
+    expect(isRateLimitError(await client.get('/z').catch((e) => e))).toBe(true);
   });
 
   it('retries a 429 whatever the method, even a POST without a key', async () => {

@@ -7,7 +7,11 @@
  *
  * 1. **Hold.** A 429, or a 503 with `Retry-After`, holds the whole host until the server's time
  *    (`Retry-After`, else the reset of an exhausted policy, else one second), plus a small positive
- *    jitter drawn once per hold.
+ *    jitter drawn once per hold. A hold is recorded for at most `maxHoldMs`, however long the
+ *    server asked for: past it one probe goes (and the hold is armed again while it is out), so a
+ *    wrong `Retry-After` (a timestamp sent as seconds) cannot keep the host shut for a year. The
+ *    server's own end is kept apart (`holdBase`), so requests that cannot wait that long are still
+ *    refused at once. Resets are capped the same way.
  * 2. **Cold start.** Until the host has answered once, at most `initialWindow` requests are in
  *    flight. A first answer that declares policies opens the gate to what they allow. An answer
  *    that declares nothing starts a gentle ramp: one more request in flight per round trip (TCP's
@@ -49,6 +53,11 @@ export interface PolicyState {
   resetAt?: number;
   /** Requests sent past the reset without a fresh report yet. */
   probes: number;
+  /**
+   * The server's reset, when it is further than `maxHoldMs` and `resetAt` was capped to that (a
+   * probe goes at `resetAt`).
+   */
+  serverResetAt?: number;
   /** Learned from 429s alone, not declared by the server. */
   synthetic?: boolean;
 }
@@ -59,8 +68,13 @@ export interface LimitsState {
   mode: 'cold' | 'blind' | 'declared';
   /** Epoch milliseconds before which nothing is sent (0: no hold), jitter included. */
   holdUntil: number;
-  /** The server's own end of the hold, before jitter (what `maxRetryAfterMs` is compared with). */
+  /**
+   * The server's own end of the hold, before jitter (what `maxRetryAfterMs` is compared with). Past
+   * `holdUntil` when the hold was capped to `maxHoldMs`.
+   */
   holdBase?: number;
+  /** `seq` when the hold was set: an answer to a later request may end it. */
+  holdSeq?: number;
   /** Requests allowed in flight while cold or ramping (its whole part counts); absent when open. */
   window?: number;
   /** Units in flight. */
@@ -88,6 +102,11 @@ export interface LimitsConfig {
    * headers give no reset, in milliseconds. @default 1000
    */
   fallbackHoldMs: number;
+  /**
+   * Longest hold or reset recorded, in milliseconds; past it one probe goes. `undefined`: no cap.
+   * @default max(maxRetryAfterMs, fallbackHoldMs)
+   */
+  maxHoldMs?: number;
 }
 
 /** Why a request is held. */
@@ -157,6 +176,7 @@ export function checkLimits(state: LimitsState, cost: number, now: number): Limi
     const serverWaitMs = Math.max(0, (state.holdBase ?? state.holdUntil) - now);
     return { ok: false, waitMs, reason: 'retry-after', serverWaitMs };
   }
+  // A capped hold that lapsed lets this request through as its probe (`commitLimits` re-arms it).
   if (state.window !== undefined && state.requests >= Math.floor(state.window)) {
     return { ok: false, waitMs: undefined, reason: 'cold-start' };
   }
@@ -172,6 +192,7 @@ export function checkLimits(state: LimitsState, cost: number, now: number): Limi
       const waitMs = p.resetAt - now;
       if (verdict.ok || verdict.waitMs === undefined || waitMs > verdict.waitMs) {
         verdict = { ok: false, waitMs, reason: 'learned-limit', policy: p.name ?? key };
+        if (p.serverResetAt !== undefined) verdict.serverWaitMs = p.serverResetAt - now;
       }
     } else if ((p.probes > 0 || state.requests > 0) && verdict.ok) {
       // One probe, sent when no other answer is pending (a pending answer may already tell).
@@ -181,8 +202,21 @@ export function checkLimits(state: LimitsState, cost: number, now: number): Limi
   return verdict;
 }
 
-/** Records that a request of `cost` units is sent (after {@link checkLimits} said yes). */
-export function commitLimits(state: LimitsState, cost: number): LimitsTicket {
+/**
+ * Records that a request of `cost` units is sent at `now` (after {@link checkLimits} said yes).
+ * When a capped hold has lapsed, this request is its probe: the hold is armed again, for at most
+ * `maxHoldMs`, while it is out.
+ */
+export function commitLimits(
+  state: LimitsState,
+  cost: number,
+  now: number,
+  config?: LimitsConfig,
+): LimitsTicket {
+  if (state.holdBase !== undefined && state.holdBase > now && state.holdUntil <= now) {
+    const maxHold = config?.maxHoldMs ?? Number.POSITIVE_INFINITY;
+    state.holdUntil = now + Math.min(state.holdBase - now, maxHold);
+  }
   const probed: string[] = [];
   for (const key in state.policies) {
     const p = state.policies[key] as PolicyState;
@@ -203,12 +237,23 @@ function policyKey(q: QuotaPolicy): string {
   return q.name ?? (q.windowMs !== undefined ? `#w${q.windowMs}` : '#');
 }
 
+/** Sets a policy's reset `resetMs` from `now`, capped to `maxHoldMs` (see the module comment). */
+function setReset(p: PolicyState, now: number, resetMs: number, maxHoldMs: number | undefined) {
+  if (maxHoldMs !== undefined && resetMs > maxHoldMs) {
+    p.resetAt = now + maxHoldMs;
+    p.serverResetAt = now + resetMs;
+  } else {
+    p.resetAt = now + resetMs;
+    delete p.serverResetAt;
+  }
+}
+
 function applyPolicies(
   state: LimitsState,
   reported: readonly QuotaPolicy[],
   fresh: boolean,
   now: number,
-  fallbackMs: number,
+  config: LimitsConfig,
   cost: number,
 ): void {
   const seen = new Set<string>();
@@ -229,13 +274,18 @@ function applyPolicies(
       // A concurrency report was made while this request held a slot, which is free now.
       p.remaining = q.remaining - state.inflight + (p.unit === CONCURRENT ? cost : 0);
       p.probes = 0;
-      if (q.resetMs !== undefined) p.resetAt = now + q.resetMs;
+      if (q.resetMs !== undefined) setReset(p, now, q.resetMs, config.maxHoldMs);
       // No reset in the headers (Shopify's leaky bucket, Azure): when spent, wait a little before
       // probing rather than probing at once.
-      else if (p.remaining <= 0 && p.unit !== CONCURRENT) p.resetAt = now + fallbackMs;
-      else delete p.resetAt;
+      else if (p.remaining <= 0 && p.unit !== CONCURRENT) {
+        p.resetAt = now + config.fallbackHoldMs;
+        delete p.serverResetAt;
+      } else {
+        delete p.resetAt;
+        delete p.serverResetAt;
+      }
     } else if (q.resetMs !== undefined) {
-      p.resetAt = now + q.resetMs;
+      setReset(p, now, q.resetMs, config.maxHoldMs);
     }
   }
   if (!fresh) return;
@@ -282,7 +332,7 @@ export function settleLimits(state: LimitsState, answer: LimitsAnswer, config: L
     delete state.policies[BLIND_POLICY];
     const fresh = answer.seq > state.applied;
     if (fresh) state.applied = answer.seq;
-    applyPolicies(state, reported, fresh, now, config.fallbackHoldMs, answer.cost);
+    applyPolicies(state, reported, fresh, now, config, answer.cost);
   } else if (state.mode !== 'declared') {
     state.mode = 'blind';
     if (!pushback) {
@@ -297,13 +347,24 @@ export function settleLimits(state: LimitsState, answer: LimitsAnswer, config: L
       }
     }
   }
-  if (!pushback) return;
+  if (!pushback) {
+    // The server accepts again a request sent after the hold began: whatever is left of the
+    // server's wait (a capped hold whose probe this was) is over.
+    if (state.holdBase !== undefined && answer.seq > (state.holdSeq ?? 0)) {
+      state.holdUntil = Math.min(state.holdUntil, now);
+      delete state.holdBase;
+      delete state.holdSeq;
+    }
+    return;
+  }
   const wait = pushbackWait(info) ?? (status === 429 ? config.fallbackHoldMs : undefined);
   if (wait !== undefined) {
-    const until = now + serverWait(wait, answer.random, config.jitter);
+    const held = Math.min(wait, config.maxHoldMs ?? Number.POSITIVE_INFINITY);
+    const until = now + serverWait(held, answer.random, config.jitter);
     if (until > state.holdUntil) {
       state.holdUntil = until;
       state.holdBase = now + wait;
+      state.holdSeq = state.seq;
     }
   }
   if (status === 429 && state.mode === 'blind') {
