@@ -101,6 +101,8 @@ export class Admission {
   private timer: AbortController | undefined;
   private timerAt = Number.POSITIVE_INFINITY;
   private endWait: (() => void) | undefined;
+  /** Set by {@link close}: the error every request gets from then on. */
+  private closed: ((ctx: RequestContext) => unknown) | undefined;
 
   constructor(private readonly deps: AdmissionDeps) {}
 
@@ -120,6 +122,7 @@ export class Admission {
    * the request longer than `maxWaitMs`.
    */
   async acquire(req: AdmissionRequest): Promise<LimitsTicket> {
+    if (this.closed) throw this.closed(req.ctx);
     if (req.signal?.aborted) throw abortReason(req.signal);
     if (this.size === 0 && !this.draining && this.inFlight < this.deps.concurrency) {
       this.inFlight++;
@@ -163,8 +166,9 @@ export class Admission {
     if (this.size > 0) void this.drain();
   }
 
-  /** Rejects everyone waiting with `error` and stops the timer. */
+  /** Rejects everyone waiting, and every later request, with `error`; stops the timer. */
   close(error: (ctx: RequestContext) => unknown): void {
+    this.closed = error;
     this.stopTimer();
     while (this.head) {
       const w = this.head;

@@ -125,8 +125,11 @@ export class LimitedClient {
   }
 
   /**
-   * Closes the client: new calls reject with `ClientClosedError`, and so do calls waiting in a
-   * queue or between retries; attempts in flight finish. Releases the store if the client made it.
+   * Closes the client. New calls reject with `ClientClosedError`, and so does every call that is
+   * waiting: in a host's queue, in a hold, or in a backoff between retries. No attempt starts after
+   * close. An attempt already sent is not aborted (abort it with its signal): its call resolves to
+   * its response when that is final, and rejects with `ClientClosedError` when it would need
+   * another attempt. Releases the store if the client made it.
    */
   close(): Promise<void> {
     return this.engine.close();

@@ -108,7 +108,10 @@ export class Engine {
     return { hosts, totals };
   }
 
-  /** Refuses new calls, drops waiting ones and pending retries, releases the store if it is ours. */
+  /**
+   * Refuses new calls, drops waiting ones and pending retries (see `LimitedClient.close`),
+   * releases the store if it is ours.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;

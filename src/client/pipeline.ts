@@ -21,6 +21,7 @@
 import { abortReason, type Clock } from '../clock.js';
 import {
   CircuitOpenError,
+  isClientClosedError,
   isLimitedClientError,
   isQueueFullError,
   isQueueTimeoutError,
@@ -77,9 +78,11 @@ export class HostPipeline {
   private readonly admission: Admission;
   private readonly breaker: CircuitBreaker | undefined;
   private readonly key: string;
-  private readonly sleepers = new Set<AbortScope>();
+  /** Calls sleeping between attempts, with what to tell them when the host closes. */
+  private readonly sleepers = new Map<AbortScope, RequestContext>();
   private lastState: HostState | undefined;
-  private closed = false;
+  /** Set by {@link close}: the error calls get from then on. */
+  private closed: ((ctx: RequestContext) => unknown) | undefined;
 
   constructor(
     readonly origin: string,
@@ -178,10 +181,22 @@ export class HostPipeline {
         });
       } catch (error) {
         breaker?.release(probe);
+        if (isClientClosedError(error)) {
+          discard(last?.response);
+          throw error;
+        }
         if (last?.response && isLimitedClientError(error)) {
           return this.giveUp(refusalReason(error), call, attempt - 1, last);
         }
         throw error;
+      }
+      const closedWhileAdmitted = this.closedError(call.ctx);
+      if (closedWhileAdmitted !== undefined) {
+        // Closed while the store answered: nothing is sent after close().
+        breaker?.release(probe);
+        await this.giveBack(ticket, call);
+        discard(last?.response);
+        throw closedWhileAdmitted;
       }
       if (breaker && !probe && breaker.stateAt(clock.now()) !== 'closed') {
         // The breaker opened while this request waited in line: it may still go as a probe.
@@ -228,6 +243,13 @@ export class HostPipeline {
         if (response) return response;
         throw error;
       }
+      const closedWhileSent = this.closedError(call.ctx);
+      if (closedWhileSent !== undefined) {
+        // The attempt was on the wire at close(): it may finish, but no retry starts.
+        discard(response);
+        outcome.scope?.dispose();
+        throw closedWhileSent;
+      }
       if (breaker && breaker.stateAt(clock.now()) === 'open') {
         return this.circuitOpen(call, attempt, outcome, breaker.retryAt(clock.now()));
       }
@@ -269,7 +291,7 @@ export class HostPipeline {
       // at the front of the line, so it goes first when the hold lifts (a separate sleep would
       // wake on its own jitter, after the line had already used the quota).
       if (plan.serverWaitMs === undefined || !this.policy.state.limits) {
-        await this.sleep(plan.delayMs, call.signal);
+        await this.sleep(plan.delayMs, call.signal, call.ctx);
       }
     }
   }
@@ -416,10 +438,17 @@ export class HostPipeline {
     return this.giveUp('circuit-open', call, attempts, last, refusal);
   }
 
-  private async sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-    if (ms <= 0 && !signal?.aborted && !this.closed) return;
+  /** The error a call gets once the host is closed; `undefined` while it is open. */
+  private closedError(ctx: RequestContext): unknown {
+    return this.closed?.(ctx);
+  }
+
+  private async sleep(ms: number, signal: AbortSignal | undefined, ctx: RequestContext) {
+    const closed = this.closedError(ctx);
+    if (closed !== undefined) throw closed;
+    if (ms <= 0 && !signal?.aborted) return;
     const scope = new AbortScope(signal);
-    this.sleepers.add(scope);
+    this.sleepers.set(scope, ctx);
     const release = this.shared.keepAlive.acquire();
     try {
       await this.shared.clock.sleep(ms, scope.signal);
@@ -434,11 +463,15 @@ export class HostPipeline {
     return { origin: this.origin, method: ctx.method ?? 'GET', url: ctx.url ?? '' };
   }
 
-  /** Stops the host: rejects waiting requests and pending retries with `error`. */
+  /**
+   * Stops the host: every wait (a backoff sleep, a hold, the queue) rejects with `error`, and no
+   * attempt starts from then on. An attempt already sent may finish: its call resolves to its
+   * response when that is final, and rejects with `error` when it would need another attempt.
+   */
   close(error: (ctx: RequestContext) => unknown): void {
-    this.closed = true;
+    this.closed = error;
     this.admission.close(error);
-    for (const scope of this.sleepers) scope.abort(error({}));
+    for (const [scope, ctx] of this.sleepers) scope.abort(error(ctx));
   }
 
   /**

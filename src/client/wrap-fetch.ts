@@ -17,7 +17,7 @@ export interface WrappedFetch {
   on<K extends keyof ClientEvents>(name: K, listener: Listener<ClientEvents[K]>): () => void;
   /** Removes a listener. */
   off<K extends keyof ClientEvents>(name: K, listener: Listener<ClientEvents[K]>): void;
-  /** Refuses new calls and drops waiting ones (see `LimitedClient.close`). */
+  /** Refuses new calls, drops waiting ones and starts no retry (see `LimitedClient.close`). */
   close(): Promise<void>;
 }
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   type ClientEvents,
   isCircuitOpenError,
+  isClientClosedError,
   isRateLimitError,
   isRetryBudgetExhaustedError,
   isTimeoutError,
@@ -365,6 +366,45 @@ describe('timeouts and aborts', () => {
     await flush();
     controller.abort();
     await expect(p).rejects.toMatchObject({ name: 'AbortError' });
+  });
+});
+
+describe('close()', () => {
+  it('stops a call backing off between retries: it rejects with ClientClosedError, nothing more is sent', async () => {
+    const { clock, fetch, client } = setup(sequence(500), {
+      retry: { baseDelayMs: 1000, maxDelayMs: 1000 },
+    });
+    const p = client.get('/x').catch((e) => e);
+    await flush();
+    expect(fetch.calls).toHaveLength(1);
+    await client.close();
+    expect(isClientClosedError(await p)).toBe(true);
+    await clock.advance(10_000);
+    expect(fetch.calls).toHaveLength(1);
+    expect(clock.pending).toBe(0);
+  });
+
+  it("stops a retry waiting in the host's hold: it rejects, it does not resolve to the 429", async () => {
+    const { clock, fetch, client } = setup(sequence(respond(429, { 'retry-after': '30' }), 200));
+    const p = client.get('/x').catch((e) => e);
+    await clock.advance(100);
+    await client.close();
+    expect(isClientClosedError(await p)).toBe(true);
+    await clock.advance(60_000);
+    expect(fetch.calls).toHaveLength(1);
+  });
+
+  it('lets an attempt on the wire finish, then neither backs off nor retries', async () => {
+    const { clock, fetch, client } = setup((_call, i) =>
+      clock.sleep(1000).then(() => respond(i === 0 ? 503 : 200)),
+    );
+    const retried = client.get('/retried').catch((e) => e);
+    await flush();
+    await client.close();
+    await clock.advance(1000);
+    expect(isClientClosedError(await retried)).toBe(true);
+    await clock.advance(10_000);
+    expect(fetch.calls).toHaveLength(1);
   });
 });
 
