@@ -98,7 +98,7 @@ export function admitTransaction(
     const ticket = state.limits ? commitLimits(state.limits, cost, now, config.limits) : NO_TICKET;
     if (firstAttempt && state.budget && config.budget)
       depositRequest(state.budget, config.budget, now);
-    return [state, { ok: true, seq: ticket.seq, probed: ticket.probed }];
+    return [state, { ok: true, seq: ticket.seq, probed: ticket.probed, at: ticket.at }];
   };
 }
 

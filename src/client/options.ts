@@ -90,7 +90,9 @@ export interface PolicyOptions {
   learnLimits?: boolean;
   /**
    * Send `initialWindow` requests to a host the client knows nothing about, and open up when it
-   * answers. Costs one round trip per new host; `false` turns it off.
+   * answers. Costs the calls made before that first answer one round trip, or 1 s at most when
+   * the first request is slow (an unanswered request stops holding the others back after 1 s);
+   * `false` turns it off.
    * @default { initialWindow: 1 }
    */
   coldStart?: boolean | { initialWindow?: number };

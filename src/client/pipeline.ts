@@ -348,6 +348,7 @@ export class HostPipeline {
         settleTransaction(this.policy.state, {
           seq: ticket.seq,
           probed: ticket.probed,
+          at: ticket.at,
           cost,
           status: outcome.response?.status,
           info: outcome.info,

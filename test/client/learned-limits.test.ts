@@ -55,7 +55,8 @@ describe('cold start', () => {
   it('lets one request go, holds the rest until the host answers, then opens to what it declares', () => {
     const s = newLimits(config);
     const first = send(s, 0);
-    expect(checkLimits(s, 1, 0)).toEqual({ ok: false, waitMs: undefined, reason: 'cold-start' });
+    // Until it answers, or for a second at most.
+    expect(checkLimits(s, 1, 0)).toEqual({ ok: false, waitMs: 1000, reason: 'cold-start' });
     answer(s, first, 200, ietf(9, 1), 10);
     expect(s.mode).toBe('declared');
     for (let i = 0; i < 9; i++) send(s, 10);
@@ -83,6 +84,35 @@ describe('cold start', () => {
     }
     expect(rounds).toEqual([2, 3, 4, 5, 6]);
     expect(s.mode).toBe('blind');
+  });
+
+  it('a request unanswered for a second stops holding the others back, before any answer', () => {
+    const s = newLimits(config);
+    send(s, 0); // a slow first request: a long poll
+    expect(checkLimits(s, 1, 999)).toMatchObject({ ok: false, waitMs: 1, reason: 'cold-start' });
+    send(s, 1000);
+    expect(checkLimits(s, 1, 1500)).toMatchObject({ ok: false, waitMs: 500 });
+  });
+
+  it('once answers came, a request counts for twice the shortest answer time (at least 100 ms)', () => {
+    const s = newLimits(config);
+    answer(s, send(s, 0), 200, {}, 40); // 40 ms: bound 80 ms, so 100
+    const window = Math.floor(s.window ?? 0);
+    const slow = Array.from({ length: window }, () => send(s, 100));
+    expect(checkLimits(s, 1, 150)).toMatchObject({ ok: false, waitMs: 50, reason: 'cold-start' });
+    expect(checkLimits(s, 1, 200).ok).toBe(true);
+    answer(s, send(s, 300), 200, {}, 310); // 10 ms: the bound stays 100 ms
+    expect(s.minRttMs).toBe(10);
+    for (const t of slow) answer(s, t, 200, {}, 5000); // long polls: no effect on the bound
+    expect(s.minRttMs).toBe(10);
+    expect(s.young).toEqual([]);
+  });
+
+  it('a request whose answer was never taken in (a store that failed) stops counting by itself', () => {
+    const s = newLimits(config);
+    send(s, 0); // never settled
+    expect(checkLimits(s, 1, 500).ok).toBe(false);
+    expect(checkLimits(s, 1, 1000).ok).toBe(true);
   });
 
   it('opens the window for good past 1024', () => {

@@ -73,6 +73,15 @@ describe('a store that fails', () => {
     expect(fetch.calls).toHaveLength(2);
   });
 
+  it('while settling during cold start: the lost count ages out, the next request goes', async () => {
+    const { clock, client, host } = setup(() => respond(200), [2]);
+    expect((await client.get('/a')).status).toBe(200);
+    expect(host()?.inFlight).toBe(0);
+    const next = client.get('/b');
+    await clock.until(next, 5000);
+    expect((await next).status).toBe(200);
+  });
+
   it('when it throws synchronously, the same holds', async () => {
     const { client, host } = setup(
       () => respond(200),

@@ -16,7 +16,12 @@
  *    flight. A first answer that declares policies opens the gate to what they allow. An answer
  *    that declares nothing starts a gentle ramp: one more request in flight per round trip (TCP's
  *    congestion avoidance), because such a server reveals its limit only by refusing, and every
- *    request in flight when it does is refused too.
+ *    request in flight when it does is refused too. A request counts against that window until it
+ *    is answered, or for {@link staleMs} at most: twice the shortest answer time seen (at least
+ *    100 ms), or 1 s before any answer. So a slow request (a long poll, a large upload) holds the
+ *    others back for that long, not for its whole life, and a count lost with a failed store
+ *    update heals by itself. The shortest time rather than a smoothed one: a long poll's answer
+ *    time says nothing about the round trip, and would stretch the bound to its own length.
  * 3. **Declared policies.** For each policy the server reports, the client keeps an estimate of
  *    what is left: the reported `remaining` minus every unit still in flight (they may not have been
  *    counted yet), minus every unit sent since. A request goes only if every policy has room for its
@@ -77,6 +82,13 @@ export interface LimitsState {
   holdSeq?: number;
   /** Requests allowed in flight while cold or ramping (its whole part counts); absent when open. */
   window?: number;
+  /**
+   * While `window` is set: when each request that still counts against it was sent, epoch
+   * milliseconds. An entry goes when its request is answered or after {@link staleMs}.
+   */
+  young?: number[];
+  /** While `window` is set: the shortest time an answer took, in milliseconds. */
+  minRttMs?: number;
   /** Units in flight. */
   inflight: number;
   /** Requests in flight. */
@@ -130,6 +142,8 @@ export interface LimitsTicket {
   seq: number;
   /** Keys of the policies this request probes. */
   probed: string[];
+  /** When it was sent, epoch milliseconds (absent when learning is off). */
+  at?: number;
 }
 
 /** An attempt's outcome, as learned limits need it. */
@@ -152,6 +166,26 @@ const CONCURRENT = 'concurrent-requests';
 export const BLIND_POLICY = 'retry-after';
 /** The ramp stops counting here: the window is open. */
 const OPEN_WINDOW = 1024;
+/** How long an unanswered request counts against the window before any answer, in ms. */
+export const COLD_STALE_MS = 1000;
+/** The least time a request counts against the window once answers have come, in ms. */
+export const MIN_STALE_MS = 100;
+
+/**
+ * How long a request counts against the cold-start window or the ramp at most, in milliseconds:
+ * twice the shortest answer time seen (at least {@link MIN_STALE_MS}), or {@link COLD_STALE_MS}
+ * before any answer.
+ */
+export function staleMs(state: LimitsState): number {
+  return state.minRttMs === undefined ? COLD_STALE_MS : Math.max(MIN_STALE_MS, 2 * state.minRttMs);
+}
+
+/** Ends the cold start or the ramp: nothing counts against a window any more. */
+function openWindow(state: LimitsState): void {
+  delete state.window;
+  delete state.young;
+  delete state.minRttMs;
+}
 
 /** A host nothing is known about. */
 export function newLimits(config: LimitsConfig): LimitsState {
@@ -177,8 +211,22 @@ export function checkLimits(state: LimitsState, cost: number, now: number): Limi
     return { ok: false, waitMs, reason: 'retry-after', serverWaitMs };
   }
   // A capped hold that lapsed lets this request through as its probe (`commitLimits` re-arms it).
-  if (state.window !== undefined && state.requests >= Math.floor(state.window)) {
-    return { ok: false, waitMs: undefined, reason: 'cold-start' };
+  if (state.window !== undefined && state.young !== undefined) {
+    const limit = Math.floor(state.window);
+    if (state.young.length >= limit) {
+      // Requests sent `staleMs` ago or more no longer count; the oldest that does frees first.
+      const until = now - staleMs(state);
+      let counted = 0;
+      let oldest = Number.POSITIVE_INFINITY;
+      for (const at of state.young) {
+        if (at <= until) continue;
+        counted++;
+        if (at < oldest) oldest = at;
+      }
+      if (counted >= limit) {
+        return { ok: false, waitMs: Math.max(1, oldest - until), reason: 'cold-start' };
+      }
+    }
   }
   let verdict: LimitsVerdict = { ok: true };
   for (const key in state.policies) {
@@ -227,10 +275,16 @@ export function commitLimits(
       probed.push(key);
     }
   }
+  if (state.window !== undefined) {
+    const until = now - staleMs(state);
+    const young = state.young?.filter((at) => at > until) ?? [];
+    young.push(now);
+    state.young = young;
+  }
   state.inflight += cost;
   state.requests++;
   state.seq++;
-  return { seq: state.seq, probed };
+  return { seq: state.seq, probed, at: now };
 }
 
 function policyKey(q: QuotaPolicy): string {
@@ -322,13 +376,20 @@ export function settleLimits(state: LimitsState, answer: LimitsAnswer, config: L
     const p = state.policies[key];
     if (p) p.probes = Math.max(0, p.probes - 1);
   }
-  const { status, info, now } = answer;
+  const { status, info, now, at } = answer;
+  if (state.young && at !== undefined) {
+    const i = state.young.indexOf(at);
+    if (i !== -1) state.young.splice(i, 1);
+  }
   if (status === undefined) return;
+  if (state.window !== undefined && at !== undefined && now >= at) {
+    if (state.minRttMs === undefined || now - at < state.minRttMs) state.minRttMs = now - at;
+  }
   const pushback = isPushback(status, info);
   const reported = info?.policies.filter((q) => q.remaining !== undefined || q.limit !== undefined);
   if (reported && reported.length > 0) {
     state.mode = 'declared';
-    delete state.window;
+    openWindow(state);
     delete state.policies[BLIND_POLICY];
     const fresh = answer.seq > state.applied;
     if (fresh) state.applied = answer.seq;
@@ -343,7 +404,7 @@ export function settleLimits(state: LimitsState, answer: LimitsAnswer, config: L
       if (state.window !== undefined) {
         // A window's worth of answers adds one: +1 per round trip.
         state.window += 1 / Math.floor(state.window);
-        if (state.window >= OPEN_WINDOW) delete state.window;
+        if (state.window >= OPEN_WINDOW) openWindow(state);
       }
     }
   }
@@ -382,6 +443,6 @@ export function settleLimits(state: LimitsState, answer: LimitsAnswer, config: L
       probes: 0,
     };
     state.successes = 0;
-    delete state.window;
+    openWindow(state);
   }
 }

@@ -174,6 +174,23 @@ describe.concurrent('other shapes', () => {
     await client.close();
   });
 
+  it('a fast call to a new host does not wait for a slow first request to answer', async () => {
+    const server = await start({
+      routes: [
+        { method: 'GET', path: '/slow', headers: 'none', faults: { latencyMs: 2500 } },
+        { method: 'GET', path: '/fast', headers: 'none' },
+      ],
+    });
+    const client = new LimitedClient(server.url);
+    const order: string[] = [];
+    const slow = client.get('/slow').then(() => order.push('slow'));
+    await pause(20);
+    const fast = client.get('/fast').then(() => order.push('fast'));
+    await Promise.all([slow, fast]);
+    expect(order).toEqual(['fast', 'slow']);
+    await client.close();
+  });
+
   it('holds for the most restrictive of several policies at once', async () => {
     const server = await start({
       routes: [
