@@ -26,6 +26,7 @@ import {
   isQueueFullError,
   isQueueTimeoutError,
   isRateLimitError,
+  isTimeoutError,
   type RequestContext,
   RetryBudgetExhaustedError,
   TimeoutError,
@@ -391,10 +392,16 @@ export class HostPipeline {
       }
     }
     if (!this.breaker) return;
-    if (error !== undefined && call.signal?.aborted) this.breaker.release(probe);
-    else if (error !== undefined || (response && response.status >= 500))
+    if (response) {
+      if (BREAKER_FAILURE_STATUSES.has(response.status)) this.breaker.failure(now, probe);
+      else this.breaker.success(now, probe);
+    } else if (!call.signal?.aborted && isHostFailure(error)) {
       this.breaker.failure(now, probe);
-    else this.breaker.success(now, probe);
+    } else {
+      // An abort, or an error that says nothing about the host (a caller's mistake fetch refused
+      // before sending, a permanent DNS failure): no verdict, and a probe slot back.
+      this.breaker.release(probe);
+    }
   }
 
   /**
@@ -500,6 +507,14 @@ export class HostPipeline {
       circuit: this.breaker ? this.breaker.stateAt(now) : 'closed',
     });
   }
+}
+
+/** Statuses that count against the circuit breaker: the server failing, not refusing. */
+const BREAKER_FAILURE_STATUSES: ReadonlySet<number> = new Set([500, 502, 503, 504]);
+
+/** Errors that count against the breaker: the host did not answer (network, attempt timeout). */
+function isHostFailure(error: unknown): boolean {
+  return isTransientNetworkError(error) || (isTimeoutError(error) && error.scope === 'attempt');
 }
 
 function isPromiseLike<T>(value: MaybePromise<T>): value is Promise<T> {

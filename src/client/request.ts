@@ -52,6 +52,11 @@ export function isBodyInit(body: unknown): body is BodyInit {
   );
 }
 
+/** True for a body fetch can only send as a stream: a `ReadableStream` or an async iterable. */
+export function isStreamBody(body: unknown): boolean {
+  return !isReplayableBody(body) && isBodyInit(body);
+}
+
 /**
  * The body and headers of `post(path, body)`: a `BodyInit` is sent as it is; anything else
  * (an object, an array, a number...) is serialised to JSON once, with `Content-Type:
@@ -109,6 +114,10 @@ export function prepareRequest(
 
   let finalInit: LimitedRequestInit | undefined = init;
   if (headers) finalInit = { ...init, headers };
+  // fetch refuses a stream body without `duplex: 'half'` (the only value it knows): add it.
+  if (isStreamBody(init?.body) && (init as { duplex?: string }).duplex === undefined) {
+    finalInit = { ...finalInit, duplex: 'half' } as LimitedRequestInit;
+  }
   const body = init?.body !== undefined ? init.body : undefined;
   let replayable: boolean;
   if (init?.createBody) replayable = true;

@@ -192,6 +192,19 @@ describe('retries', () => {
     expect(four.fetch.calls).toHaveLength(1);
   });
 
+  it("sends a stream body without the caller's `duplex`, which fetch requires", async () => {
+    const { fetch, client } = setup(sequence(201));
+    const stream = new ReadableStream({
+      start(c) {
+        c.enqueue(new TextEncoder().encode('streamed'));
+        c.close();
+      },
+    });
+    const r = await client.put('/upload', stream);
+    expect(r.status).toBe(201);
+    expect(fetch.calls[0]?.body).toBe('streamed');
+  });
+
   it('does not resend a stream body, unless createBody can recreate it', async () => {
     const { clock, fetch, client, named } = setup(sequence(503, 503, 200));
     const stream = new ReadableStream({
@@ -301,6 +314,39 @@ describe('circuit breaker', () => {
     down = false;
     await clock.advance(5000);
     expect((await client.get('/x')).status).toBe(200);
+    expect(client.stats().hosts['https://api.example.com']?.circuit).toBe('closed');
+  });
+
+  it("does not count a caller's mistake, a permanent failure or a 501 as the host failing", async () => {
+    const failures: (Error | Response)[] = [
+      new TypeError('RequestInit: duplex option is required when sending a body.'),
+      networkError('ENOTFOUND'),
+      respond(501),
+      new TypeError('Request with GET/HEAD method cannot have body.'),
+    ];
+    const { client, fetch } = setup(sequence(...failures, ...failures, ...failures), {
+      retry: false,
+      circuitBreaker: { consecutiveFailures: 2 },
+    });
+    for (let i = 0; i < 12; i++) await client.get('/x').catch(() => {});
+    expect(fetch.calls).toHaveLength(12);
+    expect(client.stats().hosts['https://api.example.com']?.circuit).toBe('closed');
+  });
+
+  it('gives the half-open probe back when its error says nothing about the host', async () => {
+    let answer: () => Response = () => respond(500);
+    const { clock, client } = setup(() => answer(), {
+      retry: false,
+      circuitBreaker: { consecutiveFailures: 1, coolDownMs: 1000 },
+    });
+    await client.get('/x');
+    await clock.advance(1000);
+    answer = () => {
+      throw new TypeError('Request with GET/HEAD method cannot have body.');
+    };
+    await expect(client.get('/x')).rejects.toThrow('cannot have body');
+    answer = () => respond(200);
+    expect((await client.get('/x')).status).toBe(200); // the probe slot came back
     expect(client.stats().hosts['https://api.example.com']?.circuit).toBe('closed');
   });
 

@@ -78,6 +78,26 @@ describe.concurrent('retries against the mock server', () => {
     await client.close();
   });
 
+  it("a stream body goes without the caller's duplex, and caller mistakes do not open the breaker", async () => {
+    const server = await start({ routes: [{ path: '*' }] });
+    const client = new LimitedClient(server.url, { coldStart: false });
+    const stream = new ReadableStream({
+      start(c) {
+        c.enqueue(new TextEncoder().encode('chunk'));
+        c.close();
+      },
+    });
+    expect((await client.put('/upload', stream)).status).toBe(200);
+    // fetch refuses these before sending: the host did nothing wrong.
+    for (let i = 0; i < 8; i++) {
+      await expect(client.get('/x', { body: 'not for a GET' })).rejects.toThrow(TypeError);
+    }
+    expect(client.stats().hosts[server.url]?.circuit).toBe('closed');
+    expect((await client.get('/ok')).status).toBe(200);
+    expect(server.stats().admitted).toBe(2);
+    await client.close();
+  });
+
   it('the breaker opens during an outage and closes within one cool-down after it', async () => {
     const outageMs = 1500;
     const coolDownMs = 1000;
