@@ -226,6 +226,7 @@ export class HostPipeline {
           error,
           retryAfterMs: info?.retryAfterMs,
           idempotent,
+          hasIdempotencyKey: req.hasKey,
           networkError: error !== undefined && isTransientNetworkError(error),
         },
         shouldRetry: call.shouldRetry,

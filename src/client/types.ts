@@ -52,6 +52,8 @@ export interface RetryContext {
   retryAfterMs?: number;
   /** GET, HEAD, OPTIONS, PUT, DELETE, or any request that carries an idempotency key. */
   idempotent: boolean;
+  /** The request carries an idempotency key (its own, or one the client added). */
+  hasIdempotencyKey: boolean;
   /** True when `error` is a transient network failure (reset, refused, hang up, DNS EAI_AGAIN). */
   networkError: boolean;
 }

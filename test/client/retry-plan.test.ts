@@ -20,6 +20,7 @@ function input(
       response,
       retryAfterMs: info?.retryAfterMs,
       idempotent: true,
+      hasIdempotencyKey: false,
       networkError: false,
     },
     shouldRetry: defaultShouldRetry,

@@ -243,6 +243,35 @@ describe('retries', () => {
     expect(named('give-up')[0]).toMatchObject({ reason: 'retries-exhausted', attempts: 3 });
   });
 
+  it('retries a 409 of a keyed POST (an earlier attempt still running) with backoff, until the stored answer', async () => {
+    const { clock, fetch, client, named } = setup(
+      (_call, i) =>
+        i === 0
+          ? new Promise<Response>(() => {}) // the first attempt times out here
+          : i < 3
+            ? respond(409, {}, '{"error":"idempotency_key_in_use"}')
+            : respond(201, {}, '{"charged":1}'),
+      { attemptTimeoutMs: 500 },
+    );
+    const p = client.post('/charge', { amount: 5 });
+    await clock.until(p);
+    expect((await p).status).toBe(201);
+    expect(fetch.calls).toHaveLength(4);
+    expect(new Set(fetch.calls.map((c) => c.headers.get('idempotency-key'))).size).toBe(1);
+    expect(named('retry').map((r) => [r.status, r.delaySource])).toEqual([
+      [undefined, 'backoff'],
+      [409, 'backoff'],
+      [409, 'backoff'],
+    ]);
+  });
+
+  it('does not retry a 409 without a key: a real conflict', async () => {
+    const { fetch, client } = setup(sequence(409));
+    expect((await client.put('/doc', 'v2')).status).toBe(409);
+    expect((await client.post('/doc', 'v2', { idempotencyKey: false })).status).toBe(409);
+    expect(fetch.calls).toHaveLength(2);
+  });
+
   it('lets the caller replace the rule, per client or per call', async () => {
     const { clock, fetch, client } = setup(sequence(409, 200), {
       retry: { shouldRetry: (c) => c.response?.status === 409 },

@@ -5,7 +5,12 @@
  * and closes within one cool-down after it.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { type CircuitState, isTransientNetworkError, LimitedClient } from '../../../src/index.js';
+import {
+  type CircuitState,
+  isTransientNetworkError,
+  LimitedClient,
+  sleep,
+} from '../../../src/index.js';
 import { closeAll, pause, start } from './server.js';
 
 afterAll(closeAll);
@@ -55,6 +60,27 @@ describe.concurrent('retries against the mock server', () => {
     expect(route).toMatchObject({ sideEffects: 1, resets: 1, replays: 1 });
     expect(errors).toHaveLength(1);
     expect(isTransientNetworkError(errors[0])).toBe(true);
+    await client.close();
+  });
+
+  it('a POST whose attempt timed out while the server still runs it gets the stored answer, not a 409', async () => {
+    const server = await start({
+      routes: [{ method: 'POST', path: '/pay', faults: { latencyMs: 600 } }],
+    });
+    // Real time, pinned chance: retries after 50, 100, 200, 200... ms of backoff.
+    const clock = { now: () => Date.now(), sleep, random: () => 0.5 };
+    const client = new LimitedClient(server.url, {
+      clock,
+      coldStart: false,
+      attemptTimeoutMs: 200,
+      retry: { retries: 8, maxDelayMs: 400 },
+    });
+    const statuses: (number | undefined)[] = [];
+    client.on('retry', (e) => statuses.push(e.status));
+    const response = await client.post('/pay', { amount: 100 });
+    expect(response.status).toBe(200);
+    expect(statuses).toContain(409);
+    expect(server.stats().routes['POST /pay']).toMatchObject({ sideEffects: 1 });
     await client.close();
   });
 
