@@ -33,6 +33,11 @@ export interface Outcome {
   info?: RateLimitInfo;
   /** The attempt's abort scope, kept linked to the caller's signal while the body may be read. */
   scope?: AbortScope | undefined;
+  /**
+   * The host's hold once this outcome was taken into the shared state, epoch milliseconds (0 for
+   * none); undefined when learning is off or the store failed.
+   */
+  holdUntil?: number;
 }
 
 /** Reads a call's own options over the host's; throws a `RangeError` for a cost out of range. */

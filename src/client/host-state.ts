@@ -102,15 +102,18 @@ export function admitTransaction(
   };
 }
 
-/** Takes an attempt's outcome into the learned limits. */
+/**
+ * Takes an attempt's outcome into the learned limits. Returns the host's hold as it stands after
+ * it (epoch milliseconds, 0 for none): what a retry after a pushback will wait for.
+ */
 export function settleTransaction(
   config: HostStateConfig,
   answer: LimitsAnswer,
-): Transaction<HostState, void> {
+): Transaction<HostState, number> {
   return (current) => {
     const state = init(current, config, answer.now);
     if (state.limits && config.limits) settleLimits(state.limits, answer, config.limits);
-    return [state, undefined];
+    return [state, state.limits?.holdUntil ?? 0];
   };
 }
 

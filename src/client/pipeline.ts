@@ -239,6 +239,7 @@ export class HostPipeline {
         random: clock.random(),
         backoff: this.policy.retry,
         jitter: this.policy.state.limits?.jitter ?? DEFAULTS.waitJitter,
+        holdUntil: outcome.holdUntil,
       });
       if (!plan.retry) {
         if (plan.reason) return this.giveUp(plan.reason, call, attempt, outcome);
@@ -282,7 +283,7 @@ export class HostPipeline {
           ...this.base(call.ctx),
           attempt: attempt + 1,
           delayMs: plan.delayMs,
-          delaySource: plan.serverWaitMs !== undefined ? 'retry-after' : 'backoff',
+          delaySource: plan.source,
           status: response?.status,
           error,
         });
@@ -292,9 +293,7 @@ export class HostPipeline {
       // After a pushback the host is held until the server's time: the retry waits for that hold
       // at the front of the line, so it goes first when the hold lifts (a separate sleep would
       // wake on its own jitter, after the line had already used the quota).
-      if (plan.serverWaitMs === undefined || !this.policy.state.limits) {
-        await this.sleep(plan.delayMs, call.signal, call.ctx);
-      }
+      if (!plan.hold) await this.sleep(plan.delayMs, call.signal, call.ctx);
     }
   }
 
@@ -330,10 +329,11 @@ export class HostPipeline {
   }
 
   /**
-   * Takes an attempt's outcome into the shared state. Never throws nor rejects: the response is
-   * already the caller's, so a store that fails here is reported (`store-error`) and otherwise
-   * ignored. The request then stays counted in flight in the shared state until it ages out there
-   * (see `learned-limits.ts`); the slot in this process is given back by the caller either way.
+   * Takes an attempt's outcome into the shared state, and records the host's hold after it on the
+   * outcome. Never throws nor rejects: the response is already the caller's, so a store that fails
+   * here is reported (`store-error`) and otherwise ignored. The request then stays counted in
+   * flight in the shared state until it ages out there (see `learned-limits.ts`); the slot in this
+   * process is given back by the caller either way.
    */
   private settle(
     ticket: LimitsTicket,
@@ -343,9 +343,9 @@ export class HostPipeline {
     now = this.shared.clock.now(),
   ): Promise<void> | undefined {
     if (!this.policy.state.limits) return;
-    let result: MaybePromise<void>;
+    let result: MaybePromise<number>;
     try {
-      result = this.shared.store.update<HostState, void>(
+      result = this.shared.store.update<HostState, number>(
         this.key,
         settleTransaction(this.policy.state, {
           seq: ticket.seq,
@@ -364,8 +364,14 @@ export class HostPipeline {
       return;
     }
     if (isPromiseLike(result)) {
-      return Promise.resolve(result).then(noop, (error) => this.storeFailed('settle', ctx, error));
+      return Promise.resolve(result).then(
+        (holdUntil) => {
+          outcome.holdUntil = holdUntil;
+        },
+        (error) => this.storeFailed('settle', ctx, error),
+      );
     }
+    outcome.holdUntil = result;
   }
 
   /** Counts and reports a store failure the call survived. */
@@ -382,8 +388,9 @@ export class HostPipeline {
     if (response) {
       this.counters.responses++;
       const status = response.status;
-      if (status === 429) this.counters.rateLimited++;
-      if (isPushback(status, info) && this.shared.events.has('rate-limited')) {
+      const pushback = isPushback(status, info);
+      if (pushback) this.counters.rateLimited++;
+      if (pushback && this.shared.events.has('rate-limited')) {
         this.shared.events.emit('rate-limited', {
           ...this.base(call.ctx),
           status,

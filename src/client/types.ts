@@ -119,10 +119,17 @@ export interface ClientEvents {
   retry: EventBase & {
     /** The attempt about to be made (2 for the first retry). */
     attempt: number;
-    /** Milliseconds until it is made. */
+    /**
+     * Milliseconds until it is made: the backoff it sleeps, or after a pushback (with learning
+     * on) what is left of the host's hold, which it waits for (others may extend that hold).
+     */
     delayMs: number;
-    /** `retry-after`: the server's timing; `backoff`: the client's jittered backoff. */
-    delaySource: 'retry-after' | 'backoff';
+    /**
+     * `retry-after`: the server's timing (`Retry-After`, or the reset of a spent policy);
+     * `fallback-hold`: the host's hold after a 429 that gave no timing (1 s, plus jitter);
+     * `backoff`: the client's jittered backoff.
+     */
+    delaySource: 'retry-after' | 'fallback-hold' | 'backoff';
     /** The previous attempt's status, or `undefined` when it failed without a response. */
     status: number | undefined;
     /** The previous attempt's error, when it had no response. */
@@ -172,7 +179,10 @@ export interface HostStats {
   attempts: number;
   /** Responses received, whatever their status. */
   responses: number;
-  /** 429 responses received. */
+  /**
+   * Pushbacks received: 429s, and 503s with `Retry-After` (the answers the `rate-limited` event
+   * reports).
+   */
   rateLimited: number;
   /** Retries made. */
   retries: number;

@@ -82,6 +82,38 @@ describe('retries', () => {
     expect(named('held').some((h) => h.reason === 'retry-after')).toBe(true);
   });
 
+  it('reports the wait a retry actually makes after a 429 without timing: the fallback hold', async () => {
+    const { clock, fetch, client, named } = setup(sequence(429, 200));
+    const p = client.get('/x');
+    await clock.until(p, 60_000, 1);
+    const [retry] = named('retry');
+    expect(retry).toMatchObject({ delaySource: 'fallback-hold', status: 429 });
+    const gap = (fetch.calls[1]?.at ?? 0) - (fetch.calls[0]?.at ?? 0);
+    expect(gap).toBe(retry?.delayMs);
+    expect(gap).toBeGreaterThanOrEqual(1000);
+  });
+
+  it("reports the Retry-After wait with the hold's own jitter, drawn once", async () => {
+    const { clock, fetch, client, named } = setup(
+      sequence(respond(429, { 'retry-after': '20' }), 200),
+    );
+    const p = client.get('/x');
+    await clock.until(p, 60_000, 1);
+    const gap = (fetch.calls[1]?.at ?? 0) - (fetch.calls[0]?.at ?? 0);
+    expect(named('retry')[0]).toMatchObject({ delaySource: 'retry-after', delayMs: gap });
+    expect(client.stats().hosts['https://api.example.com']?.holdUntil).toBe(0);
+  });
+
+  it('counts in stats().rateLimited every answer the rate-limited event reports', async () => {
+    const { clock, client, named } = setup(
+      sequence(respond(503, { 'retry-after': '1' }), respond(429, { 'retry-after': '1' }), 200),
+    );
+    const p = client.get('/x');
+    await clock.until(p, 60_000, 10);
+    expect(named('rate-limited')).toHaveLength(2);
+    expect(client.stats().hosts['https://api.example.com']?.rateLimited).toBe(2);
+  });
+
   it('returns a 429 at once when the server asks for more than maxRetryAfterMs', async () => {
     const { clock, fetch, client, named } = setup(sequence(respond(429, { 'retry-after': '120' })));
     const p = client.get('/x');
