@@ -98,9 +98,19 @@ export interface PolicyOptions {
   coldStart?: boolean | { initialWindow?: number };
   /** Random extra on server-given waits, so a fleet does not wake at once. */
   waitJitter?: { /** @default 0.05 */ ratio?: number /** @default 1000 */; maxMs?: number };
-  /** Overall limit per call (retries and waits included), in milliseconds. @default Infinity */
+  /**
+   * Limit per call, in milliseconds: from the call until the headers of the response it resolves
+   * to, with the queue, holds, attempts and waits between them. Reading the body is not covered
+   * (the call has returned by then): bound that with a signal of your own, e.g.
+   * `AbortSignal.timeout(ms)`, which also reaches the body.
+   * @default Infinity
+   */
   timeoutMs?: number;
-  /** Limit per attempt, in milliseconds. @default Infinity */
+  /**
+   * Limit per attempt, in milliseconds: from sending until its response headers arrive. An attempt
+   * that times out may be retried (see `retry`). The body is not covered.
+   * @default Infinity
+   */
   attemptTimeoutMs?: number;
   /** Retries; `false` turns them off. */
   retry?: false | RetryOptions;

@@ -492,22 +492,29 @@ export class HostPipeline {
 
   /**
    * The host's statistics. Synchronous: with a store that answers asynchronously, the shared part
-   * (holds, policies, budget) is as of the previous call, and this call refreshes it.
+   * (holds, policies, budget) is as of the previous call, and this call refreshes it. Read-only
+   * with a store that has `get` (the default one does): looking does not renew the state's expiry.
    */
   stats(): HostStats {
-    const { clock } = this.shared;
+    const { clock, store } = this.shared;
     const now = clock.now();
-    const read = this.shared.store.update<HostState, HostState | undefined>(
-      this.key,
-      readTransaction(),
-      this.policy.stateTtlMs,
-    );
-    if (read instanceof Promise) {
-      read.then((state) => {
-        this.lastState = state && structuredClone(state);
-      }, noop);
-    } else {
-      this.lastState = read && structuredClone(read);
+    try {
+      const read: MaybePromise<HostState | undefined> = store.get
+        ? store.get<HostState>(this.key)
+        : store.update<HostState, HostState | undefined>(
+            this.key,
+            readTransaction(),
+            this.policy.stateTtlMs,
+          );
+      if (isPromiseLike(read)) {
+        Promise.resolve(read).then((state) => {
+          this.lastState = state && structuredClone(state);
+        }, noop);
+      } else {
+        this.lastState = read && structuredClone(read);
+      }
+    } catch {
+      // The shared part as of the last read: stats() never throws for the store.
     }
     return hostStats(this.origin, this.counters, this.lastState, this.policy.state, now, {
       inFlight: this.admission.inFlight,

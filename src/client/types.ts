@@ -28,9 +28,12 @@ export interface LimitedRequestInit extends RequestInit {
    * stream can be sent once); called for every attempt, the first included.
    */
   createBody?: () => BodyInit;
-  /** Overall time limit for this call with all its retries and waits, in milliseconds. */
+  /**
+   * Time limit for this call, in milliseconds, until the headers of the response it resolves to
+   * (queue, holds, retries and waits included; not the body: see the `timeoutMs` option).
+   */
   timeoutMs?: number;
-  /** Time limit of each attempt, in milliseconds. */
+  /** Time limit of each attempt until its response headers, in milliseconds. */
   attemptTimeoutMs?: number;
   /** `false` to never retry this call; or overrides of the retry options. */
   retry?: false | { retries?: number; shouldRetry?: ShouldRetry };

@@ -4,6 +4,7 @@ import {
   isClientClosedError,
   isInvalidOptionError,
   LimitedClient,
+  MemoryStateStore,
 } from '../../src/index.js';
 import { FakeClock, flush, respond, scriptedFetch } from './helpers.js';
 
@@ -145,6 +146,27 @@ describe('LimitedClient', () => {
     await clock.until(first);
     await expect(first).resolves.toBeInstanceOf(Response);
     await expect(c.get('c')).rejects.toThrow('the client is closed');
+  });
+});
+
+describe('stats()', () => {
+  it("only looks: it does not keep an idle host's state alive", async () => {
+    const clock = new FakeClock();
+    const store = new MemoryStateStore({ clock });
+    const fetch = scriptedFetch(clock, () => respond(200));
+    const c = new LimitedClient('https://api.example.com', {
+      fetch,
+      clock,
+      store,
+      hostIdleMs: 1000,
+    });
+    await c.get('x');
+    expect(c.stats().hosts['https://api.example.com']?.mode).toBe('blind');
+    for (let i = 0; i < 4; i++) {
+      await clock.advance(500);
+      c.stats();
+    }
+    expect(store.get('limited-client:https://api.example.com')).toBeUndefined();
   });
 });
 
