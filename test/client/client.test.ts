@@ -134,17 +134,31 @@ describe('LimitedClient', () => {
     expect(c.stats().totals).toMatchObject({ requests: 1, attempts: 2, retries: 1 });
   });
 
-  it('close() refuses new calls and drops queued ones', async () => {
+  it('close() refuses new calls, drops queued ones, and lets attempts in flight finish without a retry', async () => {
     const clock = new FakeClock();
-    const fetch = scriptedFetch(clock, () => clock.sleep(1000).then(() => respond(200)));
-    const c = new LimitedClient('https://api.example.com', { fetch, clock, concurrency: 1 });
-    const first = c.get('a');
-    const queued = c.get('b').catch((e) => e);
+    const fetch = scriptedFetch(clock, (call) =>
+      clock.sleep(1000).then(() => respond(call.url.endsWith('/failing') ? 503 : 200)),
+    );
+    const c = new LimitedClient('https://api.example.com', {
+      fetch,
+      clock,
+      concurrency: 2,
+      coldStart: false,
+    });
+    const final = c.get('ok');
+    const failing = c.get('failing').catch((e) => e);
+    const queued = c.get('queued').catch((e) => e);
     await flush();
+    expect(fetch.calls).toHaveLength(2); // both in flight, the third in the queue
     await c.close();
     expect(isClientClosedError(await queued)).toBe(true);
-    await clock.until(first);
-    await expect(first).resolves.toBeInstanceOf(Response);
+    await clock.until(Promise.all([final, failing]));
+    // The attempt in flight finished: its final answer comes back...
+    expect((await final).status).toBe(200);
+    // ...and the one that would need a retry gets none.
+    expect(isClientClosedError(await failing)).toBe(true);
+    await clock.advance(10_000);
+    expect(fetch.calls).toHaveLength(2);
     await expect(c.get('c')).rejects.toThrow('the client is closed');
   });
 });

@@ -456,11 +456,29 @@ describe('timeouts and aborts', () => {
   });
 
   it("the caller's signal aborts a backoff sleep at once and leaves no timer", async () => {
-    const { clock, client, fetch } = setup(sequence(respond(503, { 'retry-after': '30' })));
+    // A 500 without Retry-After: the retry sleeps a backoff (at least 1 s here), no hold involved.
+    const { clock, client, fetch, named } = setup(sequence(500), {
+      retry: { baseDelayMs: 5000, maxDelayMs: 5000 },
+    });
+    const controller = new AbortController();
+    const p = client.get('/x', { signal: controller.signal }).catch((e) => e);
+    await flush();
+    expect(named('retry')[0]).toMatchObject({ delaySource: 'backoff', status: 500 });
+    expect(named('held')).toHaveLength(0);
+    expect(clock.pending).toBe(1); // the sleep
+    controller.abort(new Error('stop'));
+    expect(((await p) as Error).message).toBe('stop');
+    expect(clock.pending).toBe(0);
+    expect(fetch.calls).toHaveLength(1);
+  });
+
+  it("the caller's signal aborts a retry waiting in the host's hold at once and leaves no timer", async () => {
+    const { clock, client, fetch, named } = setup(sequence(respond(503, { 'retry-after': '30' })));
     const controller = new AbortController();
     const p = client.get('/x', { signal: controller.signal }).catch((e) => e);
     await clock.advance(100);
     expect(fetch.calls).toHaveLength(1);
+    expect(named('held').map((h) => h.reason)).toEqual(['retry-after']);
     controller.abort(new Error('stop'));
     expect(((await p) as Error).message).toBe('stop');
     expect(clock.pending).toBe(0);
