@@ -36,8 +36,8 @@ export interface AdmissionDeps {
   maxQueue: number;
   /** Longest wait in line, in milliseconds. */
   queueTimeoutMs: number;
-  /** Asks the shared state to admit (and record) one attempt. */
-  tryAdmit(cost: number, firstAttempt: boolean): MaybePromise<AdmitResult>;
+  /** Asks the shared state to admit (and record) one attempt at `now`. */
+  tryAdmit(cost: number, firstAttempt: boolean, now: number): MaybePromise<AdmitResult>;
   /**
    * Gives back an admission that was not used (the request left in the meantime). Must not
    * reject; the queue goes on whatever it does.
@@ -67,6 +67,8 @@ export interface AdmissionRequest {
   /** A wait for the server's limit longer than this is refused with `RateLimitError`. */
   maxWaitMs: number;
   ctx: RequestContext;
+  /** The clock's time when the request asks, epoch milliseconds (read once by the caller). */
+  now?: number;
 }
 
 interface Waiter {
@@ -122,22 +124,52 @@ export class Admission {
    * the request longer than `maxWaitMs`.
    */
   async acquire(req: AdmissionRequest): Promise<LimitsTicket> {
-    if (this.closed) throw this.closed(req.ctx);
-    if (req.signal?.aborted) throw abortReason(req.signal);
+    return this.admit(req);
+  }
+
+  /**
+   * {@link acquire} without a turn of the event loop when none is needed: with room, an empty line
+   * and a store that answers at once (the memory store), the ticket itself; otherwise a promise
+   * (every refusal is a rejected promise: this never throws). `await` only a promise.
+   */
+  admit(req: AdmissionRequest): MaybePromise<LimitsTicket> {
+    if (this.closed) return Promise.reject(this.closed(req.ctx));
+    if (req.signal?.aborted) return Promise.reject(abortReason(req.signal));
     if (this.size === 0 && !this.draining && this.inFlight < this.deps.concurrency) {
       this.inFlight++;
-      let result: AdmitResult;
+      let result: MaybePromise<AdmitResult>;
       try {
-        result = await this.deps.tryAdmit(req.cost, req.firstAttempt);
+        result = this.deps.tryAdmit(req.cost, req.firstAttempt, req.now ?? this.deps.clock.now());
       } catch (error) {
         this.inFlight--;
-        throw error;
+        return Promise.reject(error);
       }
-      if (result.ok) return result;
-      this.inFlight--;
-      if (this.tooLong(result, req)) throw this.rateLimitError(result, req);
+      if (typeof (result as Promise<AdmitResult>).then === 'function') {
+        return (result as Promise<AdmitResult>).then(
+          (answer) => this.admitted(answer, req),
+          (error) => {
+            this.inFlight--;
+            throw error;
+          },
+        );
+      }
+      return this.admitted(result as AdmitResult, req);
     }
-    if (this.size >= this.deps.maxQueue) throw new QueueFullError(this.deps.maxQueue, req.ctx);
+    return this.enqueue(req);
+  }
+
+  /** The fast path's answer: the ticket, a refusal, or a place in line. */
+  private admitted(result: AdmitResult, req: AdmissionRequest): MaybePromise<LimitsTicket> {
+    if (result.ok) return result;
+    this.inFlight--;
+    if (this.tooLong(result, req)) return Promise.reject(this.rateLimitError(result, req));
+    return this.enqueue(req);
+  }
+
+  private enqueue(req: AdmissionRequest): Promise<LimitsTicket> {
+    if (this.size >= this.deps.maxQueue) {
+      return Promise.reject(new QueueFullError(this.deps.maxQueue, req.ctx));
+    }
     return new Promise<LimitsTicket>((resolve, reject) => {
       const waiter: Waiter = {
         req,
@@ -273,7 +305,7 @@ export class Admission {
       this.inFlight++;
       let result: AdmitResult;
       try {
-        result = await this.deps.tryAdmit(w.req.cost, w.req.firstAttempt);
+        result = await this.deps.tryAdmit(w.req.cost, w.req.firstAttempt, this.deps.clock.now());
       } catch (error) {
         this.inFlight--;
         this.leave(w, error);

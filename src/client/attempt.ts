@@ -28,6 +28,8 @@ export interface Call {
 
 /** The outcome of one attempt. */
 export interface Outcome {
+  /** When it ended, epoch milliseconds on the client's clock. */
+  at: number;
   response?: Response;
   error?: unknown;
   info?: RateLimitInfo;
@@ -107,7 +109,7 @@ export async function sendAttempt(
   } else if (signal !== undefined) {
     init = { ...init, signal };
   }
-  const outcome: Outcome = { scope };
+  const outcome: Outcome = { at: 0, scope };
   try {
     outcome.response = await fetchImpl(input, init);
   } catch (error) {
@@ -115,6 +117,7 @@ export async function sendAttempt(
     outcome.error = scope?.signal.aborted && !call.signal?.aborted ? scope.signal.reason : error;
   }
   const now = clock.now();
+  outcome.at = now;
   if (outcome.response) {
     scope?.dispose(true);
     outcome.info = parseRateLimitHeaders(outcome.response.headers, { now });

@@ -48,7 +48,7 @@ import { isTransientNetworkError } from './network-errors.js';
 import { DEFAULTS } from './options.js';
 import { CircuitBreaker } from './policies/circuit-breaker.js';
 import { isPushback, type LimitsTicket } from './policies/learned-limits.js';
-import { IDEMPOTENT_METHODS } from './policies/retry-rule.js';
+import { defaultShouldRetry, IDEMPOTENT_METHODS } from './policies/retry-rule.js';
 import type { PreparedRequest } from './request.js';
 import { planRetry } from './retry-plan.js';
 import { AbortScope } from './signals.js';
@@ -103,12 +103,15 @@ export class HostPipeline {
       concurrency: policy.concurrency,
       maxQueue: policy.maxQueue,
       queueTimeoutMs: policy.queueTimeoutMs,
-      tryAdmit: (cost, first) =>
-        store.update<HostState, AdmitResult>(
-          this.key,
-          admitTransaction(config, cost, first, clock.now()),
-          policy.stateTtlMs,
-        ),
+      tryAdmit:
+        config.limits || config.bucket || config.budget
+          ? (cost, first, now) =>
+              store.update<HostState, AdmitResult>(
+                this.key,
+                admitTransaction(config, cost, first, now),
+                policy.stateTtlMs,
+              )
+          : () => ADMITTED, // nothing shared to consult
       giveBack: (ticket, cost, ctx) => this.settle(ticket, cost, {}, ctx),
       onQueued: (ctx, queueLength) => {
         this.counters.queued++;
@@ -129,57 +132,79 @@ export class HostPipeline {
     return this.admission.busy || this.sleepers.size > 0;
   }
 
-  /** Runs a call through the pipeline. */
-  async execute(req: PreparedRequest, init: LimitedRequestInit | undefined): Promise<Response> {
-    const call = readCall(req, init, this.policy);
-    this.counters.requests++;
-    const { clock } = this.shared;
-    let scope: AbortScope | undefined;
-    if (Number.isFinite(call.timeoutMs)) {
-      const ms = call.timeoutMs;
-      scope = new AbortScope(call.signal).timeout(
-        clock,
-        ms,
-        () => new TimeoutError(ms, 'total', call.ctx),
-      );
-      call.signal = scope.signal;
-    }
-    const deadline = clock.now() + call.timeoutMs;
+  /**
+   * Runs a call through the pipeline.
+   * @param now the clock's time when the call arrived (read once per call, not per step).
+   */
+  execute(
+    req: PreparedRequest,
+    init: LimitedRequestInit | undefined,
+    now = this.shared.clock.now(),
+  ): Promise<Response> {
+    let call: Call;
     try {
-      const response = await this.run(req, call, deadline);
+      call = readCall(req, init, this.policy);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    this.counters.requests++;
+    if (!Number.isFinite(call.timeoutMs)) return this.run(req, call, Number.POSITIVE_INFINITY, now);
+    return this.runWithin(req, call, now);
+  }
+
+  /** {@link run} under the call's overall timeout. */
+  private async runWithin(req: PreparedRequest, call: Call, now: number): Promise<Response> {
+    const ms = call.timeoutMs;
+    const scope = new AbortScope(call.signal).timeout(
+      this.shared.clock,
+      ms,
+      () => new TimeoutError(ms, 'total', call.ctx),
+    );
+    call.signal = scope.signal;
+    try {
+      const response = await this.run(req, call, now + ms, now);
       // The caller's signal must still reach the body being read; the timeout is over.
-      scope?.dispose(true);
+      scope.dispose(true);
       return response;
     } catch (error) {
-      scope?.dispose();
+      scope.dispose();
       throw error;
     }
   }
 
-  private async run(req: PreparedRequest, call: Call, deadline: number): Promise<Response> {
+  private async run(
+    req: PreparedRequest,
+    call: Call,
+    deadline: number,
+    start: number,
+  ): Promise<Response> {
     const { clock, events } = this.shared;
     const breaker = this.breaker;
     const idempotent = req.hasKey || IDEMPOTENT_METHODS.has(req.method);
     let last: Outcome | undefined;
     for (let attempt = 1; ; attempt++) {
+      const now = attempt === 1 ? start : clock.now();
       // 1. Circuit breaker: fail fast while open.
       let probe = false;
       if (breaker) {
-        const permit = breaker.acquire(clock.now());
+        const permit = breaker.acquire(now);
         if (!permit.allowed) return this.circuitOpen(call, attempt - 1, last, permit.retryAt);
         probe = permit.probe;
       }
-      // 2. Admission: concurrency, queue, holds, learned limits, client bucket.
+      // 2. Admission: concurrency, queue, holds, learned limits, client bucket. A store that
+      // answers synchronously (memory) admits without a turn of the event loop.
       let ticket: LimitsTicket;
       try {
-        ticket = await this.admission.acquire({
+        const admitted = this.admission.admit({
           cost: call.cost,
           firstAttempt: attempt === 1,
           priority: attempt > 1,
           signal: call.signal,
           maxWaitMs: this.policy.maxRetryAfterMs,
           ctx: call.ctx,
+          now,
         });
+        ticket = isPromiseLike(admitted) ? await admitted : admitted;
       } catch (error) {
         breaker?.release(probe);
         if (isClientClosedError(error)) {
@@ -199,7 +224,7 @@ export class HostPipeline {
         discard(last?.response);
         throw closedWhileAdmitted;
       }
-      if (breaker && !probe && breaker.stateAt(clock.now()) !== 'closed') {
+      if (breaker && !probe && !breaker.closed && breaker.stateAt(clock.now()) !== 'closed') {
         // The breaker opened while this request waited in line: it may still go as a probe.
         const permit = breaker.acquire(clock.now());
         if (!permit.allowed) {
@@ -214,6 +239,10 @@ export class HostPipeline {
       if (outcome.error !== undefined && call.signal?.aborted) throw abortReason(call.signal);
       // 4. Worth another attempt, and may it be made?
       const { response, error, info } = outcome;
+      // The default rule never retries a success or a redirect: no plan to build.
+      if (response && response.status < 400 && call.shouldRetry === defaultShouldRetry) {
+        return response;
+      }
       const plan = planRetry({
         response,
         error,
@@ -235,7 +264,7 @@ export class HostPipeline {
         replayable: req.replayable || call.createBody !== undefined,
         maxRetryAfterMs: this.policy.maxRetryAfterMs,
         deadline,
-        now: clock.now(),
+        now: outcome.at,
         random: clock.random(),
         backoff: this.policy.retry,
         jitter: this.policy.state.limits?.jitter ?? DEFAULTS.waitJitter,
@@ -306,7 +335,7 @@ export class HostPipeline {
   ): Promise<Outcome> {
     this.counters.attempts++;
     const outcome = await sendAttempt(this.shared.fetch, this.shared.clock, req, call);
-    const now = this.shared.clock.now();
+    const now = outcome.at;
     try {
       const settled = this.settle(ticket, call.cost, outcome, call.ctx, now);
       if (settled) await settled;
@@ -338,7 +367,7 @@ export class HostPipeline {
   private settle(
     ticket: LimitsTicket,
     cost: number,
-    outcome: Outcome,
+    outcome: Pick<Outcome, 'response' | 'info' | 'holdUntil'>,
     ctx: RequestContext,
     now = this.shared.clock.now(),
   ): Promise<void> | undefined {
@@ -523,6 +552,9 @@ export class HostPipeline {
     });
   }
 }
+
+/** The admission of a host that shares no state (learning, client rate and budget all off). */
+const ADMITTED: AdmitResult = Object.freeze({ ok: true, seq: 0, probed: [] }) as AdmitResult;
 
 /** Statuses that count against the circuit breaker: the server failing, not refusing. */
 const BREAKER_FAILURE_STATUSES: ReadonlySet<number> = new Set([500, 502, 503, 504]);

@@ -70,6 +70,17 @@ export function jsonInit(body: unknown, init: LimitedRequestInit | undefined): L
   return { ...init, headers, body: JSON.stringify(body) };
 }
 
+/** Whether `headers` (as `HeadersInit` allows) carry `name`, without building a `Headers`. */
+function hasHeader(headers: HeadersInit | undefined, name: string): boolean {
+  if (headers === undefined || headers === null) return false;
+  if (typeof (headers as Headers).has === 'function') return (headers as Headers).has(name);
+  const wanted = name.toLowerCase();
+  if (Array.isArray(headers))
+    return headers.some((pair) => String(pair[0]).toLowerCase() === wanted);
+  for (const key of Object.keys(headers)) if (key.toLowerCase() === wanted) return true;
+  return false;
+}
+
 function newKey(): string {
   return globalThis.crypto.randomUUID();
 }
@@ -109,7 +120,7 @@ export function prepareRequest(
     else if (wantKey && !headers.has(name)) headers.set(name, newKey());
     hasKey = headers.has(name);
   } else if (idem) {
-    hasKey = new Headers(init?.headers ?? input?.headers).has(idem.header);
+    hasKey = hasHeader(init?.headers ?? input?.headers, idem.header);
   }
 
   let finalInit: LimitedRequestInit | undefined = init;

@@ -61,6 +61,11 @@ export class CircuitBreaker {
     private readonly onChange?: (from: CircuitState, to: CircuitState, now: number) => void,
   ) {}
 
+  /** True while closed (no time needed: only an open breaker changes state with time). */
+  get closed(): boolean {
+    return this.state === 'closed';
+  }
+
   /** The state at `now` (an open breaker whose cool-down has passed reads as half-open). */
   stateAt(now: number): CircuitState {
     if (this.state === 'open' && now >= this.openedAt + this.config.coolDownMs) {

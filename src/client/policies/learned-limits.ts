@@ -276,8 +276,12 @@ export function commitLimits(
     }
   }
   if (state.window !== undefined) {
+    const young = state.young ?? [];
+    // Drop the entries that no longer count, in place.
     const until = now - staleMs(state);
-    const young = state.young?.filter((at) => at > until) ?? [];
+    let kept = 0;
+    for (const at of young) if (at > until) young[kept++] = at;
+    young.length = kept;
     young.push(now);
     state.young = young;
   }
