@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { Engine, parseTarget, type Target } from './engine.js';
+import { Engine, parseTarget, type Target, TargetCache } from './engine.js';
 import type { Listener } from './events.js';
 import type { LimitedClientOptions } from './options.js';
 import { jsonInit } from './request.js';
@@ -35,6 +35,7 @@ export class LimitedClient {
   private readonly engine: Engine;
   private readonly base: URL;
   private readonly baseTarget: Target;
+  private readonly targets = new TargetCache();
 
   /**
    * @param baseUrl where relative paths go: `new LimitedClient('https://api.example.com/v1')`
@@ -97,7 +98,7 @@ export class LimitedClient {
   request(input: RequestInfo | URL, init?: LimitedRequestInit): Promise<Response> {
     try {
       if (typeof input === 'object' && 'url' in input && !(input instanceof URL)) {
-        return this.engine.dispatch(parseTarget(input.url), input, init);
+        return this.engine.dispatch(this.targets.get(input.url), input, init);
       }
       return this.engine.dispatch(this.resolve(String(input)), undefined, init);
     } catch (error) {
@@ -140,7 +141,7 @@ export class LimitedClient {
   }
 
   private resolve(path: string): Target {
-    if (ABSOLUTE.test(path)) return parseTarget(path);
+    if (ABSOLUTE.test(path)) return this.targets.get(path);
     const relative = path.startsWith('/') ? path.slice(1) : path;
     if (relative === '' || relative.startsWith('?') || relative.startsWith('#')) {
       return parseTarget(new URL(relative, this.base));
