@@ -167,6 +167,8 @@ export class Admission {
   }
 
   private enqueue(req: AdmissionRequest): Promise<LimitsTicket> {
+    // Closed while the store answered: no place in a line that will not move.
+    if (this.closed) return Promise.reject(this.closed(req.ctx));
     if (this.size >= this.deps.maxQueue) {
       return Promise.reject(new QueueFullError(this.deps.maxQueue, req.ctx));
     }

@@ -8,6 +8,8 @@ import {
   isTimeoutError,
   LimitedClient,
   type LimitedClientOptions,
+  MemoryStateStore,
+  type StateStore,
   type TimeoutError,
 } from '../../src/index.js';
 import { FakeClock, flush, type Handler, networkError, respond, scriptedFetch } from './helpers.js';
@@ -516,6 +518,33 @@ describe('close()', () => {
     await client.close();
     expect(isClientClosedError(await p)).toBe(true);
     await clock.advance(60_000);
+    expect(fetch.calls).toHaveLength(1);
+  });
+
+  it('refuses a retry whose admission the store answers only after close()', async () => {
+    const clock = new FakeClock();
+    const fetch = scriptedFetch(clock, () => respond(429, { 'retry-after': '30' }));
+    const memory = new MemoryStateStore({ clock });
+    let updates = 0;
+    let client: LimitedClient | undefined;
+    const store: StateStore = {
+      update(key, transaction, ttlMs) {
+        // 1 admits, 2 settles the 429, 3 takes a retry, 4 asks to admit the retry: close now.
+        if (++updates === 4) void client?.close();
+        return Promise.resolve(memory.update(key, transaction, ttlMs));
+      },
+      delete: (key) => memory.delete(key),
+    };
+    client = new LimitedClient('https://api.example.com', {
+      fetch,
+      clock,
+      store,
+      coldStart: false,
+    });
+    const p = client.get('/x').catch((e) => e);
+    await flush();
+    expect(isClientClosedError(await p)).toBe(true);
+    expect(clock.pending).toBe(0);
     expect(fetch.calls).toHaveLength(1);
   });
 
