@@ -334,7 +334,16 @@ export class HostPipeline {
     probe: boolean,
   ): Promise<Outcome> {
     this.counters.attempts++;
-    const outcome = await sendAttempt(this.shared.fetch, this.shared.clock, req, call);
+    let outcome: Outcome;
+    try {
+      outcome = await sendAttempt(this.shared.fetch, this.shared.clock, req, call);
+    } catch (error) {
+      // Not the fetch (its failures are outcomes): the caller's `createBody` threw. Nothing was
+      // sent; the admission, its slot and any probe go back.
+      this.breaker?.release(probe);
+      await this.giveBack(ticket, call);
+      throw error;
+    }
     const now = outcome.at;
     try {
       const settled = this.settle(ticket, call.cost, outcome, call.ctx, now);

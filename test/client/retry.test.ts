@@ -591,6 +591,19 @@ describe('costs and the client bucket', () => {
 });
 
 describe('edge cases', () => {
+  it('a createBody that throws gives its slot back: nothing was sent', async () => {
+    const { client, fetch } = setup(sequence(200), { concurrency: 1 });
+    const broken = client.put('/x', undefined, {
+      createBody: () => {
+        throw new Error('no body today');
+      },
+    });
+    await expect(broken).rejects.toThrow('no body today');
+    expect(client.stats().hosts['https://api.example.com']?.inFlight).toBe(0);
+    expect((await client.get('/y')).status).toBe(200);
+    expect(fetch.calls).toHaveLength(1);
+  });
+
   it('honours a Retry-After equal to maxRetryAfterMs (the limit compares the server wait, not the jitter)', async () => {
     const { clock, fetch, client } = setup(sequence(respond(429, { 'retry-after': '60' }), 200));
     const p = client.get('/x');
