@@ -210,7 +210,8 @@ export function checkLimits(state: LimitsState, cost: number, now: number): Limi
     const serverWaitMs = Math.max(0, (state.holdBase ?? state.holdUntil) - now);
     return { ok: false, waitMs, reason: 'retry-after', serverWaitMs };
   }
-  // A capped hold that lapsed lets this request through as its probe (`commitLimits` re-arms it).
+  // Past `holdUntil`, a hold that was capped (`holdBase` still ahead) lets a request through:
+  // `commitLimits` makes it the probe and arms the hold again while it is out.
   if (state.window !== undefined && state.young !== undefined) {
     const limit = Math.floor(state.window);
     if (state.young.length >= limit) {
