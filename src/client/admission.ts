@@ -36,10 +36,13 @@ export interface AdmissionDeps {
   maxQueue: number;
   /** Longest wait in line, in milliseconds. */
   queueTimeoutMs: number;
-  /** Asks the shared state to admit (and record) one attempt. */
-  tryAdmit(cost: number, firstAttempt: boolean): MaybePromise<AdmitResult>;
-  /** Gives back an admission that was not used (the request left in the meantime). */
-  giveBack(ticket: LimitsTicket, cost: number): MaybePromise<void>;
+  /** Asks the shared state to admit (and record) one attempt at `now`. */
+  tryAdmit(cost: number, firstAttempt: boolean, now: number): MaybePromise<AdmitResult>;
+  /**
+   * Gives back an admission that was not used (the request left in the meantime). Must not
+   * reject; the queue goes on whatever it does.
+   */
+  giveBack(ticket: LimitsTicket, cost: number, ctx: RequestContext): MaybePromise<void> | undefined;
   /** A request joined the line. */
   onQueued(ctx: RequestContext, queueLength: number): void;
   /** A request waits, for `reason`; called once per request and reason. */
@@ -64,6 +67,8 @@ export interface AdmissionRequest {
   /** A wait for the server's limit longer than this is refused with `RateLimitError`. */
   maxWaitMs: number;
   ctx: RequestContext;
+  /** The clock's time when the request asks, epoch milliseconds (read once by the caller). */
+  now?: number;
 }
 
 interface Waiter {
@@ -98,6 +103,8 @@ export class Admission {
   private timer: AbortController | undefined;
   private timerAt = Number.POSITIVE_INFINITY;
   private endWait: (() => void) | undefined;
+  /** Set by {@link close}: the error every request gets from then on. */
+  private closed: ((ctx: RequestContext) => unknown) | undefined;
 
   constructor(private readonly deps: AdmissionDeps) {}
 
@@ -117,21 +124,54 @@ export class Admission {
    * the request longer than `maxWaitMs`.
    */
   async acquire(req: AdmissionRequest): Promise<LimitsTicket> {
-    if (req.signal?.aborted) throw abortReason(req.signal);
+    return this.admit(req);
+  }
+
+  /**
+   * {@link acquire} without a turn of the event loop when none is needed: with room, an empty line
+   * and a store that answers at once (the memory store), the ticket itself; otherwise a promise
+   * (every refusal is a rejected promise: this never throws). `await` only a promise.
+   */
+  admit(req: AdmissionRequest): MaybePromise<LimitsTicket> {
+    if (this.closed) return Promise.reject(this.closed(req.ctx));
+    if (req.signal?.aborted) return Promise.reject(abortReason(req.signal));
     if (this.size === 0 && !this.draining && this.inFlight < this.deps.concurrency) {
       this.inFlight++;
-      let result: AdmitResult;
+      let result: MaybePromise<AdmitResult>;
       try {
-        result = await this.deps.tryAdmit(req.cost, req.firstAttempt);
+        result = this.deps.tryAdmit(req.cost, req.firstAttempt, req.now ?? this.deps.clock.now());
       } catch (error) {
         this.inFlight--;
-        throw error;
+        return Promise.reject(error);
       }
-      if (result.ok) return result;
-      this.inFlight--;
-      if (this.tooLong(result, req)) throw this.rateLimitError(result, req);
+      if (typeof (result as Promise<AdmitResult>).then === 'function') {
+        return (result as Promise<AdmitResult>).then(
+          (answer) => this.admitted(answer, req),
+          (error) => {
+            this.inFlight--;
+            throw error;
+          },
+        );
+      }
+      return this.admitted(result as AdmitResult, req);
     }
-    if (this.size >= this.deps.maxQueue) throw new QueueFullError(this.deps.maxQueue, req.ctx);
+    return this.enqueue(req);
+  }
+
+  /** The fast path's answer: the ticket, a refusal, or a place in line. */
+  private admitted(result: AdmitResult, req: AdmissionRequest): MaybePromise<LimitsTicket> {
+    if (result.ok) return result;
+    this.inFlight--;
+    if (this.tooLong(result, req)) return Promise.reject(this.rateLimitError(result, req));
+    return this.enqueue(req);
+  }
+
+  private enqueue(req: AdmissionRequest): Promise<LimitsTicket> {
+    // Closed while the store answered: no place in a line that will not move.
+    if (this.closed) return Promise.reject(this.closed(req.ctx));
+    if (this.size >= this.deps.maxQueue) {
+      return Promise.reject(new QueueFullError(this.deps.maxQueue, req.ctx));
+    }
     return new Promise<LimitsTicket>((resolve, reject) => {
       const waiter: Waiter = {
         req,
@@ -160,8 +200,9 @@ export class Admission {
     if (this.size > 0) void this.drain();
   }
 
-  /** Rejects everyone waiting with `error` and stops the timer. */
+  /** Rejects everyone waiting, and every later request, with `error`; stops the timer. */
   close(error: (ctx: RequestContext) => unknown): void {
+    this.closed = error;
     this.stopTimer();
     while (this.head) {
       const w = this.head;
@@ -266,7 +307,7 @@ export class Admission {
       this.inFlight++;
       let result: AdmitResult;
       try {
-        result = await this.deps.tryAdmit(w.req.cost, w.req.firstAttempt);
+        result = await this.deps.tryAdmit(w.req.cost, w.req.firstAttempt, this.deps.clock.now());
       } catch (error) {
         this.inFlight--;
         this.leave(w, error);
@@ -275,7 +316,13 @@ export class Admission {
       if (!this.isQueued(w)) {
         // It left (abort, timeout) while the store answered: give the admission back.
         this.inFlight--;
-        if (result.ok) await this.deps.giveBack(result, w.req.cost);
+        if (result.ok) {
+          try {
+            await this.deps.giveBack(result, w.req.cost, w.req.ctx);
+          } catch {
+            // Nothing to do: the request is gone, and the line must move on.
+          }
+        }
         continue;
       }
       if (result.ok) {

@@ -28,11 +28,18 @@ export interface Call {
 
 /** The outcome of one attempt. */
 export interface Outcome {
+  /** When it ended, epoch milliseconds on the client's clock. */
+  at: number;
   response?: Response;
   error?: unknown;
   info?: RateLimitInfo;
   /** The attempt's abort scope, kept linked to the caller's signal while the body may be read. */
   scope?: AbortScope | undefined;
+  /**
+   * The host's hold once this outcome was taken into the shared state, epoch milliseconds (0 for
+   * none); undefined when learning is off or the store failed.
+   */
+  holdUntil?: number;
 }
 
 /** Reads a call's own options over the host's; throws a `RangeError` for a cost out of range. */
@@ -102,7 +109,7 @@ export async function sendAttempt(
   } else if (signal !== undefined) {
     init = { ...init, signal };
   }
-  const outcome: Outcome = { scope };
+  const outcome: Outcome = { at: 0, scope };
   try {
     outcome.response = await fetchImpl(input, init);
   } catch (error) {
@@ -110,6 +117,7 @@ export async function sendAttempt(
     outcome.error = scope?.signal.aborted && !call.signal?.aborted ? scope.signal.reason : error;
   }
   const now = clock.now();
+  outcome.at = now;
   if (outcome.response) {
     scope?.dispose(true);
     outcome.info = parseRateLimitHeaders(outcome.response.headers, { now });

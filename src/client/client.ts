@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { Engine, parseTarget, type Target } from './engine.js';
+import { Engine, parseTarget, type Target, TargetCache } from './engine.js';
 import type { Listener } from './events.js';
 import type { LimitedClientOptions } from './options.js';
 import { jsonInit } from './request.js';
@@ -35,6 +35,7 @@ export class LimitedClient {
   private readonly engine: Engine;
   private readonly base: URL;
   private readonly baseTarget: Target;
+  private readonly targets = new TargetCache();
 
   /**
    * @param baseUrl where relative paths go: `new LimitedClient('https://api.example.com/v1')`
@@ -97,7 +98,7 @@ export class LimitedClient {
   request(input: RequestInfo | URL, init?: LimitedRequestInit): Promise<Response> {
     try {
       if (typeof input === 'object' && 'url' in input && !(input instanceof URL)) {
-        return this.engine.dispatch(parseTarget(input.url), input, init);
+        return this.engine.dispatch(this.targets.get(input.url), input, init);
       }
       return this.engine.dispatch(this.resolve(String(input)), undefined, init);
     } catch (error) {
@@ -125,8 +126,11 @@ export class LimitedClient {
   }
 
   /**
-   * Closes the client: new calls reject with `ClientClosedError`, and so do calls waiting in a
-   * queue or between retries; attempts in flight finish. Releases the store if the client made it.
+   * Closes the client. New calls reject with `ClientClosedError`, and so does every call that is
+   * waiting: in a host's queue, in a hold, or in a backoff between retries. No attempt starts after
+   * close. An attempt already sent is not aborted (abort it with its signal): its call resolves to
+   * its response when that is final, and rejects with `ClientClosedError` when it would need
+   * another attempt. Releases the store if the client made it.
    */
   close(): Promise<void> {
     return this.engine.close();
@@ -137,7 +141,7 @@ export class LimitedClient {
   }
 
   private resolve(path: string): Target {
-    if (ABSOLUTE.test(path)) return parseTarget(path);
+    if (ABSOLUTE.test(path)) return this.targets.get(path);
     const relative = path.startsWith('/') ? path.slice(1) : path;
     if (relative === '' || relative.startsWith('?') || relative.startsWith('#')) {
       return parseTarget(new URL(relative, this.base));

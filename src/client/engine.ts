@@ -31,6 +31,29 @@ export function parseTarget(url: string | URL): Target {
   return { url: u.href, origin: u.origin, hostname: u.hostname, host: u.host };
 }
 
+/** URL strings kept parsed by {@link TargetCache}, at most. */
+const TARGETS_KEPT = 256;
+
+/**
+ * {@link parseTarget} for strings, remembering the last few hundred it parsed: code that calls one
+ * URL over and over (a health check, a polling loop, a benchmark) parses it once. Past the bound
+ * the cache starts over, so it costs a bounded amount of memory whatever the URLs.
+ */
+export class TargetCache {
+  private readonly targets = new Map<string, Target>();
+
+  /** The target of `url`; throws a `TypeError` (as fetch does) if it is not an absolute URL. */
+  get(url: string): Target {
+    let target = this.targets.get(url);
+    if (target === undefined) {
+      target = parseTarget(url);
+      if (this.targets.size >= TARGETS_KEPT) this.targets.clear();
+      this.targets.set(url, target);
+    }
+    return target;
+  }
+}
+
 /** See the module comment. */
 export class Engine {
   readonly events = new Emitter<ClientEvents>();
@@ -78,6 +101,7 @@ export class Engine {
         closedError({ method: init?.method ?? input?.method, url: target.url }),
       );
     }
+    const now = this.clock.now();
     const pipeline = this.registry.get(
       target.origin,
       () =>
@@ -86,6 +110,7 @@ export class Engine {
           this.options.forHost(target.hostname, target.host),
           this.shared,
         ),
+      now,
     );
     let prepared: ReturnType<typeof prepareRequest>;
     try {
@@ -93,7 +118,7 @@ export class Engine {
     } catch (error) {
       return Promise.reject(error);
     }
-    return pipeline.execute(prepared, init);
+    return pipeline.execute(prepared, init, now);
   }
 
   /** Statistics per host, and totals over every host seen. */
@@ -108,7 +133,10 @@ export class Engine {
     return { hosts, totals };
   }
 
-  /** Refuses new calls, drops waiting ones and pending retries, releases the store if it is ours. */
+  /**
+   * Refuses new calls, drops waiting ones and pending retries (see `LimitedClient.close`),
+   * releases the store if it is ours.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;

@@ -94,11 +94,12 @@ function resolve(o: PolicyOptions, hostIdleMs: number): HostPolicy {
       ? undefined
       : { rate: o.rate, burst: o.burst ?? Math.max(1, Math.ceil(o.rate)) };
   const learn = o.learnLimits ?? d.learnLimits;
+  const maxRetryAfterMs = o.maxRetryAfterMs ?? d.maxRetryAfterMs;
   return {
     concurrency: o.concurrency ?? d.concurrency,
     maxQueue: o.maxQueue ?? d.maxQueue,
     queueTimeoutMs: o.queueTimeoutMs ?? d.queueTimeoutMs,
-    maxRetryAfterMs: o.maxRetryAfterMs ?? d.maxRetryAfterMs,
+    maxRetryAfterMs,
     timeoutMs: o.timeoutMs ?? d.timeoutMs,
     attemptTimeoutMs: o.attemptTimeoutMs ?? d.attemptTimeoutMs,
     cost: o.cost ?? d.cost,
@@ -119,6 +120,8 @@ function resolve(o: PolicyOptions, hostIdleMs: number): HostPolicy {
             initialWindow: cold ? (cold.initialWindow ?? d.initialWindow) : undefined,
             jitter: { ...d.waitJitter, ...o.waitJitter },
             fallbackHoldMs: d.fallbackHoldMs,
+            // A wait the caller would not honour is recorded for no longer than one it would.
+            maxHoldMs: Math.max(maxRetryAfterMs, d.fallbackHoldMs),
           }
         : undefined,
       bucket,

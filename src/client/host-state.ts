@@ -129,22 +129,25 @@ export function admitTransaction(
       const waitMs = takeTokens(state.bucket, cost, config.bucket, now);
       if (waitMs > 0) return [state, { ok: false, waitMs, reason: 'client-rate' }];
     }
-    const ticket = state.limits ? commitLimits(state.limits, cost) : NO_TICKET;
+    const ticket = state.limits ? commitLimits(state.limits, cost, now, config.limits) : NO_TICKET;
     if (firstAttempt && state.budget && config.budget)
       depositRequest(state.budget, config.budget, now);
-    return [state, { ok: true, seq: ticket.seq, probed: ticket.probed }];
+    return [state, { ok: true, seq: ticket.seq, probed: ticket.probed, at: ticket.at }];
   };
 }
 
-/** Takes an attempt's outcome into the learned limits. */
+/**
+ * Takes an attempt's outcome into the learned limits. Returns the host's hold as it stands after
+ * it (epoch milliseconds, 0 for none): what a retry after a pushback will wait for.
+ */
 export function settleTransaction(
   config: HostStateConfig,
   answer: LimitsAnswer,
-): Transaction<HostState, void> {
+): Transaction<HostState, number> {
   return (current) => {
     const state = init(current, config, answer.now);
     if (state.limits && config.limits) settleLimits(state.limits, answer, config.limits);
-    return [state, undefined];
+    return [state, state.limits?.holdUntil ?? 0];
   };
 }
 

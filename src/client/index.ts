@@ -38,5 +38,6 @@ export type {
   PolicyStats,
   RetryContext,
   ShouldRetry,
+  StoreOperation,
 } from './types.js';
 export { type WrappedFetch, wrapFetch } from './wrap-fetch.js';

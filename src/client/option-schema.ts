@@ -9,7 +9,7 @@
 import { z } from 'zod';
 import type { Clock } from '../clock.js';
 import { InvalidOptionError } from '../errors.js';
-import { hostPatternProblem } from './host-match.js';
+import { HostMatcher, hostPatternProblem } from './host-match.js';
 import type { LimitedClientOptions, PolicyOptions } from './options.js';
 import type { StateStore } from './store.js';
 
@@ -129,6 +129,18 @@ const optionsSchema = policySchema
       .custom<HeadersInit>((v) => typeof v === 'object' && v !== null, {
         error: 'a Headers, an object or an array of pairs',
       })
+      .superRefine((value, ctx) => {
+        // What fetch would refuse on every call (a CR or LF in a value, a bad name) fails here.
+        try {
+          new Headers(value);
+        } catch (error) {
+          // The runtime's message quotes the value: keep a CR or LF in it visible, on one line.
+          const reason = (error instanceof Error ? error.message : String(error))
+            .replaceAll('\r', '\\r')
+            .replaceAll('\n', '\\n');
+          ctx.addIssue({ code: 'custom', message: `valid header fields (${reason})` });
+        }
+      })
       .optional(),
     fetch: fn('a fetch function').optional(),
     store: z
@@ -233,7 +245,51 @@ export function parseOptions(options: unknown): LimitedClientOptions {
   for (const [pattern, host] of Object.entries(parsed?.hosts ?? {})) {
     checkBurst({ ...parsed, ...host }, `hosts[${JSON.stringify(pattern)}]`);
   }
+  checkBurstHasRate(parsed ?? {});
   return parsed ?? {};
+}
+
+/**
+ * `burst` sizes the bucket of `rate`: without a rate it would be ignored, so it is refused. The
+ * global `burst` is fine when a rate is set globally or in any host entry; a host entry's `burst`
+ * when a rate reaches some host it applies to: from a less specific entry that applies too, or
+ * from a more specific one it applies under (`*.example.com: { burst }` with
+ * `api.example.com: { rate }`).
+ */
+function checkBurstHasRate(options: LimitedClientOptions): void {
+  const entries = Object.entries(options.hosts ?? {});
+  const problem = 'has no effect without rate (units per second): set rate as well';
+  if (
+    options.burst !== undefined &&
+    options.rate === undefined &&
+    !entries.some(([, host]) => host.rate !== undefined)
+  ) {
+    throw new InvalidOptionError('burst', `${problem} (got ${options.burst})`);
+  }
+  if (options.rate !== undefined) return;
+  const matcher = new HostMatcher(options.hosts ?? {});
+  // The entries that apply to every host an entry covers (itself included). A wildcard stands for
+  // itself: its suffixes are the wildcards above it, and no exact entry is named `*.…`.
+  const layersOf = new Map(
+    entries.map(([pattern, host]) => {
+      const key = pattern.toLowerCase();
+      const hostname = key.startsWith('*.') ? key : key.replace(/:\d+$/, '');
+      return [host, matcher.match(hostname, key)] as const;
+    }),
+  );
+  for (const [pattern, host] of entries) {
+    if (host.burst === undefined || host.rate !== undefined) continue;
+    const ratedAbove = layersOf.get(host)?.some((layer) => layer.rate !== undefined);
+    const ratedBelow = entries.some(
+      ([, other]) => other.rate !== undefined && layersOf.get(other)?.includes(host),
+    );
+    if (!ratedAbove && !ratedBelow) {
+      throw new InvalidOptionError(
+        `hosts[${JSON.stringify(pattern)}].burst`,
+        `${problem} (got ${host.burst})`,
+      );
+    }
+  }
 }
 
 function checkBurst(options: PolicyOptions, where: string): void {

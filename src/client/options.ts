@@ -80,7 +80,9 @@ export interface PolicyOptions {
   /**
    * Longest wait for the server's limit, in milliseconds. A 429 or 503 asking for longer is
    * returned at once instead of retried; a request that a learned limit would hold longer is
-   * rejected with `RateLimitError` instead of waiting.
+   * rejected with `RateLimitError` instead of waiting. Such a long wait is recorded as a hold of at
+   * most `max(maxRetryAfterMs, 1000)`, after which one probe goes, so that a server that sent a
+   * wrong `Retry-After` or reset (a timestamp as seconds) can correct it.
    * @default 60_000
    */
   maxRetryAfterMs?: number;
@@ -88,15 +90,27 @@ export interface PolicyOptions {
   learnLimits?: boolean;
   /**
    * Send `initialWindow` requests to a host the client knows nothing about, and open up when it
-   * answers. Costs one round trip per new host; `false` turns it off.
+   * answers. Costs the calls made before that first answer one round trip, or 1 s at most when
+   * the first request is slow (an unanswered request stops holding the others back after 1 s);
+   * `false` turns it off.
    * @default { initialWindow: 1 }
    */
   coldStart?: boolean | { initialWindow?: number };
   /** Random extra on server-given waits, so a fleet does not wake at once. */
   waitJitter?: { /** @default 0.05 */ ratio?: number /** @default 1000 */; maxMs?: number };
-  /** Overall limit per call (retries and waits included), in milliseconds. @default Infinity */
+  /**
+   * Limit per call, in milliseconds: from the call until the headers of the response it resolves
+   * to, with the queue, holds, attempts and waits between them. Reading the body is not covered
+   * (the call has returned by then): bound that with a signal of your own, e.g.
+   * `AbortSignal.timeout(ms)`, which also reaches the body.
+   * @default Infinity
+   */
   timeoutMs?: number;
-  /** Limit per attempt, in milliseconds. @default Infinity */
+  /**
+   * Limit per attempt, in milliseconds: from sending until its response headers arrive. An attempt
+   * that times out may be retried (see `retry`). The body is not covered.
+   * @default Infinity
+   */
   attemptTimeoutMs?: number;
   /** Retries; `false` turns them off. */
   retry?: false | RetryOptions;

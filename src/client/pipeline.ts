@@ -21,10 +21,12 @@
 import { abortReason, type Clock } from '../clock.js';
 import {
   CircuitOpenError,
+  isClientClosedError,
   isLimitedClientError,
   isQueueFullError,
   isQueueTimeoutError,
   isRateLimitError,
+  isTimeoutError,
   type RequestContext,
   RetryBudgetExhaustedError,
   TimeoutError,
@@ -46,13 +48,19 @@ import { isTransientNetworkError } from './network-errors.js';
 import { DEFAULTS } from './options.js';
 import { CircuitBreaker } from './policies/circuit-breaker.js';
 import { isPushback, type LimitsTicket } from './policies/learned-limits.js';
-import { IDEMPOTENT_METHODS } from './policies/retry-rule.js';
+import { defaultShouldRetry, IDEMPOTENT_METHODS } from './policies/retry-rule.js';
 import type { PreparedRequest } from './request.js';
 import { planRetry } from './retry-plan.js';
 import { AbortScope } from './signals.js';
 import { type Counters, hostStats, newCounters } from './stats.js';
-import type { StateStore } from './store.js';
-import type { ClientEvents, GiveUpReason, HostStats, LimitedRequestInit } from './types.js';
+import type { MaybePromise, StateStore } from './store.js';
+import type {
+  ClientEvents,
+  GiveUpReason,
+  HostStats,
+  LimitedRequestInit,
+  StoreOperation,
+} from './types.js';
 
 /** What every pipeline shares with its client. */
 export interface PipelineShared {
@@ -71,9 +79,11 @@ export class HostPipeline {
   private readonly admission: Admission;
   private readonly breaker: CircuitBreaker | undefined;
   private readonly key: string;
-  private readonly sleepers = new Set<AbortScope>();
+  /** Calls sleeping between attempts, with what to tell them when the host closes. */
+  private readonly sleepers = new Map<AbortScope, RequestContext>();
   private lastState: HostState | undefined;
-  private closed = false;
+  /** Set by {@link close}: the error calls get from then on. */
+  private closed: ((ctx: RequestContext) => unknown) | undefined;
 
   constructor(
     readonly origin: string,
@@ -93,13 +103,16 @@ export class HostPipeline {
       concurrency: policy.concurrency,
       maxQueue: policy.maxQueue,
       queueTimeoutMs: policy.queueTimeoutMs,
-      tryAdmit: (cost, first) =>
-        store.update<HostState, AdmitResult>(
-          this.key,
-          admitTransaction(config, cost, first, clock.now()),
-          policy.stateTtlMs,
-        ),
-      giveBack: (ticket, cost) => this.settle(ticket, cost, {}),
+      tryAdmit:
+        config.limits || config.bucket || config.budget
+          ? (cost, first, now) =>
+              store.update<HostState, AdmitResult>(
+                this.key,
+                admitTransaction(config, cost, first, now),
+                policy.stateTtlMs,
+              )
+          : () => ADMITTED, // nothing shared to consult
+      giveBack: (ticket, cost, ctx) => this.settle(ticket, cost, {}, ctx),
       onQueued: (ctx, queueLength) => {
         this.counters.queued++;
         if (events.has('queued')) events.emit('queued', { ...this.base(ctx), queueLength });
@@ -119,70 +132,103 @@ export class HostPipeline {
     return this.admission.busy || this.sleepers.size > 0;
   }
 
-  /** Runs a call through the pipeline. */
-  async execute(req: PreparedRequest, init: LimitedRequestInit | undefined): Promise<Response> {
-    const call = readCall(req, init, this.policy);
-    this.counters.requests++;
-    const { clock } = this.shared;
-    let scope: AbortScope | undefined;
-    if (Number.isFinite(call.timeoutMs)) {
-      const ms = call.timeoutMs;
-      scope = new AbortScope(call.signal).timeout(
-        clock,
-        ms,
-        () => new TimeoutError(ms, 'total', call.ctx),
-      );
-      call.signal = scope.signal;
-    }
-    const deadline = clock.now() + call.timeoutMs;
+  /**
+   * Runs a call through the pipeline.
+   * @param now the clock's time when the call arrived (read once per call, not per step).
+   */
+  execute(
+    req: PreparedRequest,
+    init: LimitedRequestInit | undefined,
+    now = this.shared.clock.now(),
+  ): Promise<Response> {
+    let call: Call;
     try {
-      const response = await this.run(req, call, deadline);
+      call = readCall(req, init, this.policy);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    this.counters.requests++;
+    if (!Number.isFinite(call.timeoutMs)) return this.run(req, call, Number.POSITIVE_INFINITY, now);
+    return this.runWithin(req, call, now);
+  }
+
+  /** {@link run} under the call's overall timeout. */
+  private async runWithin(req: PreparedRequest, call: Call, now: number): Promise<Response> {
+    const ms = call.timeoutMs;
+    const scope = new AbortScope(call.signal).timeout(
+      this.shared.clock,
+      ms,
+      () => new TimeoutError(ms, 'total', call.ctx),
+    );
+    call.signal = scope.signal;
+    try {
+      const response = await this.run(req, call, now + ms, now);
       // The caller's signal must still reach the body being read; the timeout is over.
-      scope?.dispose(true);
+      scope.dispose(true);
       return response;
     } catch (error) {
-      scope?.dispose();
+      scope.dispose();
       throw error;
     }
   }
 
-  private async run(req: PreparedRequest, call: Call, deadline: number): Promise<Response> {
+  private async run(
+    req: PreparedRequest,
+    call: Call,
+    deadline: number,
+    start: number,
+  ): Promise<Response> {
     const { clock, events } = this.shared;
     const breaker = this.breaker;
     const idempotent = req.hasKey || IDEMPOTENT_METHODS.has(req.method);
     let last: Outcome | undefined;
     for (let attempt = 1; ; attempt++) {
+      const now = attempt === 1 ? start : clock.now();
       // 1. Circuit breaker: fail fast while open.
       let probe = false;
       if (breaker) {
-        const permit = breaker.acquire(clock.now());
+        const permit = breaker.acquire(now);
         if (!permit.allowed) return this.circuitOpen(call, attempt - 1, last, permit.retryAt);
         probe = permit.probe;
       }
-      // 2. Admission: concurrency, queue, holds, learned limits, client bucket.
+      // 2. Admission: concurrency, queue, holds, learned limits, client bucket. A store that
+      // answers synchronously (memory) admits without a turn of the event loop.
       let ticket: LimitsTicket;
       try {
-        ticket = await this.admission.acquire({
+        const admitted = this.admission.admit({
           cost: call.cost,
           firstAttempt: attempt === 1,
           priority: attempt > 1,
           signal: call.signal,
           maxWaitMs: this.policy.maxRetryAfterMs,
           ctx: call.ctx,
+          now,
         });
+        ticket = isPromiseLike(admitted) ? await admitted : admitted;
       } catch (error) {
         breaker?.release(probe);
+        if (isClientClosedError(error)) {
+          discard(last?.response);
+          throw error;
+        }
         if (last?.response && isLimitedClientError(error)) {
           return this.giveUp(refusalReason(error), call, attempt - 1, last);
         }
         throw error;
       }
-      if (breaker && !probe && breaker.stateAt(clock.now()) !== 'closed') {
+      const closedWhileAdmitted = this.closedError(call.ctx);
+      if (closedWhileAdmitted !== undefined) {
+        // Closed while the store answered: nothing is sent after close().
+        breaker?.release(probe);
+        await this.giveBack(ticket, call);
+        discard(last?.response);
+        throw closedWhileAdmitted;
+      }
+      if (breaker && !probe && !breaker.closed && breaker.stateAt(clock.now()) !== 'closed') {
         // The breaker opened while this request waited in line: it may still go as a probe.
         const permit = breaker.acquire(clock.now());
         if (!permit.allowed) {
-          await this.settle(ticket, call.cost, {});
-          this.admission.release();
+          await this.giveBack(ticket, call);
           return this.circuitOpen(call, attempt - 1, last, permit.retryAt);
         }
         probe = true;
@@ -193,6 +239,10 @@ export class HostPipeline {
       if (outcome.error !== undefined && call.signal?.aborted) throw abortReason(call.signal);
       // 4. Worth another attempt, and may it be made?
       const { response, error, info } = outcome;
+      // The default rule never retries a success or a redirect: no plan to build.
+      if (response && response.status < 400 && call.shouldRetry === defaultShouldRetry) {
+        return response;
+      }
       const plan = planRetry({
         response,
         error,
@@ -205,6 +255,7 @@ export class HostPipeline {
           error,
           retryAfterMs: info?.retryAfterMs,
           idempotent,
+          hasIdempotencyKey: req.hasKey,
           networkError: error !== undefined && isTransientNetworkError(error),
         },
         shouldRetry: call.shouldRetry,
@@ -213,25 +264,39 @@ export class HostPipeline {
         replayable: req.replayable || call.createBody !== undefined,
         maxRetryAfterMs: this.policy.maxRetryAfterMs,
         deadline,
-        now: clock.now(),
+        now: outcome.at,
         random: clock.random(),
         backoff: this.policy.retry,
         jitter: this.policy.state.limits?.jitter ?? DEFAULTS.waitJitter,
+        holdUntil: outcome.holdUntil,
       });
       if (!plan.retry) {
         if (plan.reason) return this.giveUp(plan.reason, call, attempt, outcome);
         if (response) return response;
         throw error;
       }
+      const closedWhileSent = this.closedError(call.ctx);
+      if (closedWhileSent !== undefined) {
+        // The attempt was on the wire at close(): it may finish, but no retry starts.
+        discard(response);
+        outcome.scope?.dispose();
+        throw closedWhileSent;
+      }
       if (breaker && breaker.stateAt(clock.now()) === 'open') {
         return this.circuitOpen(call, attempt, outcome, breaker.retryAt(clock.now()));
       }
-      // 5. The retry budget.
-      const allowed = await this.shared.store.update<HostState, boolean>(
-        this.key,
-        retryTransaction(this.policy.state, clock.now()),
-        this.policy.stateTtlMs,
-      );
+      // 5. The retry budget. A store that fails cannot grant a retry: the call ends with what it has.
+      let allowed: boolean;
+      try {
+        allowed = await this.shared.store.update<HostState, boolean>(
+          this.key,
+          retryTransaction(this.policy.state, clock.now()),
+          this.policy.stateTtlMs,
+        );
+      } catch (storeError) {
+        this.storeFailed('retry-budget', call.ctx, storeError);
+        return this.giveUp('store-error', call, attempt, outcome);
+      }
       if (!allowed) {
         this.counters.budgetExhausted++;
         if (events.has('budget-exhausted')) {
@@ -247,7 +312,7 @@ export class HostPipeline {
           ...this.base(call.ctx),
           attempt: attempt + 1,
           delayMs: plan.delayMs,
-          delaySource: plan.serverWaitMs !== undefined ? 'retry-after' : 'backoff',
+          delaySource: plan.source,
           status: response?.status,
           error,
         });
@@ -257,9 +322,7 @@ export class HostPipeline {
       // After a pushback the host is held until the server's time: the retry waits for that hold
       // at the front of the line, so it goes first when the hold lifts (a separate sleep would
       // wake on its own jitter, after the line had already used the quota).
-      if (plan.serverWaitMs === undefined || !this.policy.state.limits) {
-        await this.sleep(plan.delayMs, call.signal);
-      }
+      if (!plan.hold) await this.sleep(plan.delayMs, call.signal, call.ctx);
     }
   }
 
@@ -271,34 +334,90 @@ export class HostPipeline {
     probe: boolean,
   ): Promise<Outcome> {
     this.counters.attempts++;
-    const outcome = await sendAttempt(this.shared.fetch, this.shared.clock, req, call);
-    const now = this.shared.clock.now();
-    await this.settle(ticket, call.cost, outcome, now);
-    this.admission.release();
+    let outcome: Outcome;
+    try {
+      outcome = await sendAttempt(this.shared.fetch, this.shared.clock, req, call);
+    } catch (error) {
+      // Not the fetch (its failures are outcomes): the caller's `createBody` threw. Nothing was
+      // sent; the admission, its slot and any probe go back.
+      this.breaker?.release(probe);
+      await this.giveBack(ticket, call);
+      throw error;
+    }
+    const now = outcome.at;
+    try {
+      const settled = this.settle(ticket, call.cost, outcome, call.ctx, now);
+      if (settled) await settled;
+    } finally {
+      // Whatever the store did, the attempt is over: its slot comes back.
+      this.admission.release();
+    }
     this.record(outcome, call, now, probe);
     return outcome;
   }
 
+  /** Gives back an admission that will not be used, and its slot. */
+  private async giveBack(ticket: LimitsTicket, call: Call): Promise<void> {
+    try {
+      const settled = this.settle(ticket, call.cost, {}, call.ctx);
+      if (settled) await settled;
+    } finally {
+      this.admission.release();
+    }
+  }
+
+  /**
+   * Takes an attempt's outcome into the shared state, and records the host's hold after it on the
+   * outcome. Never throws nor rejects: the response is already the caller's, so a store that fails
+   * here is reported (`store-error`) and otherwise ignored. The request then stays counted in
+   * flight in the shared state until it ages out there (see `learned-limits.ts`); the slot in this
+   * process is given back by the caller either way.
+   */
   private settle(
     ticket: LimitsTicket,
     cost: number,
-    outcome: Outcome,
+    outcome: Pick<Outcome, 'response' | 'info' | 'holdUntil'>,
+    ctx: RequestContext,
     now = this.shared.clock.now(),
-  ) {
+  ): Promise<void> | undefined {
     if (!this.policy.state.limits) return;
-    return this.shared.store.update<HostState, void>(
-      this.key,
-      settleTransaction(this.policy.state, {
-        seq: ticket.seq,
-        probed: ticket.probed,
-        cost,
-        status: outcome.response?.status,
-        info: outcome.info,
-        now,
-        random: this.shared.clock.random(),
-      }),
-      this.policy.stateTtlMs,
-    );
+    let result: MaybePromise<number>;
+    try {
+      result = this.shared.store.update<HostState, number>(
+        this.key,
+        settleTransaction(this.policy.state, {
+          seq: ticket.seq,
+          probed: ticket.probed,
+          at: ticket.at,
+          cost,
+          status: outcome.response?.status,
+          info: outcome.info,
+          now,
+          random: this.shared.clock.random(),
+        }),
+        this.policy.stateTtlMs,
+      );
+    } catch (error) {
+      this.storeFailed('settle', ctx, error);
+      return;
+    }
+    if (isPromiseLike(result)) {
+      return Promise.resolve(result).then(
+        (holdUntil) => {
+          outcome.holdUntil = holdUntil;
+        },
+        (error) => this.storeFailed('settle', ctx, error),
+      );
+    }
+    outcome.holdUntil = result;
+  }
+
+  /** Counts and reports a store failure the call survived. */
+  private storeFailed(operation: StoreOperation, ctx: RequestContext, error: unknown): void {
+    this.counters.storeErrors++;
+    if (this.shared.events.has('store-error')) {
+      this.shared.events.emit('store-error', { ...this.base(ctx), operation, error });
+    }
   }
 
   /** Breaker outcome, counters and the `rate-limited` event. */
@@ -307,8 +426,9 @@ export class HostPipeline {
     if (response) {
       this.counters.responses++;
       const status = response.status;
-      if (status === 429) this.counters.rateLimited++;
-      if (isPushback(status, info) && this.shared.events.has('rate-limited')) {
+      const pushback = isPushback(status, info);
+      if (pushback) this.counters.rateLimited++;
+      if (pushback && this.shared.events.has('rate-limited')) {
         this.shared.events.emit('rate-limited', {
           ...this.base(call.ctx),
           status,
@@ -318,10 +438,16 @@ export class HostPipeline {
       }
     }
     if (!this.breaker) return;
-    if (error !== undefined && call.signal?.aborted) this.breaker.release(probe);
-    else if (error !== undefined || (response && response.status >= 500))
+    if (response) {
+      if (BREAKER_FAILURE_STATUSES.has(response.status)) this.breaker.failure(now, probe);
+      else this.breaker.success(now, probe);
+    } else if (!call.signal?.aborted && isHostFailure(error)) {
       this.breaker.failure(now, probe);
-    else this.breaker.success(now, probe);
+    } else {
+      // An abort, or an error that says nothing about the host (a caller's mistake fetch refused
+      // before sending, a permanent DNS failure): no verdict, and a probe slot back.
+      this.breaker.release(probe);
+    }
   }
 
   /**
@@ -366,10 +492,17 @@ export class HostPipeline {
     return this.giveUp('circuit-open', call, attempts, last, refusal);
   }
 
-  private async sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-    if (ms <= 0 && !signal?.aborted && !this.closed) return;
+  /** The error a call gets once the host is closed; `undefined` while it is open. */
+  private closedError(ctx: RequestContext): unknown {
+    return this.closed?.(ctx);
+  }
+
+  private async sleep(ms: number, signal: AbortSignal | undefined, ctx: RequestContext) {
+    const closed = this.closedError(ctx);
+    if (closed !== undefined) throw closed;
+    if (ms <= 0 && !signal?.aborted) return;
     const scope = new AbortScope(signal);
-    this.sleepers.add(scope);
+    this.sleepers.set(scope, ctx);
     const release = this.shared.keepAlive.acquire();
     try {
       await this.shared.clock.sleep(ms, scope.signal);
@@ -384,31 +517,42 @@ export class HostPipeline {
     return { origin: this.origin, method: ctx.method ?? 'GET', url: ctx.url ?? '' };
   }
 
-  /** Stops the host: rejects waiting requests and pending retries with `error`. */
+  /**
+   * Stops the host: every wait (a backoff sleep, a hold, the queue) rejects with `error`, and no
+   * attempt starts from then on. An attempt already sent may finish: its call resolves to its
+   * response when that is final, and rejects with `error` when it would need another attempt.
+   */
   close(error: (ctx: RequestContext) => unknown): void {
-    this.closed = true;
+    this.closed = error;
     this.admission.close(error);
-    for (const scope of this.sleepers) scope.abort(error({}));
+    for (const [scope, ctx] of this.sleepers) scope.abort(error(ctx));
   }
 
   /**
    * The host's statistics. Synchronous: with a store that answers asynchronously, the shared part
-   * (holds, policies, budget) is as of the previous call, and this call refreshes it.
+   * (holds, policies, budget) is as of the previous call, and this call refreshes it. Read-only
+   * with a store that has `get` (the default one does): looking does not renew the state's expiry.
    */
   stats(): HostStats {
-    const { clock } = this.shared;
+    const { clock, store } = this.shared;
     const now = clock.now();
-    const read = this.shared.store.update<HostState, HostState | undefined>(
-      this.key,
-      readTransaction(),
-      this.policy.stateTtlMs,
-    );
-    if (read instanceof Promise) {
-      read.then((state) => {
-        this.lastState = state && structuredClone(state);
-      }, noop);
-    } else {
-      this.lastState = read && structuredClone(read);
+    try {
+      const read: MaybePromise<HostState | undefined> = store.get
+        ? store.get<HostState>(this.key)
+        : store.update<HostState, HostState | undefined>(
+            this.key,
+            readTransaction(),
+            this.policy.stateTtlMs,
+          );
+      if (isPromiseLike(read)) {
+        Promise.resolve(read).then((state) => {
+          this.lastState = state && structuredClone(state);
+        }, noop);
+      } else {
+        this.lastState = read && structuredClone(read);
+      }
+    } catch {
+      // The shared part as of the last read: stats() never throws for the store.
     }
     return hostStats(this.origin, this.counters, this.lastState, this.policy.state, now, {
       inFlight: this.admission.inFlight,
@@ -416,6 +560,21 @@ export class HostPipeline {
       circuit: this.breaker ? this.breaker.stateAt(now) : 'closed',
     });
   }
+}
+
+/** The admission of a host that shares no state (learning, client rate and budget all off). */
+const ADMITTED: AdmitResult = Object.freeze({ ok: true, seq: 0, probed: [] }) as AdmitResult;
+
+/** Statuses that count against the circuit breaker: the server failing, not refusing. */
+const BREAKER_FAILURE_STATUSES: ReadonlySet<number> = new Set([500, 502, 503, 504]);
+
+/** Errors that count against the breaker: the host did not answer (network, attempt timeout). */
+function isHostFailure(error: unknown): boolean {
+  return isTransientNetworkError(error) || (isTimeoutError(error) && error.scope === 'attempt');
+}
+
+function isPromiseLike<T>(value: MaybePromise<T>): value is Promise<T> {
+  return typeof (value as { then?: unknown } | undefined)?.then === 'function';
 }
 
 /** Lets a response we will not return release its connection. */

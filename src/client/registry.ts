@@ -48,9 +48,8 @@ export class HostRegistry<P extends Evictable> {
     return this.entries.size;
   }
 
-  /** The entry for `key`, created with `create` when there is none. */
-  get(key: string, create: () => P): P {
-    const now = this.clock.now();
+  /** The entry for `key`, created with `create` when there is none; `now` from the caller's clock. */
+  get(key: string, create: () => P, now = this.clock.now()): P {
     let entry = this.entries.get(key);
     if (entry) {
       // Move to the back (most recently used), at most once a second per host: the order is

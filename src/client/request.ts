@@ -52,6 +52,11 @@ export function isBodyInit(body: unknown): body is BodyInit {
   );
 }
 
+/** True for a body fetch can only send as a stream: a `ReadableStream` or an async iterable. */
+export function isStreamBody(body: unknown): boolean {
+  return !isReplayableBody(body) && isBodyInit(body);
+}
+
 /**
  * The body and headers of `post(path, body)`: a `BodyInit` is sent as it is; anything else
  * (an object, an array, a number...) is serialised to JSON once, with `Content-Type:
@@ -63,6 +68,17 @@ export function jsonInit(body: unknown, init: LimitedRequestInit | undefined): L
   const headers = new Headers(init?.headers);
   if (!headers.has('content-type')) headers.set('content-type', 'application/json');
   return { ...init, headers, body: JSON.stringify(body) };
+}
+
+/** Whether `headers` (as `HeadersInit` allows) carry `name`, without building a `Headers`. */
+function hasHeader(headers: HeadersInit | undefined, name: string): boolean {
+  if (headers === undefined || headers === null) return false;
+  if (typeof (headers as Headers).has === 'function') return (headers as Headers).has(name);
+  const wanted = name.toLowerCase();
+  if (Array.isArray(headers))
+    return headers.some((pair) => String(pair[0]).toLowerCase() === wanted);
+  for (const key of Object.keys(headers)) if (key.toLowerCase() === wanted) return true;
+  return false;
 }
 
 function newKey(): string {
@@ -104,11 +120,15 @@ export function prepareRequest(
     else if (wantKey && !headers.has(name)) headers.set(name, newKey());
     hasKey = headers.has(name);
   } else if (idem) {
-    hasKey = new Headers(init?.headers ?? input?.headers).has(idem.header);
+    hasKey = hasHeader(init?.headers ?? input?.headers, idem.header);
   }
 
   let finalInit: LimitedRequestInit | undefined = init;
   if (headers) finalInit = { ...init, headers };
+  // fetch refuses a stream body without `duplex: 'half'` (the only value it knows): add it.
+  if (isStreamBody(init?.body) && (init as { duplex?: string }).duplex === undefined) {
+    finalInit = { ...finalInit, duplex: 'half' } as LimitedRequestInit;
+  }
   const body = init?.body !== undefined ? init.body : undefined;
   let replayable: boolean;
   if (init?.createBody) replayable = true;

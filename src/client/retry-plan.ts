@@ -35,32 +35,73 @@ export interface RetryInput {
   random: number;
   backoff: { baseDelayMs: number; maxDelayMs: number };
   jitter: WaitJitter;
+  /**
+   * The host's hold after this outcome was taken into the learned limits, epoch milliseconds;
+   * `undefined` when learning is off (or the store failed). After a pushback, a retry waits for
+   * that hold (its jitter was drawn once, then), rather than sleeping on its own.
+   */
+  holdUntil?: number;
+}
+
+/** Where a retry's delay comes from (the `retry` event's `delaySource`). */
+export type DelaySource = 'retry-after' | 'fallback-hold' | 'backoff';
+
+/** When a retry goes. */
+export interface RetryDelay {
+  /** Milliseconds from now. */
+  delayMs: number;
+  /** The server's own wait (before jitter), when the delay comes from it. */
+  serverWaitMs?: number;
+  /**
+   * `retry-after`: the server's timing (`Retry-After`, or the reset of a spent policy), plus
+   * jitter; `fallback-hold`: the host's hold after a 429 that gave no timing; `backoff`: full
+   * jitter over the exponential ceiling.
+   */
+  source: DelaySource;
+  /** True when the retry waits for the host's hold in the admission queue rather than sleeping. */
+  hold: boolean;
 }
 
 /** The decision. */
 export type RetryPlan =
   /** No retry: `reason` says why one that was wanted cannot be made; absent, the outcome is final. */
   | { retry: false; reason?: GiveUpReason }
-  /**
-   * Retry after `delayMs` milliseconds; `serverWaitMs` is the server's own wait (before jitter)
-   * when the delay comes from it.
-   */
-  | { retry: true; delayMs: number; serverWaitMs?: number };
+  /** Retry after the delay it describes. */
+  | ({ retry: true } & RetryDelay);
 
 /**
  * The server's timing first: `Retry-After`, else the reset of the exhausted policy of a 429, plus
- * a small positive jitter. Otherwise full jitter over the exponential ceiling.
+ * a small positive jitter. After such a pushback, with learning on, that is the host's hold, which
+ * the retry waits for and reports as it is (its jitter, or the fallback hold of a 429 without
+ * timing). Otherwise full jitter over the exponential ceiling.
  */
-export function retryDelay(input: RetryInput): { delayMs: number; serverWaitMs?: number } {
+export function retryDelay(input: RetryInput): RetryDelay {
   const { response, info } = input;
   if (response && isPushback(response.status, info)) {
     const wait = info?.retryAfterMs ?? (info?.remaining === 0 ? info.resetMs : undefined);
+    if (input.holdUntil !== undefined) {
+      return {
+        delayMs: Math.max(0, input.holdUntil - input.now),
+        ...(wait === undefined ? {} : { serverWaitMs: wait }),
+        source: wait === undefined ? 'fallback-hold' : 'retry-after',
+        hold: true,
+      };
+    }
     if (wait !== undefined) {
-      return { delayMs: serverWait(wait, input.random, input.jitter), serverWaitMs: wait };
+      return {
+        delayMs: serverWait(wait, input.random, input.jitter),
+        serverWaitMs: wait,
+        source: 'retry-after',
+        hold: false,
+      };
     }
   }
   const { baseDelayMs, maxDelayMs } = input.backoff;
-  return { delayMs: fullJitter(input.attempt - 1, baseDelayMs, maxDelayMs, input.random) };
+  return {
+    delayMs: fullJitter(input.attempt - 1, baseDelayMs, maxDelayMs, input.random),
+    source: 'backoff',
+    hold: false,
+  };
 }
 
 /** Decides whether and when to retry; see the module comment. */

@@ -22,6 +22,7 @@ export interface Counters {
   budgetExhausted: number;
   circuitOpen: number;
   gaveUp: number;
+  storeErrors: number;
 }
 
 /** Fresh counters, all zero. */
@@ -37,6 +38,7 @@ export function newCounters(): Counters {
     budgetExhausted: 0,
     circuitOpen: 0,
     gaveUp: 0,
+    storeErrors: 0,
   };
 }
 
@@ -78,7 +80,8 @@ export function hostStats(
       limit: p.limit,
       windowMs: p.windowMs,
       remaining: p.remaining,
-      resetInMs: p.resetAt === undefined ? undefined : Math.max(0, p.resetAt - now),
+      resetInMs:
+        p.resetAt === undefined ? undefined : Math.max(0, (p.serverResetAt ?? p.resetAt) - now),
     })),
     budgetAvailable:
       budget && config.budget

@@ -65,6 +65,12 @@ export interface StateStore {
   /** Deletes the state under `key`; deleting a missing key is not an error. */
   delete(key: string): MaybePromise<void>;
   /**
+   * Reads the state under `key` (`undefined` when there is none or it expired) without changing it
+   * or its expiry. `stats()` uses it, so that looking at a host does not keep its state alive.
+   * Optional: without it, `stats()` reads through `update`, which renews the expiry.
+   */
+  get?<S>(key: string): MaybePromise<S | undefined>;
+  /**
    * Releases what the store owns (timers, its own connections; never a connection the user passed
    * in). Called by the client's `close()` for the store it created itself; a store passed in by the
    * user is the user's to close.
@@ -136,6 +142,11 @@ export class MemoryStateStore implements StateStore {
 
   delete(key: string): void {
     this.entries.delete(key);
+  }
+
+  get<S>(key: string): S | undefined {
+    const entry = this.entries.get(key);
+    return entry && entry.expiresAt > this.clock.now() ? (entry.state as S) : undefined;
   }
 
   close(): void {

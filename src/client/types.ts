@@ -28,9 +28,12 @@ export interface LimitedRequestInit extends RequestInit {
    * stream can be sent once); called for every attempt, the first included.
    */
   createBody?: () => BodyInit;
-  /** Overall time limit for this call with all its retries and waits, in milliseconds. */
+  /**
+   * Time limit for this call, in milliseconds, until the headers of the response it resolves to
+   * (queue, holds, retries and waits included; not the body: see the `timeoutMs` option).
+   */
   timeoutMs?: number;
-  /** Time limit of each attempt, in milliseconds. */
+  /** Time limit of each attempt until its response headers, in milliseconds. */
   attemptTimeoutMs?: number;
   /** `false` to never retry this call; or overrides of the retry options. */
   retry?: false | { retries?: number; shouldRetry?: ShouldRetry };
@@ -52,6 +55,8 @@ export interface RetryContext {
   retryAfterMs?: number;
   /** GET, HEAD, OPTIONS, PUT, DELETE, or any request that carries an idempotency key. */
   idempotent: boolean;
+  /** The request carries an idempotency key (its own, or one the client added). */
+  hasIdempotencyKey: boolean;
   /** True when `error` is a transient network failure (reset, refused, hang up, DNS EAI_AGAIN). */
   networkError: boolean;
 }
@@ -79,7 +84,14 @@ export type GiveUpReason =
   | 'deadline'
   | 'queue-full'
   | 'queue-timeout'
-  | 'hold-too-long';
+  | 'hold-too-long'
+  | 'store-error';
+
+/**
+ * A store call a request survived: `settle` (taking an answer into the shared state) or
+ * `retry-budget` (asking the budget for a retry, which a failing store cannot grant).
+ */
+export type StoreOperation = 'settle' | 'retry-budget';
 
 /** Every event the client emits, by name. */
 export interface ClientEvents {
@@ -110,10 +122,17 @@ export interface ClientEvents {
   retry: EventBase & {
     /** The attempt about to be made (2 for the first retry). */
     attempt: number;
-    /** Milliseconds until it is made. */
+    /**
+     * Milliseconds until it is made: the backoff it sleeps, or after a pushback (with learning
+     * on) what is left of the host's hold, which it waits for (others may extend that hold).
+     */
     delayMs: number;
-    /** `retry-after`: the server's timing; `backoff`: the client's jittered backoff. */
-    delaySource: 'retry-after' | 'backoff';
+    /**
+     * `retry-after`: the server's timing (`Retry-After`, or the reset of a spent policy);
+     * `fallback-hold`: the host's hold after a 429 that gave no timing (1 s, plus jitter);
+     * `backoff`: the client's jittered backoff.
+     */
+    delaySource: 'retry-after' | 'fallback-hold' | 'backoff';
     /** The previous attempt's status, or `undefined` when it failed without a response. */
     status: number | undefined;
     /** The previous attempt's error, when it had no response. */
@@ -125,6 +144,11 @@ export interface ClientEvents {
   'circuit-open': EventBase & { retryAt: number };
   /** The circuit of a host changed state. */
   'circuit-state': { origin: string; from: CircuitState; to: CircuitState };
+  /**
+   * The state store failed and the request went on without it: the caller still gets the response
+   * (or the error) of its attempt, and its slot is given back. See {@link StoreOperation}.
+   */
+  'store-error': EventBase & { operation: StoreOperation; error: unknown };
   /**
    * A request that needed another attempt stopped without one: it resolves to its last response or
    * rejects with its last error (or the refusal).
@@ -158,7 +182,10 @@ export interface HostStats {
   attempts: number;
   /** Responses received, whatever their status. */
   responses: number;
-  /** 429 responses received. */
+  /**
+   * Pushbacks received: 429s, and 503s with `Retry-After` (the answers the `rate-limited` event
+   * reports).
+   */
   rateLimited: number;
   /** Retries made. */
   retries: number;
@@ -172,6 +199,8 @@ export interface HostStats {
   circuitOpen: number;
   /** Requests that gave up (see the `give-up` event). */
   gaveUp: number;
+  /** Store failures that requests survived (see the `store-error` event). */
+  storeErrors: number;
   /** Attempts in flight now. */
   inFlight: number;
   /** Requests waiting in the queue now. */

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { Engine, parseTarget } from './engine.js';
+import { Engine, parseTarget, TargetCache } from './engine.js';
 import type { Listener } from './events.js';
 import type { LimitedClientOptions } from './options.js';
 import type { ClientEvents, ClientStats, LimitedRequestInit } from './types.js';
@@ -17,7 +17,7 @@ export interface WrappedFetch {
   on<K extends keyof ClientEvents>(name: K, listener: Listener<ClientEvents[K]>): () => void;
   /** Removes a listener. */
   off<K extends keyof ClientEvents>(name: K, listener: Listener<ClientEvents[K]>): void;
-  /** Refuses new calls and drops waiting ones (see `LimitedClient.close`). */
+  /** Refuses new calls, drops waiting ones and starts no retry (see `LimitedClient.close`). */
   close(): Promise<void>;
 }
 
@@ -39,16 +39,14 @@ export interface WrappedFetch {
  */
 export function wrapFetch(fetchImpl?: typeof fetch, options?: LimitedClientOptions): WrappedFetch {
   const engine = new Engine(options, fetchImpl);
+  const targets = new TargetCache();
   const wrapped = ((input: RequestInfo | URL, init?: LimitedRequestInit) => {
     try {
       if (typeof input === 'object' && 'url' in input && !(input instanceof URL)) {
-        return engine.dispatch(parseTarget(input.url), input, init);
+        return engine.dispatch(targets.get(input.url), input, init);
       }
-      return engine.dispatch(
-        parseTarget(input instanceof URL ? input : String(input)),
-        undefined,
-        init,
-      );
+      const target = input instanceof URL ? parseTarget(input) : targets.get(String(input));
+      return engine.dispatch(target, undefined, init);
     } catch (error) {
       return Promise.reject(error);
     }

@@ -249,6 +249,14 @@ export class RedisStore implements RateLimitStore, StateStore {
     return this.#state.update(key, transaction, ttlMs);
   }
 
+  /**
+   * Client side (`StateStore`): reads the shared state of `key` without renewing its expiry, for
+   * `stats()`; while Redis is unavailable, the local copy. Never rejects because of Redis.
+   */
+  get<S>(key: string): Promise<S | undefined> {
+    return this.#state.get<S>(key);
+  }
+
   /** Client side (`StateStore`): deletes the state of `key`, shared and local. */
   delete(key: string): Promise<void> {
     return this.#state.delete(key);

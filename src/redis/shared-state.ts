@@ -176,6 +176,21 @@ export class SharedState {
     });
   }
 
+  /**
+   * Reads the shared state of `key` without changing it or its expiry (the state script's `read`
+   * mode); while Redis is unavailable, this process's local copy, else the last shared state seen.
+   * Never rejects for Redis.
+   */
+  async get<S>(key: string): Promise<S | undefined> {
+    try {
+      const [, , , json = ''] = await this.#call(key, ['', 'read', '', '', '1'], 0);
+      return json === '' ? undefined : (JSON.parse(json) as S);
+    } catch {
+      const seen = this.#seen.get(key);
+      return this.#local.get<S>(key) ?? (seen ? (JSON.parse(seen.json) as S) : undefined);
+    }
+  }
+
   /** Deletes the state of `key`, shared and local. */
   async delete(key: string): Promise<void> {
     await this.update(key, () => [undefined, undefined], 1);

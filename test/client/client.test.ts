@@ -4,6 +4,7 @@ import {
   isClientClosedError,
   isInvalidOptionError,
   LimitedClient,
+  MemoryStateStore,
 } from '../../src/index.js';
 import { FakeClock, flush, respond, scriptedFetch } from './helpers.js';
 
@@ -133,18 +134,53 @@ describe('LimitedClient', () => {
     expect(c.stats().totals).toMatchObject({ requests: 1, attempts: 2, retries: 1 });
   });
 
-  it('close() refuses new calls and drops queued ones', async () => {
+  it('close() refuses new calls, drops queued ones, and lets attempts in flight finish without a retry', async () => {
     const clock = new FakeClock();
-    const fetch = scriptedFetch(clock, () => clock.sleep(1000).then(() => respond(200)));
-    const c = new LimitedClient('https://api.example.com', { fetch, clock, concurrency: 1 });
-    const first = c.get('a');
-    const queued = c.get('b').catch((e) => e);
+    const fetch = scriptedFetch(clock, (call) =>
+      clock.sleep(1000).then(() => respond(call.url.endsWith('/failing') ? 503 : 200)),
+    );
+    const c = new LimitedClient('https://api.example.com', {
+      fetch,
+      clock,
+      concurrency: 2,
+      coldStart: false,
+    });
+    const final = c.get('ok');
+    const failing = c.get('failing').catch((e) => e);
+    const queued = c.get('queued').catch((e) => e);
     await flush();
+    expect(fetch.calls).toHaveLength(2); // both in flight, the third in the queue
     await c.close();
     expect(isClientClosedError(await queued)).toBe(true);
-    await clock.until(first);
-    await expect(first).resolves.toBeInstanceOf(Response);
+    await clock.until(Promise.all([final, failing]));
+    // The attempt in flight finished: its final answer comes back...
+    expect((await final).status).toBe(200);
+    // ...and the one that would need a retry gets none.
+    expect(isClientClosedError(await failing)).toBe(true);
+    await clock.advance(10_000);
+    expect(fetch.calls).toHaveLength(2);
     await expect(c.get('c')).rejects.toThrow('the client is closed');
+  });
+});
+
+describe('stats()', () => {
+  it("only looks: it does not keep an idle host's state alive", async () => {
+    const clock = new FakeClock();
+    const store = new MemoryStateStore({ clock });
+    const fetch = scriptedFetch(clock, () => respond(200));
+    const c = new LimitedClient('https://api.example.com', {
+      fetch,
+      clock,
+      store,
+      hostIdleMs: 1000,
+    });
+    await c.get('x');
+    expect(c.stats().hosts['https://api.example.com']?.mode).toBe('blind');
+    for (let i = 0; i < 4; i++) {
+      await clock.advance(500);
+      c.stats();
+    }
+    expect(store.get('limited-client:https://api.example.com')).toBeUndefined();
   });
 });
 

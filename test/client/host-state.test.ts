@@ -24,7 +24,7 @@ describe('host state transactions', () => {
         admitTransaction(config, 1, true, now),
         60_000,
       );
-    store.update<HostState, void>(
+    store.update<HostState, number>(
       'h',
       settleTransaction(config, {
         seq: 0,
@@ -43,7 +43,7 @@ describe('host state transactions', () => {
     // After the hold, a probe goes (taking a token), and its answer opens the host.
     const probe = admit(5000);
     expect(probe).toMatchObject({ ok: true });
-    store.update<HostState, void>(
+    store.update<HostState, number>(
       'h',
       settleTransaction(config, {
         seq: probe.ok ? probe.seq : 0,

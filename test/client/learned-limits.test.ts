@@ -19,10 +19,10 @@ const config: LimitsConfig = {
 };
 const open: LimitsConfig = { ...config, initialWindow: undefined };
 
-function send(s: LimitsState, now: number, cost = 1): LimitsTicket {
+function send(s: LimitsState, now: number, cost = 1, c = config): LimitsTicket {
   const verdict = checkLimits(s, cost, now);
   if (!verdict.ok) throw new Error(`held: ${JSON.stringify(verdict)}`);
-  return commitLimits(s, cost);
+  return commitLimits(s, cost, now, c);
 }
 
 function answer(
@@ -56,7 +56,8 @@ describe('cold start', () => {
   it('lets one request go, holds the rest until the host answers, then opens to what it declares', () => {
     const s = newLimits(config);
     const first = send(s, 0);
-    expect(checkLimits(s, 1, 0)).toEqual({ ok: false, waitMs: undefined, reason: 'cold-start' });
+    // Until it answers, or for a second at most.
+    expect(checkLimits(s, 1, 0)).toEqual({ ok: false, waitMs: 1000, reason: 'cold-start' });
     answer(s, first, 200, ietf(9, 1), 10);
     expect(s.mode).toBe('declared');
     for (let i = 0; i < 9; i++) send(s, 10);
@@ -79,11 +80,40 @@ describe('cold start', () => {
     for (let round = 0; round < 5; round++) {
       for (const t of inFlight) answer(s, t, 200, {}, 1);
       inFlight = [];
-      while (checkLimits(s, 1, 1).ok) inFlight.push(commitLimits(s, 1));
+      while (checkLimits(s, 1, 1).ok) inFlight.push(commitLimits(s, 1, 1, config));
       rounds.push(inFlight.length);
     }
     expect(rounds).toEqual([2, 3, 4, 5, 6]);
     expect(s.mode).toBe('blind');
+  });
+
+  it('a request unanswered for a second stops holding the others back, before any answer', () => {
+    const s = newLimits(config);
+    send(s, 0); // a slow first request: a long poll
+    expect(checkLimits(s, 1, 999)).toMatchObject({ ok: false, waitMs: 1, reason: 'cold-start' });
+    send(s, 1000);
+    expect(checkLimits(s, 1, 1500)).toMatchObject({ ok: false, waitMs: 500 });
+  });
+
+  it('once answers came, a request counts for twice the shortest answer time (at least 100 ms)', () => {
+    const s = newLimits(config);
+    answer(s, send(s, 0), 200, {}, 40); // 40 ms: bound 80 ms, so 100
+    const window = Math.floor(s.window ?? 0);
+    const slow = Array.from({ length: window }, () => send(s, 100));
+    expect(checkLimits(s, 1, 150)).toMatchObject({ ok: false, waitMs: 50, reason: 'cold-start' });
+    expect(checkLimits(s, 1, 200).ok).toBe(true);
+    answer(s, send(s, 300), 200, {}, 310); // 10 ms: the bound stays 100 ms
+    expect(s.minRttMs).toBe(10);
+    for (const t of slow) answer(s, t, 200, {}, 5000); // long polls: no effect on the bound
+    expect(s.minRttMs).toBe(10);
+    expect(s.young).toEqual([]);
+  });
+
+  it('a request whose answer was never taken in (a store that failed) stops counting by itself', () => {
+    const s = newLimits(config);
+    send(s, 0); // never settled
+    expect(checkLimits(s, 1, 500).ok).toBe(false);
+    expect(checkLimits(s, 1, 1000).ok).toBe(true);
   });
 
   it('opens the window for good past 1024', () => {
@@ -91,6 +121,67 @@ describe('cold start', () => {
     s.window = 1023.9995;
     answer(s, send(s, 0), 200, {}, 1);
     expect(s.window).toBeUndefined();
+  });
+});
+
+describe('waits longer than maxHoldMs', () => {
+  const capped: LimitsConfig = { ...open, maxHoldMs: 60_000 };
+  const year = 31_622_400_000;
+
+  it('a hold is recorded for maxHoldMs at most, keeps the server wait, and lets one probe go after', () => {
+    const s = newLimits(capped);
+    answer(s, send(s, 0, 1, capped), 503, { 'retry-after': String(year / 1000) }, 0, capped);
+    expect(s.holdUntil).toBeLessThanOrEqual(60_000 + 1000);
+    expect(checkLimits(s, 1, 30_000)).toMatchObject({
+      ok: false,
+      reason: 'retry-after',
+      serverWaitMs: year - 30_000,
+    });
+    const at = s.holdUntil;
+    const probe = send(s, at, 1, capped);
+    // While the probe is out, the hold is armed again.
+    expect(checkLimits(s, 1, at + 1)).toMatchObject({ ok: false, reason: 'retry-after' });
+    expect(s.holdUntil).toBe(at + 60_000);
+    answer(s, probe, 200, {}, at + 10, capped);
+    expect(checkLimits(s, 1, at + 10).ok).toBe(true);
+    expect(s.holdBase).toBeUndefined();
+  });
+
+  it('a probe refused again holds again, for maxHoldMs at most', () => {
+    const s = newLimits(capped);
+    answer(s, send(s, 0, 1, capped), 429, { 'retry-after': '86400' }, 0, capped);
+    const probe = send(s, s.holdUntil, 1, capped);
+    const at = s.holdUntil;
+    answer(s, probe, 429, { 'retry-after': '86400' }, at, capped);
+    expect(s.holdUntil).toBeGreaterThan(at);
+    expect(s.holdUntil).toBeLessThanOrEqual(at + 61_000);
+  });
+
+  it('an answer to a request sent before the hold does not end it', () => {
+    const s = newLimits(capped);
+    const early = send(s, 0, 1, capped);
+    answer(s, send(s, 0, 1, capped), 429, { 'retry-after': '86400' }, 1, capped);
+    answer(s, early, 200, {}, 2, capped);
+    expect(checkLimits(s, 1, 2)).toMatchObject({ ok: false, reason: 'retry-after' });
+  });
+
+  it('a reset is recorded for maxHoldMs at most, then a probe goes', () => {
+    const s = newLimits(capped);
+    answer(
+      s,
+      send(s, 0, 1, capped),
+      200,
+      { 'ratelimit-policy': '"day";q=10;w=86400', ratelimit: `"day";r=0;t=${year / 1000}` },
+      0,
+      capped,
+    );
+    expect(checkLimits(s, 1, 1)).toMatchObject({
+      ok: false,
+      reason: 'learned-limit',
+      waitMs: 59_999,
+      serverWaitMs: year - 1,
+    });
+    expect(send(s, 60_000, 1, capped).probed).toEqual(['day']);
   });
 });
 

@@ -115,4 +115,34 @@ describe('options', () => {
     expect(problem({ store: {} }).option).toBe('store');
     expect(problem({ fetch: 'nope' }).message).toContain('a fetch function');
   });
+
+  it('refuses at construction headers fetch would refuse on every call', () => {
+    const e = problem({ headers: { 'x-a': 'b\r\nInjected: 1' } });
+    expect(e.option).toBe('headers');
+    expect(e.message).toContain('must be valid header fields');
+    expect(problem({ headers: [['bad name', 'x']] }).option).toBe('headers');
+    expect(() => new ResolvedOptions({ headers: { authorization: 'Bearer t' } })).not.toThrow();
+  });
+
+  it('refuses a burst that no rate would use', () => {
+    expect(problem({ burst: 5 }).message).toBe(
+      'invalid option burst: has no effect without rate (units per second): set rate as well (got 5)',
+    );
+    expect(problem({ hosts: { 'api.example.com': { burst: 5 } } }).option).toBe(
+      'hosts["api.example.com"].burst',
+    );
+    // A rate that reaches the hosts the burst applies to, from any side, is enough.
+    for (const ok of [
+      { rate: 2, burst: 5 },
+      { burst: 5, hosts: { 'api.example.com': { rate: 2 } } },
+      { hosts: { '*.example.com': { rate: 2 }, 'api.example.com': { burst: 5 } } },
+      { hosts: { '*.example.com': { burst: 5 }, 'api.example.com': { rate: 2 } } },
+      { hosts: { 'api.example.com': { rate: 2 }, 'api.example.com:8443': { burst: 5 } } },
+    ]) {
+      expect(() => new ResolvedOptions(ok)).not.toThrow();
+    }
+    expect(
+      problem({ hosts: { '*.example.com': { burst: 5 }, 'api.other.org': { rate: 2 } } }).option,
+    ).toBe('hosts["*.example.com"].burst');
+  });
 });

@@ -20,6 +20,7 @@ function input(
       response,
       retryAfterMs: info?.retryAfterMs,
       idempotent: true,
+      hasIdempotencyKey: false,
       networkError: false,
     },
     shouldRetry: defaultShouldRetry,
@@ -42,12 +43,23 @@ describe('planRetry', () => {
   });
 
   it('backs off with full jitter when the server gives no time', () => {
-    expect(planRetry(input({ status: 503, attempt: 3 }))).toEqual({ retry: true, delayMs: 200 });
+    expect(planRetry(input({ status: 503, attempt: 3 }))).toEqual({
+      retry: true,
+      delayMs: 200,
+      source: 'backoff',
+      hold: false,
+    });
   });
 
   it("takes the server's time, with its jitter, before any backoff", () => {
     const plan = planRetry(input({ status: 429, headers: { 'retry-after': '2' } }));
-    expect(plan).toEqual({ retry: true, delayMs: 2050, serverWaitMs: 2000 });
+    expect(plan).toEqual({
+      retry: true,
+      delayMs: 2050,
+      serverWaitMs: 2000,
+      source: 'retry-after',
+      hold: false,
+    });
     const reset = planRetry(
       input({
         status: 429,
@@ -55,6 +67,31 @@ describe('planRetry', () => {
       }),
     );
     expect(reset).toMatchObject({ retry: true, serverWaitMs: 3000 });
+  });
+
+  it("with learning on, reports the host's hold a retry will wait for, drawn when the answer came", () => {
+    const held = planRetry(
+      input({ status: 429, headers: { 'retry-after': '2' }, now: 10, holdUntil: 2090 }),
+    );
+    expect(held).toEqual({
+      retry: true,
+      delayMs: 2080,
+      serverWaitMs: 2000,
+      source: 'retry-after',
+      hold: true,
+    });
+    // A 429 with no timing: the fallback hold, not a backoff the retry would not wait.
+    expect(planRetry(input({ status: 429, holdUntil: 1030 }))).toEqual({
+      retry: true,
+      delayMs: 1030,
+      source: 'fallback-hold',
+      hold: true,
+    });
+    // Not a pushback: the hold has nothing to do with it.
+    expect(planRetry(input({ status: 503, holdUntil: 5000 }))).toMatchObject({
+      source: 'backoff',
+      hold: false,
+    });
   });
 
   it('says why a wanted retry cannot be made', () => {

@@ -2,11 +2,14 @@ import { describe, expect, it } from 'vitest';
 import {
   type ClientEvents,
   isCircuitOpenError,
+  isClientClosedError,
   isRateLimitError,
   isRetryBudgetExhaustedError,
   isTimeoutError,
   LimitedClient,
   type LimitedClientOptions,
+  MemoryStateStore,
+  type StateStore,
   type TimeoutError,
 } from '../../src/index.js';
 import { FakeClock, flush, type Handler, networkError, respond, scriptedFetch } from './helpers.js';
@@ -81,6 +84,38 @@ describe('retries', () => {
     expect(named('held').some((h) => h.reason === 'retry-after')).toBe(true);
   });
 
+  it('reports the wait a retry actually makes after a 429 without timing: the fallback hold', async () => {
+    const { clock, fetch, client, named } = setup(sequence(429, 200));
+    const p = client.get('/x');
+    await clock.until(p, 60_000, 1);
+    const [retry] = named('retry');
+    expect(retry).toMatchObject({ delaySource: 'fallback-hold', status: 429 });
+    const gap = (fetch.calls[1]?.at ?? 0) - (fetch.calls[0]?.at ?? 0);
+    expect(gap).toBe(retry?.delayMs);
+    expect(gap).toBeGreaterThanOrEqual(1000);
+  });
+
+  it("reports the Retry-After wait with the hold's own jitter, drawn once", async () => {
+    const { clock, fetch, client, named } = setup(
+      sequence(respond(429, { 'retry-after': '20' }), 200),
+    );
+    const p = client.get('/x');
+    await clock.until(p, 60_000, 1);
+    const gap = (fetch.calls[1]?.at ?? 0) - (fetch.calls[0]?.at ?? 0);
+    expect(named('retry')[0]).toMatchObject({ delaySource: 'retry-after', delayMs: gap });
+    expect(client.stats().hosts['https://api.example.com']?.holdUntil).toBe(0);
+  });
+
+  it('counts in stats().rateLimited every answer the rate-limited event reports', async () => {
+    const { clock, client, named } = setup(
+      sequence(respond(503, { 'retry-after': '1' }), respond(429, { 'retry-after': '1' }), 200),
+    );
+    const p = client.get('/x');
+    await clock.until(p, 60_000, 10);
+    expect(named('rate-limited')).toHaveLength(2);
+    expect(client.stats().hosts['https://api.example.com']?.rateLimited).toBe(2);
+  });
+
   it('returns a 429 at once when the server asks for more than maxRetryAfterMs', async () => {
     const { clock, fetch, client, named } = setup(sequence(respond(429, { 'retry-after': '120' })));
     const p = client.get('/x');
@@ -105,9 +140,45 @@ describe('retries', () => {
     const error = await client.get('/second').catch((e) => e);
     expect(isRateLimitError(error)).toBe(true);
     expect(error.policy).toBe('day');
-    expect(error.retryAfterMs).toBe(3_600_000);
+    // The server's reset is an hour away; the client probes after maxRetryAfterMs (60 s).
+    expect(error.retryAfterMs).toBe(60_000);
     expect(fetch.calls).toHaveLength(1);
     expect(clock.pending).toBe(0);
+  });
+
+  it('a hostile Retry-After holds the host for maxRetryAfterMs at most, then one probe lets the server correct it', async () => {
+    // A Unix timestamp sent as delay-seconds: about 56 years, clamped by the parser to 366 days.
+    let healthy = false;
+    const { clock, fetch, client } = setup(() =>
+      healthy ? respond(200) : respond(503, { 'retry-after': '1764000000' }),
+    );
+    expect((await client.get('/x')).status).toBe(503); // returned at once: longer than allowed
+    const refused = await client.get('/x').catch((e) => e);
+    expect(isRateLimitError(refused)).toBe(true);
+    expect(refused.retryAfterMs).toBeLessThanOrEqual(60_000 + 1000);
+    expect(fetch.calls).toHaveLength(1);
+    healthy = true;
+    await clock.advance(61_000);
+    expect((await client.get('/x')).status).toBe(200); // the probe
+    expect((await client.get('/x')).status).toBe(200); // and the host is open again
+    expect(fetch.calls).toHaveLength(3);
+  });
+
+  it('while the probe of a capped hold is out, other calls are refused, not sent', async () => {
+    const { clock, fetch, client } = setup((_call, i) =>
+      i === 0
+        ? respond(429, { 'retry-after': '86400' })
+        : clock.sleep(500).then(() => respond(429, { 'retry-after': '86400' })),
+    );
+    expect((await client.get('/x')).status).toBe(429);
+    await clock.advance(61_000);
+    const probe = client.get('/x');
+    await flush();
+    expect(isRateLimitError(await client.get('/y').catch((e) => e))).toBe(true);
+    await clock.until(probe);
+    expect((await probe).status).toBe(429);
+    expect(fetch.calls).toHaveLength(2);
+    expect(isRateLimitError(await client.get('/z').catch((e) => e))).toBe(true);
   });
 
   it('retries a 429 whatever the method, even a POST without a key', async () => {
@@ -155,6 +226,19 @@ describe('retries', () => {
     expect(four.fetch.calls).toHaveLength(1);
   });
 
+  it("sends a stream body without the caller's `duplex`, which fetch requires", async () => {
+    const { fetch, client } = setup(sequence(201));
+    const stream = new ReadableStream({
+      start(c) {
+        c.enqueue(new TextEncoder().encode('streamed'));
+        c.close();
+      },
+    });
+    const r = await client.put('/upload', stream);
+    expect(r.status).toBe(201);
+    expect(fetch.calls[0]?.body).toBe('streamed');
+  });
+
   it('does not resend a stream body, unless createBody can recreate it', async () => {
     const { clock, fetch, client, named } = setup(sequence(503, 503, 200));
     const stream = new ReadableStream({
@@ -191,6 +275,35 @@ describe('retries', () => {
     expect((await p).status).toBe(503);
     expect(fetch.calls).toHaveLength(3);
     expect(named('give-up')[0]).toMatchObject({ reason: 'retries-exhausted', attempts: 3 });
+  });
+
+  it('retries a 409 of a keyed POST (an earlier attempt still running) with backoff, until the stored answer', async () => {
+    const { clock, fetch, client, named } = setup(
+      (_call, i) =>
+        i === 0
+          ? new Promise<Response>(() => {}) // the first attempt times out here
+          : i < 3
+            ? respond(409, {}, '{"error":"idempotency_key_in_use"}')
+            : respond(201, {}, '{"charged":1}'),
+      { attemptTimeoutMs: 500 },
+    );
+    const p = client.post('/charge', { amount: 5 });
+    await clock.until(p);
+    expect((await p).status).toBe(201);
+    expect(fetch.calls).toHaveLength(4);
+    expect(new Set(fetch.calls.map((c) => c.headers.get('idempotency-key'))).size).toBe(1);
+    expect(named('retry').map((r) => [r.status, r.delaySource])).toEqual([
+      [undefined, 'backoff'],
+      [409, 'backoff'],
+      [409, 'backoff'],
+    ]);
+  });
+
+  it('does not retry a 409 without a key: a real conflict', async () => {
+    const { fetch, client } = setup(sequence(409));
+    expect((await client.put('/doc', 'v2')).status).toBe(409);
+    expect((await client.post('/doc', 'v2', { idempotencyKey: false })).status).toBe(409);
+    expect(fetch.calls).toHaveLength(2);
   });
 
   it('lets the caller replace the rule, per client or per call', async () => {
@@ -267,6 +380,39 @@ describe('circuit breaker', () => {
     expect(client.stats().hosts['https://api.example.com']?.circuit).toBe('closed');
   });
 
+  it("does not count a caller's mistake, a permanent failure or a 501 as the host failing", async () => {
+    const failures: (Error | Response)[] = [
+      new TypeError('RequestInit: duplex option is required when sending a body.'),
+      networkError('ENOTFOUND'),
+      respond(501),
+      new TypeError('Request with GET/HEAD method cannot have body.'),
+    ];
+    const { client, fetch } = setup(sequence(...failures, ...failures, ...failures), {
+      retry: false,
+      circuitBreaker: { consecutiveFailures: 2 },
+    });
+    for (let i = 0; i < 12; i++) await client.get('/x').catch(() => {});
+    expect(fetch.calls).toHaveLength(12);
+    expect(client.stats().hosts['https://api.example.com']?.circuit).toBe('closed');
+  });
+
+  it('gives the half-open probe back when its error says nothing about the host', async () => {
+    let answer: () => Response = () => respond(500);
+    const { clock, client } = setup(() => answer(), {
+      retry: false,
+      circuitBreaker: { consecutiveFailures: 1, coolDownMs: 1000 },
+    });
+    await client.get('/x');
+    await clock.advance(1000);
+    answer = () => {
+      throw new TypeError('Request with GET/HEAD method cannot have body.');
+    };
+    await expect(client.get('/x')).rejects.toThrow('cannot have body');
+    answer = () => respond(200);
+    expect((await client.get('/x')).status).toBe(200); // the probe slot came back
+    expect(client.stats().hosts['https://api.example.com']?.circuit).toBe('closed');
+  });
+
   it('does not count 429s as failures', async () => {
     const { client } = setup(sequence(respond(429, { 'retry-after': '0' })), {
       retry: false,
@@ -312,11 +458,29 @@ describe('timeouts and aborts', () => {
   });
 
   it("the caller's signal aborts a backoff sleep at once and leaves no timer", async () => {
-    const { clock, client, fetch } = setup(sequence(respond(503, { 'retry-after': '30' })));
+    // A 500 without Retry-After: the retry sleeps a backoff (at least 1 s here), no hold involved.
+    const { clock, client, fetch, named } = setup(sequence(500), {
+      retry: { baseDelayMs: 5000, maxDelayMs: 5000 },
+    });
+    const controller = new AbortController();
+    const p = client.get('/x', { signal: controller.signal }).catch((e) => e);
+    await flush();
+    expect(named('retry')[0]).toMatchObject({ delaySource: 'backoff', status: 500 });
+    expect(named('held')).toHaveLength(0);
+    expect(clock.pending).toBe(1); // the sleep
+    controller.abort(new Error('stop'));
+    expect(((await p) as Error).message).toBe('stop');
+    expect(clock.pending).toBe(0);
+    expect(fetch.calls).toHaveLength(1);
+  });
+
+  it("the caller's signal aborts a retry waiting in the host's hold at once and leaves no timer", async () => {
+    const { clock, client, fetch, named } = setup(sequence(respond(503, { 'retry-after': '30' })));
     const controller = new AbortController();
     const p = client.get('/x', { signal: controller.signal }).catch((e) => e);
     await clock.advance(100);
     expect(fetch.calls).toHaveLength(1);
+    expect(named('held').map((h) => h.reason)).toEqual(['retry-after']);
     controller.abort(new Error('stop'));
     expect(((await p) as Error).message).toBe('stop');
     expect(clock.pending).toBe(0);
@@ -329,6 +493,72 @@ describe('timeouts and aborts', () => {
     await flush();
     controller.abort();
     await expect(p).rejects.toMatchObject({ name: 'AbortError' });
+  });
+});
+
+describe('close()', () => {
+  it('stops a call backing off between retries: it rejects with ClientClosedError, nothing more is sent', async () => {
+    const { clock, fetch, client } = setup(sequence(500), {
+      retry: { baseDelayMs: 1000, maxDelayMs: 1000 },
+    });
+    const p = client.get('/x').catch((e) => e);
+    await flush();
+    expect(fetch.calls).toHaveLength(1);
+    await client.close();
+    expect(isClientClosedError(await p)).toBe(true);
+    await clock.advance(10_000);
+    expect(fetch.calls).toHaveLength(1);
+    expect(clock.pending).toBe(0);
+  });
+
+  it("stops a retry waiting in the host's hold: it rejects, it does not resolve to the 429", async () => {
+    const { clock, fetch, client } = setup(sequence(respond(429, { 'retry-after': '30' }), 200));
+    const p = client.get('/x').catch((e) => e);
+    await clock.advance(100);
+    await client.close();
+    expect(isClientClosedError(await p)).toBe(true);
+    await clock.advance(60_000);
+    expect(fetch.calls).toHaveLength(1);
+  });
+
+  it('refuses a retry whose admission the store answers only after close()', async () => {
+    const clock = new FakeClock();
+    const fetch = scriptedFetch(clock, () => respond(429, { 'retry-after': '30' }));
+    const memory = new MemoryStateStore({ clock });
+    let updates = 0;
+    let client: LimitedClient | undefined;
+    const store: StateStore = {
+      update(key, transaction, ttlMs) {
+        // 1 admits, 2 settles the 429, 3 takes a retry, 4 asks to admit the retry: close now.
+        if (++updates === 4) void client?.close();
+        return Promise.resolve(memory.update(key, transaction, ttlMs));
+      },
+      delete: (key) => memory.delete(key),
+    };
+    client = new LimitedClient('https://api.example.com', {
+      fetch,
+      clock,
+      store,
+      coldStart: false,
+    });
+    const p = client.get('/x').catch((e) => e);
+    await flush();
+    expect(isClientClosedError(await p)).toBe(true);
+    expect(clock.pending).toBe(0);
+    expect(fetch.calls).toHaveLength(1);
+  });
+
+  it('lets an attempt on the wire finish, then neither backs off nor retries', async () => {
+    const { clock, fetch, client } = setup((_call, i) =>
+      clock.sleep(1000).then(() => respond(i === 0 ? 503 : 200)),
+    );
+    const retried = client.get('/retried').catch((e) => e);
+    await flush();
+    await client.close();
+    await clock.advance(1000);
+    expect(isClientClosedError(await retried)).toBe(true);
+    await clock.advance(10_000);
+    expect(fetch.calls).toHaveLength(1);
   });
 });
 
@@ -361,6 +591,19 @@ describe('costs and the client bucket', () => {
 });
 
 describe('edge cases', () => {
+  it('a createBody that throws gives its slot back: nothing was sent', async () => {
+    const { client, fetch } = setup(sequence(200), { concurrency: 1 });
+    const broken = client.put('/x', undefined, {
+      createBody: () => {
+        throw new Error('no body today');
+      },
+    });
+    await expect(broken).rejects.toThrow('no body today');
+    expect(client.stats().hosts['https://api.example.com']?.inFlight).toBe(0);
+    expect((await client.get('/y')).status).toBe(200);
+    expect(fetch.calls).toHaveLength(1);
+  });
+
   it('honours a Retry-After equal to maxRetryAfterMs (the limit compares the server wait, not the jitter)', async () => {
     const { clock, fetch, client } = setup(sequence(respond(429, { 'retry-after': '60' }), 200));
     const p = client.get('/x');

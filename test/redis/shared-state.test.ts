@@ -115,4 +115,17 @@ describeRedis('RedisStore as a StateStore', () => {
     expect(JSON.parse((await real.hGet(`${prefix}state:{late}`, 's')) as string)).toEqual({ n: 5 });
     expect(store.health()).toMatchObject({ localUpdates: 1, replayed: 1, failed: 1 });
   });
+  it('get reads the shared state without renewing its expiry (what stats() relies on)', async () => {
+    const client = clients[0] as RedisClientType;
+    const store = new RedisStore(client, { prefix, timeoutMs: 5000 });
+    await store.update('peeked', increment, 60_000);
+    await store.update('peeked', increment, 60_000);
+    const redisKey = `${prefix}state:{peeked}`;
+    await client.pExpire(redisKey, 30_000);
+    expect(await store.get<Counter>('peeked')).toEqual({ n: 2 });
+    const ttl = await client.pTTL(redisKey);
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(30_000);
+    expect(await store.get('never-written')).toBeUndefined();
+  });
 });

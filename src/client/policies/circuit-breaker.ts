@@ -5,10 +5,12 @@
  * passed; then it half-opens and lets `halfOpenProbes` requests through: if they all succeed it
  * closes, and the first failure opens it again for another cool-down.
  *
- * What counts as a failure is the caller's call (the pipeline counts network errors, attempt
- * timeouts and 5xx; a 429 is the server protecting itself and counts as a success). Time is passed
- * in; the breaker reads no clock. Its state is per process: each process judges the host by what
- * it sees.
+ * What counts as a failure is the caller's call. The pipeline counts transient network errors,
+ * attempt timeouts and 500, 502, 503, 504; any other response is a success (a 429 is the server
+ * protecting itself), and any other error (an abort, a request fetch refused to send, a permanent
+ * DNS failure) is no verdict at all: a probe slot is given back with {@link CircuitBreaker.release}.
+ * Time is passed in; the breaker reads no clock. Its state is per process: each process judges the
+ * host by what it sees.
  *
  * @module
  */
@@ -58,6 +60,11 @@ export class CircuitBreaker {
     private readonly config: BreakerConfig,
     private readonly onChange?: (from: CircuitState, to: CircuitState, now: number) => void,
   ) {}
+
+  /** True while closed (no time needed: only an open breaker changes state with time). */
+  get closed(): boolean {
+    return this.state === 'closed';
+  }
 
   /** The state at `now` (an open breaker whose cool-down has passed reads as half-open). */
   stateAt(now: number): CircuitState {

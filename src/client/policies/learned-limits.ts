@@ -7,12 +7,21 @@
  *
  * 1. **Hold.** A 429, or a 503 with `Retry-After`, holds the whole host until the server's time
  *    (`Retry-After`, else the reset of an exhausted policy, else one second), plus a small positive
- *    jitter drawn once per hold.
+ *    jitter drawn once per hold. A hold is recorded for at most `maxHoldMs`, however long the
+ *    server asked for: past it one probe goes (and the hold is armed again while it is out), so a
+ *    wrong `Retry-After` (a timestamp sent as seconds) cannot keep the host shut for a year. The
+ *    server's own end is kept apart (`holdBase`), so requests that cannot wait that long are still
+ *    refused at once. Resets are capped the same way.
  * 2. **Cold start.** Until the host has answered once, at most `initialWindow` requests are in
  *    flight. A first answer that declares policies opens the gate to what they allow. An answer
  *    that declares nothing starts a gentle ramp: one more request in flight per round trip (TCP's
  *    congestion avoidance), because such a server reveals its limit only by refusing, and every
- *    request in flight when it does is refused too.
+ *    request in flight when it does is refused too. A request counts against that window until it
+ *    is answered, or for {@link staleMs} at most: twice the shortest answer time seen (at least
+ *    100 ms), or 1 s before any answer. So a slow request (a long poll, a large upload) holds the
+ *    others back for that long, not for its whole life, and a count lost with a failed store
+ *    update heals by itself. The shortest time rather than a smoothed one: a long poll's answer
+ *    time says nothing about the round trip, and would stretch the bound to its own length.
  * 3. **Declared policies.** For each policy the server reports, the client keeps an estimate of
  *    what is left: the reported `remaining` minus every unit still in flight (they may not have been
  *    counted yet), minus every unit sent since. A request goes only if every policy has room for its
@@ -49,6 +58,11 @@ export interface PolicyState {
   resetAt?: number;
   /** Requests sent past the reset without a fresh report yet. */
   probes: number;
+  /**
+   * The server's reset, when it is further than `maxHoldMs` and `resetAt` was capped to that (a
+   * probe goes at `resetAt`).
+   */
+  serverResetAt?: number;
   /** Learned from 429s alone, not declared by the server. */
   synthetic?: boolean;
 }
@@ -59,10 +73,22 @@ export interface LimitsState {
   mode: 'cold' | 'blind' | 'declared';
   /** Epoch milliseconds before which nothing is sent (0: no hold), jitter included. */
   holdUntil: number;
-  /** The server's own end of the hold, before jitter (what `maxRetryAfterMs` is compared with). */
+  /**
+   * The server's own end of the hold, before jitter (what `maxRetryAfterMs` is compared with). Past
+   * `holdUntil` when the hold was capped to `maxHoldMs`.
+   */
   holdBase?: number;
+  /** `seq` when the hold was set: an answer to a later request may end it. */
+  holdSeq?: number;
   /** Requests allowed in flight while cold or ramping (its whole part counts); absent when open. */
   window?: number;
+  /**
+   * While `window` is set: when each request that still counts against it was sent, epoch
+   * milliseconds. An entry goes when its request is answered or after {@link staleMs}.
+   */
+  young?: number[];
+  /** While `window` is set: the shortest time an answer took, in milliseconds. */
+  minRttMs?: number;
   /** Units in flight. */
   inflight: number;
   /** Requests in flight. */
@@ -88,6 +114,11 @@ export interface LimitsConfig {
    * headers give no reset, in milliseconds. @default 1000
    */
   fallbackHoldMs: number;
+  /**
+   * Longest hold or reset recorded, in milliseconds; past it one probe goes. `undefined`: no cap.
+   * @default max(maxRetryAfterMs, fallbackHoldMs)
+   */
+  maxHoldMs?: number;
 }
 
 /** Why a request is held. */
@@ -111,6 +142,8 @@ export interface LimitsTicket {
   seq: number;
   /** Keys of the policies this request probes. */
   probed: string[];
+  /** When it was sent, epoch milliseconds (absent when learning is off). */
+  at?: number;
 }
 
 /** An attempt's outcome, as learned limits need it. */
@@ -133,6 +166,26 @@ const CONCURRENT = 'concurrent-requests';
 export const BLIND_POLICY = 'retry-after';
 /** The ramp stops counting here: the window is open. */
 const OPEN_WINDOW = 1024;
+/** How long an unanswered request counts against the window before any answer, in ms. */
+export const COLD_STALE_MS = 1000;
+/** The least time a request counts against the window once answers have come, in ms. */
+export const MIN_STALE_MS = 100;
+
+/**
+ * How long a request counts against the cold-start window or the ramp at most, in milliseconds:
+ * twice the shortest answer time seen (at least {@link MIN_STALE_MS}), or {@link COLD_STALE_MS}
+ * before any answer.
+ */
+export function staleMs(state: LimitsState): number {
+  return state.minRttMs === undefined ? COLD_STALE_MS : Math.max(MIN_STALE_MS, 2 * state.minRttMs);
+}
+
+/** Ends the cold start or the ramp: nothing counts against a window any more. */
+function openWindow(state: LimitsState): void {
+  delete state.window;
+  delete state.young;
+  delete state.minRttMs;
+}
 
 /** A host nothing is known about. */
 export function newLimits(config: LimitsConfig): LimitsState {
@@ -157,8 +210,24 @@ export function checkLimits(state: LimitsState, cost: number, now: number): Limi
     const serverWaitMs = Math.max(0, (state.holdBase ?? state.holdUntil) - now);
     return { ok: false, waitMs, reason: 'retry-after', serverWaitMs };
   }
-  if (state.window !== undefined && state.requests >= Math.floor(state.window)) {
-    return { ok: false, waitMs: undefined, reason: 'cold-start' };
+  // Past `holdUntil`, a hold that was capped (`holdBase` still ahead) lets a request through:
+  // `commitLimits` makes it the probe and arms the hold again while it is out.
+  if (state.window !== undefined && state.young !== undefined) {
+    const limit = Math.floor(state.window);
+    if (state.young.length >= limit) {
+      // Requests sent `staleMs` ago or more no longer count; the oldest that does frees first.
+      const until = now - staleMs(state);
+      let counted = 0;
+      let oldest = Number.POSITIVE_INFINITY;
+      for (const at of state.young) {
+        if (at <= until) continue;
+        counted++;
+        if (at < oldest) oldest = at;
+      }
+      if (counted >= limit) {
+        return { ok: false, waitMs: Math.max(1, oldest - until), reason: 'cold-start' };
+      }
+    }
   }
   let verdict: LimitsVerdict = { ok: true };
   for (const key in state.policies) {
@@ -172,6 +241,7 @@ export function checkLimits(state: LimitsState, cost: number, now: number): Limi
       const waitMs = p.resetAt - now;
       if (verdict.ok || verdict.waitMs === undefined || waitMs > verdict.waitMs) {
         verdict = { ok: false, waitMs, reason: 'learned-limit', policy: p.name ?? key };
+        if (p.serverResetAt !== undefined) verdict.serverWaitMs = p.serverResetAt - now;
       }
     } else if ((p.probes > 0 || state.requests > 0) && verdict.ok) {
       // One probe, sent when no other answer is pending (a pending answer may already tell).
@@ -181,8 +251,21 @@ export function checkLimits(state: LimitsState, cost: number, now: number): Limi
   return verdict;
 }
 
-/** Records that a request of `cost` units is sent (after {@link checkLimits} said yes). */
-export function commitLimits(state: LimitsState, cost: number): LimitsTicket {
+/**
+ * Records that a request of `cost` units is sent at `now` (after {@link checkLimits} said yes).
+ * When a capped hold has lapsed, this request is its probe: the hold is armed again, for at most
+ * `maxHoldMs`, while it is out.
+ */
+export function commitLimits(
+  state: LimitsState,
+  cost: number,
+  now: number,
+  config?: LimitsConfig,
+): LimitsTicket {
+  if (state.holdBase !== undefined && state.holdBase > now && state.holdUntil <= now) {
+    const maxHold = config?.maxHoldMs ?? Number.POSITIVE_INFINITY;
+    state.holdUntil = now + Math.min(state.holdBase - now, maxHold);
+  }
   const probed: string[] = [];
   for (const key in state.policies) {
     const p = state.policies[key] as PolicyState;
@@ -193,14 +276,35 @@ export function commitLimits(state: LimitsState, cost: number): LimitsTicket {
       probed.push(key);
     }
   }
+  if (state.window !== undefined) {
+    const young = state.young ?? [];
+    // Drop the entries that no longer count, in place.
+    const until = now - staleMs(state);
+    let kept = 0;
+    for (const at of young) if (at > until) young[kept++] = at;
+    young.length = kept;
+    young.push(now);
+    state.young = young;
+  }
   state.inflight += cost;
   state.requests++;
   state.seq++;
-  return { seq: state.seq, probed };
+  return { seq: state.seq, probed, at: now };
 }
 
 function policyKey(q: QuotaPolicy): string {
   return q.name ?? (q.windowMs !== undefined ? `#w${q.windowMs}` : '#');
+}
+
+/** Sets a policy's reset `resetMs` from `now`, capped to `maxHoldMs` (see the module comment). */
+function setReset(p: PolicyState, now: number, resetMs: number, maxHoldMs: number | undefined) {
+  if (maxHoldMs !== undefined && resetMs > maxHoldMs) {
+    p.resetAt = now + maxHoldMs;
+    p.serverResetAt = now + resetMs;
+  } else {
+    p.resetAt = now + resetMs;
+    delete p.serverResetAt;
+  }
 }
 
 function applyPolicies(
@@ -208,7 +312,7 @@ function applyPolicies(
   reported: readonly QuotaPolicy[],
   fresh: boolean,
   now: number,
-  fallbackMs: number,
+  config: LimitsConfig,
   cost: number,
 ): void {
   const seen = new Set<string>();
@@ -229,13 +333,18 @@ function applyPolicies(
       // A concurrency report was made while this request held a slot, which is free now.
       p.remaining = q.remaining - state.inflight + (p.unit === CONCURRENT ? cost : 0);
       p.probes = 0;
-      if (q.resetMs !== undefined) p.resetAt = now + q.resetMs;
+      if (q.resetMs !== undefined) setReset(p, now, q.resetMs, config.maxHoldMs);
       // No reset in the headers (Shopify's leaky bucket, Azure): when spent, wait a little before
       // probing rather than probing at once.
-      else if (p.remaining <= 0 && p.unit !== CONCURRENT) p.resetAt = now + fallbackMs;
-      else delete p.resetAt;
+      else if (p.remaining <= 0 && p.unit !== CONCURRENT) {
+        p.resetAt = now + config.fallbackHoldMs;
+        delete p.serverResetAt;
+      } else {
+        delete p.resetAt;
+        delete p.serverResetAt;
+      }
     } else if (q.resetMs !== undefined) {
-      p.resetAt = now + q.resetMs;
+      setReset(p, now, q.resetMs, config.maxHoldMs);
     }
   }
   if (!fresh) return;
@@ -289,13 +398,20 @@ export function settleLimits(state: LimitsState, answer: LimitsAnswer, config: L
     const p = state.policies[key];
     if (p) p.probes = Math.max(0, p.probes - 1);
   }
-  const { status, info, now } = answer;
+  const { status, info, now, at } = answer;
+  if (state.young && at !== undefined) {
+    const i = state.young.indexOf(at);
+    if (i !== -1) state.young.splice(i, 1);
+  }
   if (status === undefined) return;
+  if (state.window !== undefined && at !== undefined && now >= at) {
+    if (state.minRttMs === undefined || now - at < state.minRttMs) state.minRttMs = now - at;
+  }
   const pushback = isPushback(status, info);
   const reported = info?.policies.filter((q) => q.remaining !== undefined || q.limit !== undefined);
   if (reported && reported.length > 0) {
     state.mode = 'declared';
-    delete state.window;
+    openWindow(state);
     delete state.policies[BLIND_POLICY];
     // Fresh: newer than the last report applied, and issued by this state. A sequence number the
     // state never issued (a shared state that expired, or was replaced by another process's copy,
@@ -303,7 +419,7 @@ export function settleLimits(state: LimitsState, answer: LimitsAnswer, config: L
     // old until `seq` caught up.
     const fresh = answer.seq > state.applied && answer.seq <= state.seq;
     if (fresh) state.applied = answer.seq;
-    applyPolicies(state, reported, fresh, now, config.fallbackHoldMs, answer.cost);
+    applyPolicies(state, reported, fresh, now, config, answer.cost);
   } else if (state.mode !== 'declared') {
     state.mode = 'blind';
     if (!pushback) {
@@ -314,17 +430,28 @@ export function settleLimits(state: LimitsState, answer: LimitsAnswer, config: L
       if (state.window !== undefined) {
         // A window's worth of answers adds one: +1 per round trip.
         state.window += 1 / Math.floor(state.window);
-        if (state.window >= OPEN_WINDOW) delete state.window;
+        if (state.window >= OPEN_WINDOW) openWindow(state);
       }
     }
   }
-  if (!pushback) return;
+  if (!pushback) {
+    // The server accepts again a request sent after the hold began: whatever is left of the
+    // server's wait (a capped hold whose probe this was) is over.
+    if (state.holdBase !== undefined && answer.seq > (state.holdSeq ?? 0)) {
+      state.holdUntil = Math.min(state.holdUntil, now);
+      delete state.holdBase;
+      delete state.holdSeq;
+    }
+    return;
+  }
   const wait = pushbackWait(info) ?? (status === 429 ? config.fallbackHoldMs : undefined);
   if (wait !== undefined) {
-    const until = now + serverWait(wait, answer.random, config.jitter);
+    const held = Math.min(wait, config.maxHoldMs ?? Number.POSITIVE_INFINITY);
+    const until = now + serverWait(held, answer.random, config.jitter);
     if (until > state.holdUntil) {
       state.holdUntil = until;
       state.holdBase = now + wait;
+      state.holdSeq = state.seq;
     }
   }
   if (status === 429 && state.mode === 'blind') {
@@ -342,6 +469,6 @@ export function settleLimits(state: LimitsState, answer: LimitsAnswer, config: L
       probes: 0,
     };
     state.successes = 0;
-    delete state.window;
+    openWindow(state);
   }
 }

@@ -26,12 +26,15 @@ export const RETRY_STATUSES: ReadonlySet<number> = new Set([408, 425, 429, 500, 
  * - 408, 425, 500, 502, 503, 504, a transient network error (reset, refused, hang-up, DNS
  *   `EAI_AGAIN`) and an attempt timeout: retried only when the request may be repeated (an
  *   idempotent method, or an idempotency key), since the server may have acted on it;
+ * - 409 for a request that carries an idempotency key: the server is still processing an earlier
+ *   attempt with that key (one that timed out here, say), so a later attempt will get its stored
+ *   response; retried with backoff, as stripe-node does. Without a key a 409 is a real conflict;
  * - anything else is final.
  *
  * @example
- * // Also retry 409 Conflict for idempotent requests:
+ * // Also retry 423 Locked for idempotent requests:
  * new LimitedClient(url, { retry: { shouldRetry: (c) =>
- *   defaultShouldRetry(c) || (c.idempotent && c.response?.status === 409) } });
+ *   defaultShouldRetry(c) || (c.idempotent && c.response?.status === 423) } });
  */
 export function defaultShouldRetry(context: RetryContext): boolean {
   const { response } = context;
@@ -39,6 +42,7 @@ export function defaultShouldRetry(context: RetryContext): boolean {
     const status = response.status;
     if (status === 429) return true;
     if (status === 503 && context.retryAfterMs !== undefined) return true;
+    if (status === 409) return context.hasIdempotencyKey === true;
     return context.idempotent && RETRY_STATUSES.has(status);
   }
   if (!context.idempotent) return false;

@@ -97,7 +97,7 @@ export function compileRoutes(
   );
   return config.routes.map((route, r) => {
     const label = routeLabel(route);
-    const names = policyNames(edgeConfigs, route.limits ?? [], r).slice(edge.length);
+    const names = policyNames(edgeConfigs, route.limits ?? [], r, label).slice(edge.length);
     const fallback = { store: localStore, minUnits: route.cost ?? 1 };
     const own = (route.limits ?? []).map((limit, i) =>
       compileLimit(limit, names[i] as string, `${label}/${names[i]}`, store, clock, fallback),

@@ -48,7 +48,10 @@ export interface LimitCommon {
   key?: KeyConfig;
   /**
    * The policy's name in headers, stats and error bodies. Unique among the limits of a route.
-   * @default the algorithm's name (with a number when a route has two of one algorithm)
+   * @default for a route's own limit, the route's label and the algorithm (`GET /search
+   * fixed-window`), so that two routes' limits are two policies to a client; for a server-wide
+   * limit (shared by every route), the algorithm's name. A number is added when one route has
+   * two of one algorithm (`GET /search fixed-window-2`).
    */
   name?: string;
   /**
@@ -421,19 +424,27 @@ export function limitCapacity(limit: LimitConfig): number {
 
 /**
  * The policy names of the limits that apply to a route: the server's `limits` then the route's,
- * each its `name` or else its algorithm's name, numbered (`token-bucket-2`) past any name taken.
- * The server's limits get the same names on every route. Throws when two limits of one route end
- * up with one name.
+ * each its `name`, or else its algorithm's name, prefixed for a route's own limit with the route's
+ * label (`GET /search fixed-window`), numbered (`token-bucket-2`) past any name taken. The server's
+ * limits get the same names on every route; two routes' own limits never share a default name, so
+ * clients that key what they learn by policy name keep them apart. Throws when two limits of one
+ * route end up with one name.
  *
  * @param route the route's index, for the error.
+ * @param label the route's label ({@link routeLabel}); omitted for the server's limits alone.
  */
 export function policyNames(
   edge: readonly LimitConfig[],
   own: readonly LimitConfig[],
   route: number,
+  label?: string,
 ): string[] {
   const owners = new Map<string, string>();
-  const name = (list: readonly LimitConfig[], path: (i: number) => string): string[] => {
+  const name = (
+    list: readonly LimitConfig[],
+    path: (i: number) => string,
+    prefix = '',
+  ): string[] => {
     list.forEach((limit, i) => {
       if (limit.name === undefined) return;
       const earlier = owners.get(limit.name);
@@ -447,14 +458,17 @@ export function policyNames(
     });
     return list.map((limit, i) => {
       if (limit.name !== undefined) return limit.name;
-      let chosen: string = limit.algorithm;
-      for (let n = 2; owners.has(chosen); n++) chosen = `${limit.algorithm}-${n}`;
+      const base = `${prefix}${limit.algorithm}`;
+      let chosen = base;
+      for (let n = 2; owners.has(chosen); n++) chosen = `${base}-${n}`;
       owners.set(chosen, path(i));
       return chosen;
     });
   };
   const edgeNames = name(edge, (i) => `limits[${i}]`);
-  return [...edgeNames, ...name(own, (i) => `routes[${route}].limits[${i}]`)];
+  // Names go into header fields as structured-field strings: printable ASCII only.
+  const prefix = label === undefined ? '' : `${label.replace(/[^\x20-\x7e]/g, '?')} `;
+  return [...edgeNames, ...name(own, (i) => `routes[${route}].limits[${i}]`, prefix)];
 }
 
 /** A route's label in stats and in its limits' namespaces: its `name`, else `METHOD path`. */
@@ -493,7 +507,7 @@ export function parseConfig(input: unknown): MockServerConfig {
         );
       }
     }
-    policyNames(edge, own, r);
+    policyNames(edge, own, r, label);
     const latency = route.faults?.latencyMs;
     if (typeof latency === 'object' && latency.min > latency.max) {
       throw new InvalidOptionError(

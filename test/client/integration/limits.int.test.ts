@@ -8,7 +8,7 @@ import { fetch as undiciFetch } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LimitedClient, type WrappedFetch, wrapFetch } from '../../../src/index.js';
 import type { HeaderFamily, LimitConfig, RetryAfterFormat } from '../../../src/server/index.js';
-import { closeAll, start } from './server.js';
+import { closeAll, pause, start } from './server.js';
 
 const WINDOW_MS = 1000;
 const LIMIT = 5;
@@ -148,6 +148,47 @@ describe.concurrent('other shapes', () => {
     });
     expect(run.statuses).toEqual(Array(CALLS).fill(200));
     checkBlind(run);
+  });
+
+  it('a hostile Retry-After closes the host for maxRetryAfterMs at most: then a probe finds it healthy', async () => {
+    // A server bug seen in the wild: a Unix timestamp sent as delay-seconds, once.
+    const server = await start({
+      routes: [
+        {
+          method: 'GET',
+          path: '/x',
+          faults: { unavailable: { times: 1, retryAfterSeconds: 1_764_000_000 } },
+        },
+      ],
+    });
+    // Holds are recorded for max(maxRetryAfterMs, 1 s) at most.
+    const client = new LimitedClient(server.url, { maxRetryAfterMs: 200 });
+    expect((await client.get('/x')).status).toBe(503); // longer than allowed: returned at once
+    const refused = await client.get('/x').catch((e) => e);
+    expect(refused).toMatchObject({ code: 'ERR_RATE_LIMITED' });
+    expect(refused.retryAfterMs).toBeLessThanOrEqual(1200);
+    await pause(1300);
+    expect((await client.get('/x')).status).toBe(200);
+    expect((await client.get('/x')).status).toBe(200);
+    expect(server.stats().routes['GET /x']).toMatchObject({ unavailable: 1, admitted: 3 }); // the refused call was never sent
+    await client.close();
+  });
+
+  it('a fast call to a new host does not wait for a slow first request to answer', async () => {
+    const server = await start({
+      routes: [
+        { method: 'GET', path: '/slow', headers: 'none', faults: { latencyMs: 2500 } },
+        { method: 'GET', path: '/fast', headers: 'none' },
+      ],
+    });
+    const client = new LimitedClient(server.url);
+    const order: string[] = [];
+    const slow = client.get('/slow').then(() => order.push('slow'));
+    await pause(20);
+    const fast = client.get('/fast').then(() => order.push('fast'));
+    await Promise.all([slow, fast]);
+    expect(order).toEqual(['fast', 'slow']);
+    await client.close();
   });
 
   it('holds for the most restrictive of several policies at once', async () => {

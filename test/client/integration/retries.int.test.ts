@@ -5,7 +5,12 @@
  * and closes within one cool-down after it.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { type CircuitState, isTransientNetworkError, LimitedClient } from '../../../src/index.js';
+import {
+  type CircuitState,
+  isTransientNetworkError,
+  LimitedClient,
+  sleep,
+} from '../../../src/index.js';
 import { closeAll, pause, start } from './server.js';
 
 afterAll(closeAll);
@@ -58,6 +63,27 @@ describe.concurrent('retries against the mock server', () => {
     await client.close();
   });
 
+  it('a POST whose attempt timed out while the server still runs it gets the stored answer, not a 409', async () => {
+    const server = await start({
+      routes: [{ method: 'POST', path: '/pay', faults: { latencyMs: 600 } }],
+    });
+    // Real time, pinned chance: retries after 50, 100, 200, 200... ms of backoff.
+    const clock = { now: () => Date.now(), sleep, random: () => 0.5 };
+    const client = new LimitedClient(server.url, {
+      clock,
+      coldStart: false,
+      attemptTimeoutMs: 200,
+      retry: { retries: 8, maxDelayMs: 400 },
+    });
+    const statuses: (number | undefined)[] = [];
+    client.on('retry', (e) => statuses.push(e.status));
+    const response = await client.post('/pay', { amount: 100 });
+    expect(response.status).toBe(200);
+    expect(statuses).toContain(409);
+    expect(server.stats().routes['POST /pay']).toMatchObject({ sideEffects: 1 });
+    await client.close();
+  });
+
   it('a POST without a key is not retried after a reset', async () => {
     const server = await start({
       routes: [
@@ -75,6 +101,26 @@ describe.concurrent('retries against the mock server', () => {
     expect(isTransientNetworkError(error)).toBe(true);
     expect(server.stats().routes['POST /payments']).toMatchObject({ sideEffects: 1, resets: 1 });
     expect(client.stats().totals.attempts).toBe(1);
+    await client.close();
+  });
+
+  it("a stream body goes without the caller's duplex, and caller mistakes do not open the breaker", async () => {
+    const server = await start({ routes: [{ path: '*' }] });
+    const client = new LimitedClient(server.url, { coldStart: false });
+    const stream = new ReadableStream({
+      start(c) {
+        c.enqueue(new TextEncoder().encode('chunk'));
+        c.close();
+      },
+    });
+    expect((await client.put('/upload', stream)).status).toBe(200);
+    // fetch refuses these before sending: the host did nothing wrong.
+    for (let i = 0; i < 8; i++) {
+      await expect(client.get('/x', { body: 'not for a GET' })).rejects.toThrow(TypeError);
+    }
+    expect(client.stats().hosts[server.url]?.circuit).toBe('closed');
+    expect((await client.get('/ok')).status).toBe(200);
+    expect(server.stats().admitted).toBe(2);
     await client.close();
   });
 

@@ -111,7 +111,46 @@ describe('several limits on one request', () => {
     for (const path of ['/a', '/b', '/a', '/b']) statuses.push((await fetch(s.url + path)).status);
     expect(statuses).toEqual([200, 200, 200, 429]);
     const b = await fetch(`${s.url}/b`);
-    expect(parseRateLimitHeaders(b.headers)?.policies.map((p) => p.name)).toEqual(['edge', 'gcra']);
+    expect(parseRateLimitHeaders(b.headers)?.policies.map((p) => p.name)).toEqual([
+      'edge',
+      '* /b gcra',
+    ]);
+  });
+
+  it("names a route's own limits after the route by default, so two routes are two policies", async () => {
+    const s = await start({
+      limits: [{ algorithm: 'token-bucket', capacity: 100, refillPerSecond: 100 }],
+      routes: [
+        {
+          method: 'GET',
+          path: '/search',
+          limits: [
+            { algorithm: 'fixed-window', limit: 2, windowMs: 10_000 },
+            { algorithm: 'fixed-window', limit: 30, windowMs: 60_000 },
+          ],
+        },
+        {
+          method: 'GET',
+          path: '/items',
+          limits: [{ algorithm: 'fixed-window', limit: 1000, windowMs: 10_000 }],
+        },
+        {
+          path: '/named',
+          limits: [{ algorithm: 'fixed-window', limit: 5, windowMs: 1000, name: 'mine' }],
+        },
+      ],
+    });
+    const names = async (path: string) =>
+      parseRateLimitHeaders((await fetch(s.url + path)).headers)
+        ?.policies.map((p) => p.name)
+        .sort();
+    expect(await names('/search')).toEqual([
+      'GET /search fixed-window',
+      'GET /search fixed-window-2',
+      'token-bucket',
+    ]);
+    expect(await names('/items')).toEqual(['GET /items fixed-window', 'token-bucket']);
+    expect(await names('/named')).toEqual(['mine', 'token-bucket']);
   });
 });
 
