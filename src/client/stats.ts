@@ -10,20 +10,21 @@ import type { CircuitState } from './policies/circuit-breaker.js';
 import { availableRetries } from './policies/retry-budget.js';
 import type { HostStats } from './types.js';
 
-/** The counters of one host (see `HostStats` for their meaning). */
-export interface Counters {
-  requests: number;
-  attempts: number;
-  responses: number;
-  rateLimited: number;
-  retries: number;
-  queued: number;
-  held: number;
-  budgetExhausted: number;
-  circuitOpen: number;
-  gaveUp: number;
-  storeErrors: number;
-}
+/** The counters of one host: the counting part of {@link HostStats} (see it for their meaning). */
+export type Counters = Pick<
+  HostStats,
+  | 'requests'
+  | 'attempts'
+  | 'responses'
+  | 'rateLimited'
+  | 'retries'
+  | 'queued'
+  | 'held'
+  | 'budgetExhausted'
+  | 'circuitOpen'
+  | 'gaveUp'
+  | 'storeErrors'
+>;
 
 /** Fresh counters, all zero. */
 export function newCounters(): Counters {

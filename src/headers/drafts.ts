@@ -13,8 +13,9 @@
  *
  * @module
  */
-import { type List, parseDictionary, parseList } from 'structured-headers';
+import { type List, parseDictionary } from 'structured-headers';
 import type { FieldMap } from './field-map.js';
+import { safeList } from './ietf.js';
 import { finishPolicy } from './policy.js';
 import type { QuotaPolicy } from './types.js';
 import { clampDelay, parseCount, parseRepeated, parseResetMs } from './values.js';
@@ -60,15 +61,6 @@ function parseLegacyPolicies(list: List | undefined): QuotaPolicy[] {
     policies.push({ limit, windowMs: window ? clampDelay(window * 1000) : undefined });
   }
   return policies;
-}
-
-function safeList(value: string | undefined): List | undefined {
-  if (value === undefined) return undefined;
-  try {
-    return parseList(value);
-  } catch {
-    return undefined;
-  }
 }
 
 /**

@@ -20,7 +20,11 @@ import { finishPolicy } from './policy.js';
 import type { QuotaPolicy } from './types.js';
 import { clampDelay } from './values.js';
 
-function safeList(value: string | undefined): List | undefined {
+/**
+ * Parses a Structured Field list, or gives `undefined` for a missing or malformed field (a
+ * malformed field is ignored whole, never half-read).
+ */
+export function safeList(value: string | undefined): List | undefined {
   if (value === undefined) return undefined;
   try {
     return parseList(value);
