@@ -1,6 +1,10 @@
 export { parseHttpDate, parseRfc3339 } from './dates.js';
 export type { HeaderRecord, HeadersInput } from './field-map.js';
-export { type ParseRateLimitHeadersOptions, parseRateLimitHeaders } from './parse.js';
+export {
+  DATE_AGREEMENT_MS,
+  type ParseRateLimitHeadersOptions,
+  parseRateLimitHeaders,
+} from './parse.js';
 export { compareRestrictiveness, sortByRestrictiveness } from './policy.js';
 export { type ParseRetryAfterOptions, parseRetryAfter } from './retry-after.js';
 export type { QuotaPolicy, RateLimitInfo, RateLimitSource } from './types.js';

@@ -69,6 +69,23 @@ function retryAfter(fields: FieldMap, serverNow: number): number | undefined {
 }
 
 /**
+ * How far, in milliseconds, the response's `Date` may lag `now` and still count as agreeing with
+ * it: up to a second of truncation (`Date` has whole seconds) plus up to a second of transit.
+ */
+export const DATE_AGREEMENT_MS = 2000;
+
+/**
+ * The moment absolute times are read against: `now` when the server's `Date` agrees with it (the
+ * more precise of the two), the server's `Date` when the clocks disagree by more than its own
+ * resolution explains (the one the server's timestamps were written against).
+ */
+function referenceTime(serverDate: number | undefined, now: number): number {
+  if (serverDate === undefined) return now;
+  const lag = now - serverDate;
+  return lag >= 0 && lag < DATE_AGREEMENT_MS ? now : serverDate;
+}
+
+/**
  * Reads everything a response says about rate limits into one {@link RateLimitInfo}, or
  * `undefined` when it says nothing.
  *
@@ -81,9 +98,11 @@ function retryAfter(fields: FieldMap, serverNow: number): number | undefined {
  *
  * Times:
  * - every time is milliseconds from `now`, never negative, never above {@link MAX_DELAY_MS};
- * - absolute times (Unix resets, HTTP-dates, RFC 3339) are converted against the response's own
- *   `Date` field when it has a valid one, which cancels clock skew between client and server (at
- *   the cost of rounding up to a second, never down); otherwise against `now`;
+ * - absolute times (Unix resets, HTTP-dates, RFC 3339) are converted against `now` while the
+ *   response's `Date` agrees with it (`Date` is at most {@link DATE_AGREEMENT_MS} behind `now`,
+ *   which is what whole-second truncation plus the trip back amount to), and against `Date`
+ *   otherwise: that cancels a real clock skew between client and server, at the cost of erring up
+ *   to a second late (never early), since `Date` is truncated to the second;
  * - `X-RateLimit-Reset` style numbers are read by magnitude: below 1e9 delta seconds, below 1e12
  *   Unix seconds, above that Unix milliseconds; durations such as `6m0s` are understood.
  *
@@ -105,7 +124,10 @@ export function parseRateLimitHeaders(
   if (fields.size === 0 || (fields.size === 1 && fields.has('date'))) return undefined;
   const now = Number.isFinite(options.now) ? (options.now as number) : Date.now();
   const dateField = fields.get('date');
-  const serverNow = (dateField === undefined ? undefined : parseHttpDate(dateField, now)) ?? now;
+  const serverNow = referenceTime(
+    dateField === undefined ? undefined : parseHttpDate(dateField, now),
+    now,
+  );
 
   const found = findPolicies(fields, now, serverNow);
   const retryAfterMs = retryAfter(fields, serverNow);

@@ -50,6 +50,30 @@ describe('X-RateLimit-Limit / -Remaining / -Reset', () => {
     expect(info?.resetMs).toBe(10_000);
   });
 
+  it('reads against now, to the millisecond, while Date agrees with it (truncated, in transit)', () => {
+    // Stamped 300 ms before the client parsed; truncated to the second, Date reads 1 s behind.
+    const date = new Date(NOW - 300).toUTCString();
+    const info = parseRateLimitHeaders(
+      {
+        Date: date,
+        'X-RateLimit-Remaining': '0',
+        'X-RateLimit-Reset': String((NOW + 2500) / 1000),
+      },
+      { now: NOW },
+    );
+    expect(info?.resetMs).toBe(2500);
+  });
+
+  it('reads against Date once it lags now by more than its resolution explains, or leads it', () => {
+    const reset = String((NOW + 10_000) / 1000);
+    const lagging = new Date(NOW - 5000).toUTCString(); // the client clock is ~5 s ahead
+    const leading = new Date(NOW + 3000).toUTCString(); // the client clock is ~3 s behind
+    const read = (date: string) =>
+      parseRateLimitHeaders({ Date: date, 'X-RateLimit-Reset': reset }, { now: NOW })?.resetMs;
+    expect(read(lagging)).toBe(15_000);
+    expect(read(leading)).toBe(7000);
+  });
+
   it('falls back to now when Date is malformed', () => {
     const info = parseRateLimitHeaders(
       { Date: 'yesterday', 'X-RateLimit-Reset': String(NOW / 1000 + 10) },
