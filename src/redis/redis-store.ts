@@ -128,12 +128,14 @@ function isClient(value: unknown): value is RedisScriptingClient {
  * Each take, peek or refund is one `EVALSHA` of the algorithm's Lua script (loaded with `EVAL` when
  * Redis answers `NOSCRIPT`, after a restart or on a new cluster node), so the read, the decision and
  * the write are one atomic step on Redis. The scripts are the algorithms' TypeScript arithmetic
- * line for line, and decide exactly as the memory store does.
+ * line for line, and decide exactly as the memory store does (given the same clock: with the
+ * default `timeSource: 'redis'` they decide on Redis's time).
  * - Time: Redis's `TIME` by default (see `timeSource`), so callers' clocks do not matter; the
  *   `now` a caller passes is then ignored.
- * - Keys: `${prefix}${limiter name}:{${key}}`, a hash holding the algorithm's state, with a TTL set
- *   to when the state becomes equivalent to a fresh key. The braces are a hash tag: everything one
- *   client key has in this store lives in one Redis Cluster slot.
+ * - Keys: `${prefix}limit:${limiter name}:{${key}}`, a hash holding the algorithm's state, with a
+ *   TTL set to when the state becomes equivalent to a fresh key. The braces are a hash tag:
+ *   everything one client key has in this store lives in one Redis Cluster slot. The `limit:`
+ *   segment keeps limiter keys apart from the client side's `state:` keys, whatever the names.
  *
  * **Client side** (`StateStore`): pass it as the `store` of `LimitedClient` or `wrapFetch`, and the
  * processes calling a host share its client-side token bucket, what the server taught about its
@@ -213,7 +215,7 @@ export class RedisStore implements RateLimitStore, StateStore {
 
   /** The Redis key holding `key` of the limiter named `name`. */
   keyOf(name: string, key: string): string {
-    return `${this.prefix}${name}:{${key}}`;
+    return `${this.prefix}limit:${name}:{${key}}`;
   }
 
   /** Atomically takes `request.cost` units of `key` (see `RateLimitStore.take`). */

@@ -183,7 +183,8 @@ export class SharedState {
    */
   async get<S>(key: string): Promise<S | undefined> {
     try {
-      const [, , , json = ''] = await this.#call(key, ['', 'read', '', '', '1'], 0);
+      const [status, , , json = ''] = await this.#call(key, ['', 'read', '', '', '1'], 0);
+      if (status !== 'read') throw new Error(`unexpected state script status ${status}`);
       return json === '' ? undefined : (JSON.parse(json) as S);
     } catch {
       const seen = this.#seen.get(key);
@@ -306,7 +307,9 @@ export class SharedState {
     const reply = await this.#call(key, ['', 'read', '', '', '1'], 0).catch(() => {
       throw new NotCommitted(undefined);
     });
-    const [, , version = '', json = '', mark = ''] = reply;
+    const [status, , version = '', json = '', mark = ''] = reply;
+    // Only a `read` answer says what was applied; anything else teaches nothing.
+    if (status !== 'read') throw new NotCommitted(undefined);
     const last = mark === '' ? 0 : Number(mark);
     const kept = log.filter((entry) => entry.attempt === undefined || entry.attempt > last);
     this.counters.replayed += log.length - kept.length;
@@ -315,11 +318,16 @@ export class SharedState {
     this.#remember(key, version === '' ? undefined : { version, json });
   }
 
-  /** One call of the state script, with its deadline; calibrates the clock offset on the reply. */
+  /**
+   * One call of the state script; calibrates the clock offset on the reply. A write carries a
+   * deadline (Redis refuses it, `late`, past that); a read carries none: whenever Redis runs it,
+   * its answer is true of the moment it ran, and a read refused as late would be mistaken for
+   * "nothing recorded".
+   */
   async #call(key: string, args: string[], attempt: number) {
     const sentAt = Date.now();
     const deadline =
-      this.#offsetMs === undefined
+      this.#offsetMs === undefined || args[1] === 'read'
         ? ''
         : String(Math.floor(sentAt + this.#offsetMs + this.#options.timeoutMs / 2));
     const reply = (await this.#runner.run(

@@ -338,11 +338,14 @@ if (sections.has('goodput')) {
   report.goodput = { N, C, R, B, minimumMs, results };
   const names = [...new Set(results.map((r) => r.client))];
   const scenarios = [...new Set(results.map((r) => r.scenario))];
+  // A contender that gave up on some requests did not finish the job: no elapsed ratio for it.
   const cell = (r: GoodputResult | undefined) =>
     r
-      ? `${fixed(r.ratio)}x / ${r.received429} / ${fixed(r.attemptsPerRequest)}${r.ok < N ? ` (${N - r.ok} failed)` : ''}`
+      ? `${r.ok < N ? `${N - r.ok} failed` : `${fixed(r.ratio)}x`} / ${r.received429} / ${fixed(r.attemptsPerRequest)}`
       : '-';
-  console.log('\nelapsed / minimum, 429s received, attempts per request (failed requests if any)');
+  console.log(
+    '\nelapsed / minimum (or the requests that failed), 429s received, attempts per request',
+  );
   console.log(
     markdownTable(
       ['scenario', ...names],

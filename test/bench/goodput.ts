@@ -45,7 +45,8 @@ interface Scenario {
 const windowMs = Math.round((B / R) * 1000);
 const limits: Record<string, LimitConfig> = {
   'token-bucket': { algorithm: 'token-bucket', capacity: B, refillPerSecond: R, name: 'tb' },
-  gcra: { algorithm: 'gcra', rate: R, burst: B, name: 'gcra' },
+  // GCRA's `burst` is the tolerance beyond the first request: a key at rest admits burst + 1.
+  gcra: { algorithm: 'gcra', rate: R, burst: B - 1, name: 'gcra' },
   'fixed-window': { algorithm: 'fixed-window', limit: B, windowMs, name: 'fw' },
   'sliding-window-counter': {
     algorithm: 'sliding-window-counter',

@@ -8,6 +8,7 @@ import type { RedisClientType } from 'redis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Transaction } from '../../src/client/store.js';
 import { type RedisScriptingClient, RedisStore } from '../../src/redis/index.js';
+import { FixedWindow } from '../../src/server/index.js';
 import { connect, deleteKeys, describeRedis, uniquePrefix } from './helpers.js';
 
 interface Counter {
@@ -115,6 +116,46 @@ describeRedis('RedisStore as a StateStore', () => {
     expect(JSON.parse((await real.hGet(`${prefix}state:{late}`, 's')) as string)).toEqual({ n: 5 });
     expect(store.health()).toMatchObject({ localUpdates: 1, replayed: 1, failed: 1 });
   });
+  it('a late answer to the fate read does not make it replay a write Redis did apply', async () => {
+    // One write applied on Redis but answered after the timeout; then the read that asks what
+    // was applied is sent late too. A read carries no deadline, so it still answers truly, and
+    // the update is not counted twice.
+    const real = clients[2] as RedisClientType;
+    let mode: 'normal' | 'reply-late' | 'send-late' = 'normal';
+    const client: RedisScriptingClient = {
+      evalSha: async (sha, options) => {
+        const current = mode;
+        mode = 'normal';
+        if (current === 'send-late') await sleep(140);
+        const reply = real.evalSha(sha, options);
+        if (current === 'reply-late') return reply.then((value) => sleep(300).then(() => value));
+        return reply;
+      },
+      eval: (script, options) => real.eval(script, options),
+    };
+    const store = new RedisStore(client, { prefix, timeoutMs: 200, recheckMs: 0 });
+    expect(await store.update('fate', increment, 60_000)).toBe(1);
+    mode = 'reply-late';
+    expect(await store.update('fate', increment, 60_000)).toBe(2); // timed out, ran locally
+    await sleep(400);
+    mode = 'send-late';
+    expect(await store.update('fate', increment, 60_000)).toBe(3);
+    expect(JSON.parse((await real.hGet(`${prefix}state:{fate}`, 's')) as string)).toEqual({ n: 3 });
+  });
+
+  it('keeps limiter keys apart from client state, whatever the limiter is called', async () => {
+    const real = clients[1] as RedisClientType;
+    const store = new RedisStore(real, { prefix, timeoutMs: 5000 });
+    await store.update('limited-client:https://x.example', increment, 60_000);
+    const limiter = new FixedWindow({ limit: 5, windowMs: 60_000, name: 'state', store });
+    await limiter.take('limited-client:https://x.example');
+    expect(store.keyOf('state', 'limited-client:https://x.example')).not.toBe(
+      `${prefix}state:{limited-client:https://x.example}`,
+    );
+    expect(await store.get<Counter>('limited-client:https://x.example')).toEqual({ n: 1 });
+    expect(await store.update('limited-client:https://x.example', increment, 60_000)).toBe(2);
+  });
+
   it('get reads the shared state without renewing its expiry (what stats() relies on)', async () => {
     const client = clients[0] as RedisClientType;
     const store = new RedisStore(client, { prefix, timeoutMs: 5000 });

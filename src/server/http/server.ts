@@ -308,7 +308,14 @@ class Pipeline {
         failMode: route.failMode,
         error: failure.error,
       };
-      for (const listener of this.#storeErrorListeners) listener(event);
+      for (const listener of this.#storeErrorListeners) {
+        // A listener's own mistake must not turn a request into a 500 or reject a release.
+        try {
+          listener(event);
+        } catch (error) {
+          process.emitWarning(`mock server: a 'store-error' listener threw: ${String(error)}`);
+        }
+      }
     }
   }
 

@@ -232,4 +232,25 @@ describe('scaleLimit', () => {
       limit: 4,
     });
   });
+  it('a store-error listener that throws changes nothing: the route still fails open, with a warning', async () => {
+    const store = new SwitchableStore();
+    const { server: s } = await start({
+      store,
+      routes: [{ path: '/x', limits: [eight], failMode: 'open' }],
+    });
+    s.on('store-error', () => {
+      throw new Error('a listener bug');
+    });
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.message);
+    process.on('warning', onWarning);
+    try {
+      store.down = true;
+      expect(await statuses(`${s.url}/x`, 2)).toEqual([200, 200]);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.some((w) => w.includes("'store-error' listener threw"))).toBe(true);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
 });
