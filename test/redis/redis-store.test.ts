@@ -152,7 +152,7 @@ describeRedis('RedisStore on Redis time', () => {
     }
     expect(() => new RedisStore({} as never)).toThrow(TypeError);
     expect(new RedisStore(client).keyOf('per-ip', '203.0.113.7')).toBe(
-      'limited-client:per-ip:{203.0.113.7}',
+      'limited-client:limit:per-ip:{203.0.113.7}',
     );
   });
 });
