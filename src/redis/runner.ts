@@ -1,7 +1,11 @@
 /**
  * Runs Lua scripts on the user's node-redis client: `EVALSHA`, then `EVAL` on `NOSCRIPT`; a
- * timeout on every call; and after a failure, a short spell of failing fast instead of making every
- * caller wait for the timeout again.
+ * timeout on every call; and after Redis failed to answer, a short spell of failing fast instead of
+ * making every caller wait for the timeout again.
+ *
+ * "Redis is down" means no answer: a timeout, a connection error, or a reply saying Redis cannot
+ * serve anything right now (`LOADING`, `BUSY`, `MASTERDOWN`, ...). Any other error Redis answers
+ * (`WRONGTYPE` on one key, a Lua runtime error) fails that call only: Redis is answering.
  *
  * @module
  */
@@ -41,7 +45,7 @@ export interface RunnerHealth {
   available: boolean;
   /** Calls that got an answer. */
   succeeded: number;
-  /** Calls that timed out or failed at Redis. */
+  /** Calls that timed out or failed at Redis (including errors Redis answered, e.g. `WRONGTYPE`). */
   failed: number;
   /** Calls refused at once because Redis had just failed (see `recheckMs`). */
   refused: number;
@@ -51,7 +55,10 @@ export interface RunnerHealth {
 
 /** Listeners of {@link ScriptRunner} transitions. */
 export interface RunnerListeners {
-  /** Redis failed after having answered (or on the first call): logged once per outage. */
+  /**
+   * Redis stopped answering (a timeout, a connection error, `LOADING`, ...) after having answered
+   * (or on the first call): logged once per outage.
+   */
   down(error: StoreUnavailableError): void;
   /** Redis answered again after being down. */
   up(): void;
@@ -75,6 +82,38 @@ function refused(error: StoreUnavailableError): StoreUnavailableError {
 
 function isNoScript(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('NOSCRIPT');
+}
+
+/**
+ * Error replies that say Redis cannot serve anything right now, rather than that this call was
+ * wrong: loading its data, busy running a script, a replica cut from its master or one refusing
+ * writes, a cluster down or resharding, out of memory.
+ */
+const UNAVAILABLE_REPLIES = new Set([
+  'LOADING',
+  'BUSY',
+  'MASTERDOWN',
+  'READONLY',
+  'CLUSTERDOWN',
+  'TRYAGAIN',
+  'OOM',
+]);
+
+/**
+ * The error code of an error Redis answered (`WRONGTYPE`, `ERR`, `BUSY`, ...), or `undefined` for
+ * any other failure (a connection error, a closed client). node-redis rejects with Redis's own
+ * text, which starts with the code in capitals; its connection errors do not (`Socket closed
+ * unexpectedly`, `The client is closed`, `connect ECONNREFUSED ...`).
+ */
+export function replyCode(error: unknown): string | undefined {
+  if (!(error instanceof Error)) return undefined;
+  return /^([A-Z][A-Z0-9_]+)(?: |$)/.exec(error.message)?.[1];
+}
+
+/** Whether a failed call means Redis is down, not just that this call failed. */
+function meansDown(error: unknown): boolean {
+  const code = replyCode(error);
+  return code === undefined || UNAVAILABLE_REPLIES.has(code);
 }
 
 /** Runs scripts with a timeout, fails fast while Redis is known to be down. */
@@ -104,10 +143,13 @@ export class ScriptRunner {
   }
 
   /**
-   * Runs `script` on `keys` (in one hash slot). Rejects with a {@link StoreUnavailableError} when Redis does not answer
-   * within the timeout or answers an error; and without asking it when the client is not connected,
-   * or Redis failed less than `recheckMs` ago (then one call at a time probes it). A call that timed
-   * out may still run on Redis later (it was sent): callers must treat it as possibly applied.
+   * Runs `script` on `keys` (in one hash slot). Rejects with a {@link StoreUnavailableError} when
+   * Redis does not answer within the timeout or answers an error; and without asking it when the
+   * client is not connected, or Redis was found down less than `recheckMs` ago (then one call at a
+   * time probes it). Only a timeout, a connection error or an "unavailable" reply (see
+   * {@link replyCode}) marks Redis down; any other error reply fails this call alone. A call that
+   * timed out may still run on Redis later (it was sent): callers must treat it as possibly
+   * applied.
    */
   async run(
     script: LuaScript,
@@ -145,24 +187,36 @@ export class ScriptRunner {
     try {
       const reply = await within(call, this.#options.timeoutMs);
       health.succeeded += 1;
-      if (!health.available) {
-        health.available = true;
-        health.lastError = undefined;
-        this.#listeners.up();
-      }
+      this.#answered();
       return reply;
     } catch (cause) {
       health.failed += 1;
-      const timeoutMs = this.#options.timeoutMs;
-      throw this.#down(
-        cause === TIMED_OUT
-          ? new StoreUnavailableError(operation, `no answer from Redis within ${timeoutMs} ms`, {
-              timeoutMs,
-            })
-          : new StoreUnavailableError(operation, `Redis failed: ${describe(cause)}`, { cause }),
-      );
+      const error = this.#failure(operation, cause);
+      if (cause === TIMED_OUT || meansDown(cause)) throw this.#down(error);
+      // Redis answered (an error about this call): it is up.
+      this.#answered();
+      throw error;
     } finally {
       if (probe) this.#probing = false;
+    }
+  }
+
+  #failure(operation: string, cause: unknown): StoreUnavailableError {
+    const timeoutMs = this.#options.timeoutMs;
+    return cause === TIMED_OUT
+      ? new StoreUnavailableError(operation, `no answer from Redis within ${timeoutMs} ms`, {
+          timeoutMs,
+        })
+      : new StoreUnavailableError(operation, `Redis failed: ${describe(cause)}`, { cause });
+  }
+
+  /** Redis answered: the end of an outage, if there was one. */
+  #answered(): void {
+    const health = this.#health;
+    if (!health.available) {
+      health.available = true;
+      health.lastError = undefined;
+      this.#listeners.up();
     }
   }
 
