@@ -43,9 +43,12 @@ export interface RedisStoreOptions {
    */
   timeSource?: 'redis' | 'caller';
   /**
-   * How long state that never expires on its own (a concurrency limit's slots in flight) is kept
-   * after its last take or release, in milliseconds. Slots taken by a process that died before
-   * releasing them come back after this long; it must exceed your longest request.
+   * How long a concurrency slot can be held, in milliseconds: each take of a `ConcurrencyLimit` is
+   * a lease that expires this long after the take, released or not. A slot whose release never
+   * reached Redis (its process died, the release failed) comes back after this long, however busy
+   * the key. It must exceed your longest request: a request still running past it no longer holds
+   * its slot. (The memory store has no leases: its releases cannot be lost while its process
+   * lives.)
    * @default 600_000 (10 minutes)
    */
   inFlightTtlMs?: number;
@@ -134,6 +137,10 @@ function isClient(value: unknown): value is RedisScriptingClient {
  * - Keys: `${prefix}${limiter name}:{${key}}`, a hash holding the algorithm's state, with a TTL set
  *   to when the state becomes equivalent to a fresh key. The braces are a hash tag: everything one
  *   client key has in this store lives in one Redis Cluster slot.
+ * - Concurrency limits keep leases instead of a count (a sorted set, one member per unit in flight,
+ *   scored with its expiry): each take's slots come back `inFlightTtlMs` after it if no release
+ *   reached Redis, whatever the traffic. Results are the memory store's; receipts differ (each
+ *   take's lease, which its refund removes).
  *
  * **Client side** (`StateStore`): pass it as the `store` of `LimitedClient` or `wrapFetch`, and the
  * processes calling a host share its client-side token bucket, what the server taught about its
@@ -169,7 +176,7 @@ export class RedisStore implements RateLimitStore, StateStore {
   readonly #runner: ScriptRunner;
   readonly #state: SharedState;
   readonly #timeSource: 'redis' | 'caller';
-  /** `ARGV[5]` and `ARGV[6]` of every limiter script: the least TTL and the in-flight TTL. */
+  /** `ARGV[5]` and `ARGV[6]` of every limiter script: the least TTL and the lease duration. */
   readonly #ttlArgs: [string, string];
   readonly #params = new WeakMap<LimiterSpec, string[]>();
   readonly #listeners: { [E in keyof RedisStoreEvents]: Set<RedisStoreEvents[E]> } = {

@@ -4,9 +4,10 @@
  *
  * A limiter script is `PRELUDE + <algorithm> + OPERATIONS`. The algorithm part defines, as local
  * functions, those of an `AlgorithmLogic` (`limit`, `rebase`, `available`, `delayUntil`, `consume`,
- * `refund`, `expiresAt`) plus `config(first)` (its parameters from `ARGV`), `read(key)` and
- * `write(key, state)` (its state in a Redis hash). Local functions, not a table of them: Redis runs
- * the whole chunk on every call, and each table entry would cost an insertion each time.
+ * `refund`, `expiresAt`) plus `config(first)` (its parameters from `ARGV`), `read(key, at)` and
+ * `write(key, state)` (its state in a Redis hash; the concurrency limit's in a sorted set of
+ * leases, see `buckets.ts`). Local functions, not a table of them: Redis runs the whole chunk on
+ * every call, and each table entry would cost an insertion each time.
  *
  * Rules that keep the Lua bit-for-bit equal to the TypeScript:
  * - Every expression keeps the TypeScript's operand order and grouping; Lua numbers are the same
@@ -23,12 +24,17 @@
 /**
  * Arguments: `KEYS[1]` the state key; `ARGV[1]` the operation (`take`, `peek`, `refund`),
  * `ARGV[2]` the cost, `ARGV[3]` the time in epoch milliseconds or `''` for Redis's own clock,
- * `ARGV[4]` the refund receipt or `''`, `ARGV[5]` the least TTL in milliseconds, `ARGV[6]` the TTL
- * of state that never expires on its own, then the algorithm's parameters from `ARGV[7]`.
+ * `ARGV[4]` the refund receipt or `''`, `ARGV[5]` the least TTL in milliseconds, `ARGV[6]` how long
+ * a concurrency lease lasts (the in-flight TTL), then the algorithm's parameters from `ARGV[7]`.
  */
 export const PRELUDE = `
 local floor, ceil, max, min = math.floor, math.ceil, math.max, math.min
 local INF = math.huge
+
+-- Redis's clock, read once per call: seconds and microseconds.
+local clock = redis.call('TIME')
+local clockSeconds, clockMicros = tonumber(clock[1]), tonumber(clock[2])
+local redisNow = clockSeconds * 1000 + floor(clockMicros / 1000)
 
 local format = string.format
 local function fmt(x) return format('%.17g', x) end
@@ -79,10 +85,7 @@ local key = KEYS[1]
 local op = ARGV[1]
 local cost = tonumber(ARGV[2])
 local now = num(ARGV[3])
-if now == nil then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
-end
+if now == nil then now = redisNow end
 local receipt = num(ARGV[4])
 local minTtl = tonumber(ARGV[5])
 local foreverTtl = tonumber(ARGV[6])
@@ -111,7 +114,7 @@ local function describe(state)
   return { '1', out(most), out(free), out(reset), 0, '', '' }
 end
 
-local stored = read(key)
+local stored = read(key, now)
 local state, rebased = stored, false
 if stored ~= nil and op ~= 'refund' then state, rebased = rebase(stored, now, c) end
 
