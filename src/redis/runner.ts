@@ -64,18 +64,35 @@ export interface RunnerListeners {
   up(): void;
 }
 
-/** Errors of calls the runner refused without sending them: surely not applied. */
+/** How one call runs, besides its script and arguments. */
+export interface RunOptions {
+  /**
+   * Called with the reply of a call that Redis answered after its caller was told it timed out:
+   * Redis ran it, and the caller acted as if it had not (a take to give back).
+   */
+  onLateReply?: (reply: unknown) => void;
+  /**
+   * A call made on the side (giving back a take whose answer came late): sent even while Redis is
+   * thought to be down (it just answered), and neither counted in `health()` nor able to start or
+   * end an outage.
+   */
+  background?: boolean;
+}
+
+/** Errors of calls known not to have been applied: refused before sending, or by the script. */
 const unsent = new WeakSet<object>();
 
 /**
  * Whether a failed {@link ScriptRunner.run} may have reached Redis, and so may have been applied
- * (a timeout, a lost connection), as opposed to refused before sending.
+ * (a timeout, a lost connection), as opposed to refused before sending (or refused by the script,
+ * see {@link notApplied}).
  */
 export function maybeApplied(error: unknown): boolean {
   return !(typeof error === 'object' && error !== null && unsent.has(error));
 }
 
-function refused(error: StoreUnavailableError): StoreUnavailableError {
+/** Marks `error` as the failure of a call known not to have been applied. Returns it. */
+export function notApplied<E extends object>(error: E): E {
   unsent.add(error);
   return error;
 }
@@ -149,25 +166,27 @@ export class ScriptRunner {
    * time probes it). Only a timeout, a connection error or an "unavailable" reply (see
    * {@link replyCode}) marks Redis down; any other error reply fails this call alone. A call that
    * timed out may still run on Redis later (it was sent): callers must treat it as possibly
-   * applied.
+   * applied, or learn its fate from `options.onLateReply`.
    */
   async run(
     script: LuaScript,
     keys: string[],
     args: string[],
     operation: string,
+    options: RunOptions = {},
   ): Promise<unknown> {
+    if (options.background) return this.#background(script, keys, args, operation);
     const health = this.#health;
     if (this.#client.isReady === false) {
       health.refused += 1;
-      throw refused(
+      throw notApplied(
         this.#down(new StoreUnavailableError(operation, 'not tried: the client is not connected')),
       );
     }
     const probe = !health.available;
     if (probe && (this.#probing || Date.now() < this.#downUntil)) {
       health.refused += 1;
-      throw refused(
+      throw notApplied(
         new StoreUnavailableError(
           operation,
           `not tried: Redis is down (${health.lastError?.message})`,
@@ -178,14 +197,8 @@ export class ScriptRunner {
       );
     }
     if (probe) this.#probing = true;
-    const options = { keys, arguments: args };
-    const call = this.#client
-      .evalSha(script.sha, options)
-      .catch((error: unknown) =>
-        isNoScript(error) ? this.#client.eval(script.source, options) : Promise.reject(error),
-      );
     try {
-      const reply = await within(call, this.#options.timeoutMs);
+      const reply = await within(this.#send(script, keys, args), this.#options.timeoutMs, options);
       health.succeeded += 1;
       this.#answered();
       return reply;
@@ -198,6 +211,30 @@ export class ScriptRunner {
       throw error;
     } finally {
       if (probe) this.#probing = false;
+    }
+  }
+
+  /** `EVALSHA`, and `EVAL` when Redis does not have the script. */
+  #send(script: LuaScript, keys: string[], args: string[]): Promise<unknown> {
+    const options = { keys, arguments: args };
+    return this.#client
+      .evalSha(script.sha, options)
+      .catch((error: unknown) =>
+        isNoScript(error) ? this.#client.eval(script.source, options) : Promise.reject(error),
+      );
+  }
+
+  /** A call on the side: no gate, no counters, no transitions (see {@link RunOptions}). */
+  async #background(
+    script: LuaScript,
+    keys: string[],
+    args: string[],
+    operation: string,
+  ): Promise<unknown> {
+    try {
+      return await within(this.#send(script, keys, args), this.#options.timeoutMs, {});
+    } catch (cause) {
+      throw this.#failure(operation, cause);
     }
   }
 
@@ -241,21 +278,37 @@ const TIMED_OUT = Symbol('timed out');
 
 /**
  * Settles like `promise`, or rejects with {@link TIMED_OUT} after `ms`. The promise keeps its
- * handlers either way, so its late rejection is never unhandled.
+ * handlers either way, so its late rejection is never unhandled; its late value goes to
+ * `onLateReply`.
  *
  * When the timer fires, the rejection waits for `setImmediate`: after an event loop that was busy
  * (a GC pause, a CPU-bound stretch), Node runs due timers before it reads the sockets, and a reply
  * that arrived in time would otherwise count as a timeout. The write it answers was applied; the
  * caller, told it timed out, would apply it a second time elsewhere.
  */
-function within<T>(promise: Promise<T>, ms: number): Promise<T> {
+function within<T>(promise: Promise<T>, ms: number, { onLateReply }: RunOptions): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => setImmediate(() => reject(TIMED_OUT)), ms);
+    let timedOut = false;
+    const timer = setTimeout(
+      () =>
+        setImmediate(() => {
+          timedOut = true;
+          reject(TIMED_OUT);
+        }),
+      ms,
+    );
     unrefTimer(timer);
     promise.then(
       (value) => {
         clearTimeout(timer);
-        resolve(value);
+        if (!timedOut) resolve(value);
+        else if (onLateReply) {
+          try {
+            onLateReply(value);
+          } catch (error) {
+            process.emitWarning(`RedisStore: handling a late reply threw: ${String(error)}`);
+          }
+        }
       },
       (error: unknown) => {
         clearTimeout(timer);
