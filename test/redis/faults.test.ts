@@ -236,6 +236,10 @@ describeRedis('RedisStore when single calls go wrong', () => {
     expect((await fetch(`${server.url}/r`)).status).toBe(200);
     await client.answers[0];
     await until(() => store.health().givenBack === 1, 'the late take given back');
+    // Redis is back (a call probes it: two requests at once would race the probe, the second
+    // decided locally while it is in flight).
+    await new ConcurrencyLimit({ limit: 1, store, name: 'probe' }).peek('k');
+    expect(store.health().available).toBe(true);
     // Two at once still fit: the hiccup holds no slot. Response bodies are read only after both
     // were admitted, so both are in flight together.
     const both = await Promise.all([fetch(`${server.url}/r`), fetch(`${server.url}/r`)]);
