@@ -5,12 +5,19 @@
  */
 import { z } from 'zod';
 import type { StateStore, Transaction } from '../client/store.js';
-import type { StoreUnavailableError } from '../errors.js';
+import { StoreUnavailableError } from '../errors.js';
 import { nonNegativeInteger, parseOptions, positiveInteger } from '../server/options.js';
 import type { LimiterSpec, RateLimitStore, StoreDecision, StoreRequest } from '../server/store.js';
 import type { TakeResult } from '../server/types.js';
 import { LIMITER_SCRIPTS, type LimiterScript } from './lua/index.js';
-import { type RedisScriptingClient, type RunnerHealth, ScriptRunner } from './runner.js';
+import { RedisClock } from './redis-clock.js';
+import {
+  notApplied,
+  type RedisScriptingClient,
+  type RunnerHealth,
+  type RunOptions,
+  ScriptRunner,
+} from './runner.js';
 import { SharedState, type SharedStateCounters } from './shared-state.js';
 
 /** Options of {@link RedisStore}. */
@@ -23,7 +30,10 @@ export interface RedisStoreOptions {
   prefix?: string;
   /**
    * Longest wait for one Redis call, in milliseconds. Past it the call rejects with a
-   * `StoreUnavailableError` (and may still be applied by Redis later: it was sent).
+   * `StoreUnavailableError`. A take that rejects so is not applied: it carries a deadline (half
+   * this after sending, in Redis's clock) past which Redis refuses it, and one that Redis ran in
+   * time but answered too late is given back when its answer comes. A peek or a refund may still
+   * be applied later (it was sent).
    * @default 200
    */
   timeoutMs?: number;
@@ -43,9 +53,12 @@ export interface RedisStoreOptions {
    */
   timeSource?: 'redis' | 'caller';
   /**
-   * How long state that never expires on its own (a concurrency limit's slots in flight) is kept
-   * after its last take or release, in milliseconds. Slots taken by a process that died before
-   * releasing them come back after this long; it must exceed your longest request.
+   * How long a concurrency slot can be held, in milliseconds: each take of a `ConcurrencyLimit` is
+   * a lease that expires this long after the take, released or not. A slot whose release never
+   * reached Redis (its process died, the release failed) comes back after this long, however busy
+   * the key. It must exceed your longest request: a request still running past it no longer holds
+   * its slot. (The memory store has no leases: its releases cannot be lost while its process
+   * lives.)
    * @default 600_000 (10 minutes)
    */
   inFlightTtlMs?: number;
@@ -65,16 +78,32 @@ export interface RedisStoreOptions {
   maxReplay?: number;
 }
 
+/** What the server side (the limiter scripts) did about takes whose answer came too late. */
+export interface LimiterCounters {
+  /** Takes Redis refused because it ran them after their deadline: not applied. */
+  late: number;
+  /**
+   * Admitted takes whose answer came after the timeout (Redis ran them in time, the reply was
+   * slow): given back once the answer came, since their callers were told they failed.
+   */
+  givenBack: number;
+}
+
 /**
  * Health of a {@link RedisStore}, from {@link RedisStore.health}: whether Redis is answering, the
- * calls that succeeded, failed or were refused, and on the client side, the conflicting writes and
- * the updates run on local state, replayed, or dropped.
+ * calls that succeeded, failed or were refused; on the server side, the takes refused as late or
+ * given back; and on the client side, the conflicting writes and the updates run on local state,
+ * replayed, or dropped.
  */
-export type RedisStoreHealth = RunnerHealth & SharedStateCounters;
+export type RedisStoreHealth = RunnerHealth & LimiterCounters & SharedStateCounters;
 
 /** What a {@link RedisStore} reports to {@link RedisStore.on} listeners. */
 export interface RedisStoreEvents {
-  /** A call failed while Redis was thought to be up: the start of an outage (once per outage). */
+  /**
+   * A call got no answer (a timeout, a connection error, or Redis saying it cannot serve: `LOADING`,
+   * `BUSY`, ...) while Redis was thought to be up: the start of an outage (once per outage). An
+   * error about one call (`WRONGTYPE` on a key, a script error) fails that call, not the store.
+   */
   down: (error: StoreUnavailableError) => void;
   /** A call succeeded after an outage. */
   up: () => void;
@@ -136,6 +165,10 @@ function isClient(value: unknown): value is RedisScriptingClient {
  *   TTL set to when the state becomes equivalent to a fresh key. The braces are a hash tag:
  *   everything one client key has in this store lives in one Redis Cluster slot. The `limit:`
  *   segment keeps limiter keys apart from the client side's `state:` keys, whatever the names.
+ * - Concurrency limits keep leases instead of a count (a sorted set, one member per unit in flight,
+ *   scored with its expiry): each take's slots come back `inFlightTtlMs` after it if no release
+ *   reached Redis, whatever the traffic. Results are the memory store's; receipts differ (each
+ *   take's lease, which its refund removes).
  *
  * **Client side** (`StateStore`): pass it as the `store` of `LimitedClient` or `wrapFetch`, and the
  * processes calling a host share its client-side token bucket, what the server taught about its
@@ -144,10 +177,12 @@ function isClient(value: unknown): value is RedisScriptingClient {
  * concurrency (see `shared-state.ts`). While Redis is unavailable each process runs on a local copy
  * within `localShare` of the limits, and hands what it did to the shared state when Redis is back.
  *
- * **Failures**: every call has a timeout (`timeoutMs`), and for `recheckMs` after a failure calls
- * fail at once. Server side, a failed call rejects with a `StoreUnavailableError`: the mock server
- * turns it into its route's fail mode; an algorithm used directly rejects, and you choose. Client
- * side, nothing rejects: the update runs on local state.
+ * **Failures**: every call has a timeout (`timeoutMs`), and for `recheckMs` after Redis failed to
+ * answer calls fail at once. Server side, a failed call rejects with a `StoreUnavailableError`: the
+ * mock server turns it into its route's fail mode; an algorithm used directly rejects, and you
+ * choose. A take that rejects was not applied (refused past its deadline, or given back when its
+ * late answer came), so it spends nothing and holds no concurrency slot. Client side, nothing
+ * rejects: the update runs on local state.
  *
  * The store uses the client it is given and never closes it.
  *
@@ -171,8 +206,11 @@ export class RedisStore implements RateLimitStore, StateStore {
   readonly #runner: ScriptRunner;
   readonly #state: SharedState;
   readonly #timeSource: 'redis' | 'caller';
-  /** `ARGV[5]` and `ARGV[6]` of every limiter script: the least TTL and the in-flight TTL. */
+  /** `ARGV[5]` and `ARGV[6]` of every limiter script: the least TTL and the lease duration. */
   readonly #ttlArgs: [string, string];
+  /** The deadlines of takes, in Redis's clock. */
+  readonly #clock: RedisClock;
+  readonly #counters: LimiterCounters = { late: 0, givenBack: 0 };
   readonly #params = new WeakMap<LimiterSpec, string[]>();
   readonly #listeners: { [E in keyof RedisStoreEvents]: Set<RedisStoreEvents[E]> } = {
     down: new Set(),
@@ -195,6 +233,7 @@ export class RedisStore implements RateLimitStore, StateStore {
     this.#timeSource = parsed.timeSource;
     const minTtl = parsed.timeSource === 'caller' ? CALLER_TIME_MIN_TTL_MS : 0;
     this.#ttlArgs = [String(minTtl), String(parsed.inFlightTtlMs)];
+    this.#clock = new RedisClock(parsed.timeoutMs);
     this.#runner = new ScriptRunner(
       client,
       { timeoutMs: parsed.timeoutMs, recheckMs: parsed.recheckMs },
@@ -218,9 +257,24 @@ export class RedisStore implements RateLimitStore, StateStore {
     return `${this.prefix}limit:${name}:{${key}}`;
   }
 
-  /** Atomically takes `request.cost` units of `key` (see `RateLimitStore.take`). */
+  /**
+   * Atomically takes `request.cost` units of `key` (see `RateLimitStore.take`). Rejects with a
+   * `StoreUnavailableError` when Redis does not answer in time or is down; a take that rejects is
+   * not applied (see `timeoutMs`).
+   */
   async take(spec: LimiterSpec, key: string, request: StoreRequest): Promise<StoreDecision> {
-    const reply = (await this.#run(spec, key, 'take', request, undefined)) as Reply;
+    const reply = (await this.#run(spec, key, 'take', request, undefined, {
+      onLateReply: (late) => this.#lateTake(spec, key, request, late as Reply),
+    })) as Reply;
+    if (reply[0] === LATE) {
+      this.#counters.late += 1;
+      throw notApplied(
+        new StoreUnavailableError(
+          'take',
+          'Redis ran it after its deadline (Redis is slow): refused, not applied',
+        ),
+      );
+    }
     const result = toResult(reply);
     const receipt = reply[6];
     return receipt === '' || receipt === undefined
@@ -266,7 +320,7 @@ export class RedisStore implements RateLimitStore, StateStore {
 
   /** Whether Redis is answering, and what the store did (see {@link RedisStoreHealth}). */
   health(): RedisStoreHealth {
-    return { ...this.#runner.health(), ...this.#state.counters };
+    return { ...this.#runner.health(), ...this.#counters, ...this.#state.counters };
   }
 
   /**
@@ -294,12 +348,34 @@ export class RedisStore implements RateLimitStore, StateStore {
     }
   }
 
-  #run(
+  /**
+   * The answer of a take that came after its caller was told it failed. Refused as late: nothing
+   * to do. Admitted: Redis spent units (or holds slots) for a request that was decided without
+   * them, so they are given back, even while Redis is thought to be down (it just answered).
+   */
+  #lateTake(spec: LimiterSpec, key: string, request: StoreRequest, reply: Reply): void {
+    if (reply[0] === LATE) {
+      this.#counters.late += 1;
+      return;
+    }
+    if (reply[0] !== '1') return;
+    const receipt = reply[6] === '' || reply[6] === undefined ? undefined : Number(reply[6]);
+    this.#run(spec, key, 'refund', request, receipt, { background: true }).then(
+      () => {
+        this.#counters.givenBack += 1;
+      },
+      // Not given back: a lease expires after `inFlightTtlMs`, other units with their window.
+      () => {},
+    );
+  }
+
+  async #run(
     spec: LimiterSpec,
     key: string,
     operation: 'take' | 'peek' | 'refund',
     request: StoreRequest,
     receipt: number | undefined,
+    options: RunOptions = {},
   ): Promise<unknown> {
     const script = LIMITER_SCRIPTS[spec.algorithm] as LimiterScript | undefined;
     if (script === undefined) {
@@ -309,15 +385,27 @@ export class RedisStore implements RateLimitStore, StateStore {
         ),
       );
     }
+    const params = this.#paramsOf(spec, script);
+    const sentAt = this.#clock.now();
     const args = [
       operation,
       String(request.cost),
       this.#timeSource === 'caller' ? String(request.now) : '',
       receipt === undefined ? '' : String(receipt),
       ...this.#ttlArgs,
-      ...this.#paramsOf(spec, script),
+      // Only takes have a deadline: a peek changes nothing, and a refund is welcome however late.
+      operation === 'take' ? this.#clock.deadline(sentAt) : '',
+      ...params,
     ];
-    return this.#runner.run(script, [this.keyOf(spec.name, key)], args, operation);
+    const reply = (await this.#runner.run(
+      script,
+      [this.keyOf(spec.name, key)],
+      args,
+      operation,
+      options,
+    )) as Reply;
+    this.#clock.calibrate(sentAt, this.#clock.now(), Number(reply.at(-1)));
+    return reply;
   }
 
   /** The algorithm's parameters as script arguments, once per limiter. */
@@ -338,8 +426,14 @@ export class RedisStore implements RateLimitStore, StateStore {
   }
 }
 
-/** A limiter script's reply to a take or a peek: numbers as integers or `%.17g` text. */
+/**
+ * A limiter script's reply, ending with Redis's time: to a take or a peek, the result (numbers as
+ * integers or `%.17g` text); to a late take, `['late', now]`; to a refund, `['ok', now]`.
+ */
 type Reply = [string, ...(number | string)[]];
+
+/** The status of a take Redis refused because it ran after its deadline. */
+const LATE = 'late';
 
 /** A script's reply as a `TakeResult` (`+ 0` turns a `-0` into `0`). */
 function toResult(reply: Reply): TakeResult {

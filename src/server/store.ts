@@ -76,6 +76,10 @@ export interface RateLimitStore {
    * request.now, request.cost)` (or an exact equivalent), writes the new state when it changed, and
    * resolves to the result with the receipt. A rejected take must leave the key as it was (the
    * only permitted change is the algorithm's own `rebase` after a backwards clock).
+   *
+   * A take that rejects (the store failed, timed out) must not have spent anything, or must give
+   * it back once it learns it did: its caller decides without it (the mock server fails open or
+   * closed) and never refunds it.
    */
   take(spec: LimiterSpec, key: string, request: StoreRequest): Promise<StoreDecision>;
   /**

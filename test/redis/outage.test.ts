@@ -85,9 +85,11 @@ describeRedis('RedisStore when Redis is slow or gone', () => {
     expect(health).toMatchObject({ available: true, lastError: undefined });
     expect(health.failed).toBeGreaterThanOrEqual(1);
     expect(health.refused).toBeGreaterThanOrEqual(1);
-    // The takes that timed out were sent, and Redis ran them when it resumed: spent, not admitted.
+    // The takes that timed out were sent, and Redis got to them when it resumed, past their
+    // deadlines: refused (or, had the store not measured Redis's clock yet, run and given back when
+    // their answers came). Only the take before the pause and the one after it are spent.
     const state = await client.hGetAll(store.keyOf('pause', 'k'));
-    expect(100 - Number(state.tokens)).toBeGreaterThanOrEqual(3);
+    expect(100 - Number(state.tokens)).toBe(2);
     client.destroy();
   });
 

@@ -4,9 +4,15 @@
  *
  * A limiter script is `PRELUDE + <algorithm> + OPERATIONS`. The algorithm part defines, as local
  * functions, those of an `AlgorithmLogic` (`limit`, `rebase`, `available`, `delayUntil`, `consume`,
- * `refund`, `expiresAt`) plus `config(first)` (its parameters from `ARGV`), `read(key)` and
- * `write(key, state)` (its state in a Redis hash). Local functions, not a table of them: Redis runs
- * the whole chunk on every call, and each table entry would cost an insertion each time.
+ * `refund`, `expiresAt`) plus `config(first)` (its parameters from `ARGV`), `read(key, at)` and
+ * `write(key, state)` (its state in a Redis hash; the concurrency limit's in a sorted set of
+ * leases, see `buckets.ts`). Local functions, not a table of them: Redis runs the whole chunk on
+ * every call, and each table entry would cost an insertion each time.
+ *
+ * Every call reads Redis's `TIME` first. A take carries a deadline in that clock (`ARGV[7]`, set by
+ * the store from an offset measured on earlier replies): one that Redis runs later answers `late`
+ * and changes nothing, so a take that timed out at its caller is not applied when a paused or
+ * overloaded Redis gets to it.
  *
  * Rules that keep the Lua bit-for-bit equal to the TypeScript:
  * - Every expression keeps the TypeScript's operand order and grouping; Lua numbers are the same
@@ -23,12 +29,18 @@
 /**
  * Arguments: `KEYS[1]` the state key; `ARGV[1]` the operation (`take`, `peek`, `refund`),
  * `ARGV[2]` the cost, `ARGV[3]` the time in epoch milliseconds or `''` for Redis's own clock,
- * `ARGV[4]` the refund receipt or `''`, `ARGV[5]` the least TTL in milliseconds, `ARGV[6]` the TTL
- * of state that never expires on its own, then the algorithm's parameters from `ARGV[7]`.
+ * `ARGV[4]` the refund receipt or `''`, `ARGV[5]` the least TTL in milliseconds, `ARGV[6]` how long
+ * a concurrency lease lasts (the in-flight TTL), `ARGV[7]` the deadline of a take in Redis epoch
+ * milliseconds or `''`, then the algorithm's parameters from `ARGV[8]`.
  */
 export const PRELUDE = `
 local floor, ceil, max, min = math.floor, math.ceil, math.max, math.min
 local INF = math.huge
+
+-- Redis's clock, read once per call: seconds and microseconds.
+local clock = redis.call('TIME')
+local clockSeconds, clockMicros = tonumber(clock[1]), tonumber(clock[2])
+local redisNow = clockSeconds * 1000 + floor(clockMicros / 1000)
 
 local format = string.format
 local function fmt(x) return format('%.17g', x) end
@@ -69,24 +81,25 @@ local function windowStart(at, windowMs) return floor(at / windowMs) * windowMs 
 `;
 
 /**
- * The operations, after the algorithm's part. Replies:
+ * The operations, after the algorithm's part. Replies, each ending with Redis's time in epoch
+ * milliseconds (for the store to measure its offset):
  * - take and peek: `{ allowed ('1'/'0'), limit, remaining, resetMs, retryAfterMs, delayMs or '',
- *   receipt or '' }`, numbers as integers or `%.17g` text;
- * - refund: `{}`.
+ *   receipt or '', redis now }`, numbers as integers or `%.17g` text;
+ * - a take run after its deadline: `{ 'late', redis now }`, nothing changed;
+ * - refund: `{ 'ok', redis now }`.
  */
 export const OPERATIONS = `
 local key = KEYS[1]
 local op = ARGV[1]
+local deadline = num(ARGV[7])
+if deadline ~= nil and redisNow > deadline then return { 'late', redisNow } end
 local cost = tonumber(ARGV[2])
 local now = num(ARGV[3])
-if now == nil then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
-end
+if now == nil then now = redisNow end
 local receipt = num(ARGV[4])
 local minTtl = tonumber(ARGV[5])
 local foreverTtl = tonumber(ARGV[6])
-local c = config(7)
+local c = config(8)
 
 -- The memory store's write: delete a state that is fresh or expired, else keep it until it is.
 local function save(state)
@@ -106,12 +119,13 @@ local function describe(state)
   local reset = 0
   if free < most then reset = delayUntil(state, now, free + 1, c) end
   if free < cost then
-    return { '0', out(most), out(free), out(reset), out(delayUntil(state, now, cost, c)), '', '' }
+    return { '0', out(most), out(free), out(reset), out(delayUntil(state, now, cost, c)), '', '',
+      redisNow }
   end
-  return { '1', out(most), out(free), out(reset), 0, '', '' }
+  return { '1', out(most), out(free), out(reset), 0, '', '', redisNow }
 end
 
-local stored = read(key)
+local stored = read(key, now)
 local state, rebased = stored, false
 if stored ~= nil and op ~= 'refund' then state, rebased = rebase(stored, now, c) end
 
@@ -119,7 +133,7 @@ if op == 'peek' then return describe(state) end
 
 if op == 'refund' then
   if stored ~= nil then save(refund(stored, now, cost, receipt, c)) end
-  return {}
+  return { 'ok', redisNow }
 end
 
 -- take: decide() of logic.ts, then the memory store's write when the state changed.
@@ -136,5 +150,5 @@ if remaining < most then reset = delayUntil(taken, now, remaining + 1, c) end
 local delayText, receiptText = '', ''
 if delay ~= nil then delayText = out(delay) end
 if takenReceipt ~= nil then receiptText = fmt(takenReceipt) end
-return { '1', out(most), out(remaining), out(reset), 0, delayText, receiptText }
+return { '1', out(most), out(remaining), out(reset), 0, delayText, receiptText, redisNow }
 `;

@@ -18,7 +18,7 @@ export interface LuaScript {
   readonly sha: string;
 }
 
-/** A limiter script and the names of the parameters it reads from `ARGV[7]` on, in order. */
+/** A limiter script and the names of the parameters it reads from `ARGV[8]` on, in order. */
 export interface LimiterScript extends LuaScript {
   readonly params: readonly string[];
 }

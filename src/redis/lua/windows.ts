@@ -10,7 +10,7 @@
 /** Parameters `limit`, `windowMs`; state hash `{ start, count }`. */
 export const FIXED_WINDOW = `
 local function config(i) return { limit = tonumber(ARGV[i]), windowMs = tonumber(ARGV[i + 1]) } end
-local function read(key)
+local function read(key, at)
   local v = redis.call('HMGET', key, 'start', 'count')
   if not v[1] then return nil end
   return { start = tonumber(v[1]), count = tonumber(v[2]) }
@@ -50,7 +50,7 @@ export const SLIDING_LOG = `
 local function config(i) return { limit = tonumber(ARGV[i]), windowMs = tonumber(ARGV[i + 1]) } end
 -- The text each number was read from: written back as it was, formatting only new numbers.
 local texts = {}
-local function read(key)
+local function read(key, at)
   local v = redis.call('HGET', key, 'e')
   if not v then return nil end
   local e = {}
@@ -146,7 +146,7 @@ end
 /** Parameters `limit`, `windowMs`; state hash `{ start, current, previous }`. */
 export const SLIDING_WINDOW_COUNTER = `
 local function config(i) return { limit = tonumber(ARGV[i]), windowMs = tonumber(ARGV[i + 1]) } end
-local function read(key)
+local function read(key, at)
   local v = redis.call('HMGET', key, 'start', 'current', 'previous')
   if not v[1] then return nil end
   return { start = tonumber(v[1]), current = tonumber(v[2]), previous = tonumber(v[3]) }

@@ -36,6 +36,11 @@ export const concurrencyLimitShape = {
 /**
  * The arithmetic. Time plays no part: a slot is taken by a take and given back by a refund (the
  * release). A key with slots in flight never expires; one with none is deleted.
+ *
+ * This is what the memory store runs: in one process a release cannot time out or get lost while
+ * the process lives (and the state dies with it). The Redis store keeps each take as a lease that
+ * expires on its own instead (`src/redis/lua/buckets.ts`), with the same decisions: across
+ * processes a holder can die, and a call can time out.
  */
 export const concurrencyLimit: AlgorithmLogic<ConcurrencyLimitState, ConcurrencyLimitConfig> = {
   algorithm: 'concurrency',
@@ -72,7 +77,8 @@ const schema = z.strictObject({ ...concurrencyLimitShape, ...limiterOptionsShape
  * - `retryAfterMs` is *not* exact: slots are freed by responses ending, not by time. Rejected
  *   requests get the configured hint (`retryAfterMs`, default 1000 ms), as does `resetMs` while
  *   any slot is taken.
- * - Time plays no part, so a backwards clock changes nothing.
+ * - Time plays no part, so a backwards clock changes nothing. On a Redis store it does in one way:
+ *   a slot whose release never reached Redis comes back after the store's `inFlightTtlMs`.
  *
  * @example
  * const renders = new ConcurrencyLimit({ limit: 8 });
@@ -89,7 +95,9 @@ export class ConcurrencyLimit extends RateLimiter<ConcurrencyLimitState, Concurr
 
   /**
    * Gives back `cost` slots of `key` taken by an admitted `take`. Releasing more than was taken
-   * leaves the key at zero in flight; it never creates extra slots.
+   * leaves the key at zero in flight; it never creates extra slots. On a Redis store, which keeps
+   * each take as a lease, a release that does not name its take ends the `cost` slots expiring
+   * first; `acquire`'s `refund` ends exactly its own.
    * @example
    * await limiter.release('pdf');
    */

@@ -48,8 +48,11 @@ export interface Admission {
  *
  * A limit whose store fails is decided by the route's `failMode`: `'open'` takes from the limit's
  * local copy (`failOpenShare` of it) instead; `'closed'` gives back what was taken and refuses the
- * request. A refund that fails is recorded and otherwise ignored: its units stay spent until the
- * store expires them, an error toward rejecting.
+ * request. A take that failed is not given back: the store contract says it was not applied
+ * (`RedisStore` refuses a take that reaches Redis after its deadline, and gives back one whose
+ * answer comes after its timeout), so it holds nothing. A refund that fails is recorded and
+ * otherwise ignored: its units stay spent until the store expires them (a concurrency slot on
+ * Redis, when its lease does), an error toward rejecting.
  */
 export async function admit(route: CompiledRoute, keys: string[], now: number): Promise<Admission> {
   const acquisitions: Acquisition[] = [];

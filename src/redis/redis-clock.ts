@@ -1,0 +1,49 @@
+/**
+ * Redis's clock as this process sees it: an offset measured on replies, and deadlines in Redis's
+ * time for the limiter scripts. (The client state script in `shared-state.ts` applies the same
+ * rule on its own.)
+ *
+ * @module
+ */
+import { performance } from 'node:perf_hooks';
+
+/**
+ * Deadlines in Redis's clock, from an offset measured on earlier replies against this process's
+ * monotonic clock ({@link RedisClock.now}), so that a step of the wall clock here changes nothing.
+ */
+export class RedisClock {
+  readonly #timeoutMs: number;
+  /** Redis's epoch milliseconds minus {@link RedisClock.now}; unknown until a first quick reply. */
+  #offsetMs: number | undefined;
+
+  /** @param timeoutMs the runner's timeout: a call's deadline is half of it after sending. */
+  constructor(timeoutMs: number) {
+    this.#timeoutMs = timeoutMs;
+  }
+
+  /** This process's monotonic clock, in milliseconds: what `sentAt` and `receivedAt` are read on. */
+  now(): number {
+    return performance.now();
+  }
+
+  /**
+   * The deadline of a call sent at `sentAt` ({@link RedisClock.now}), in Redis's epoch
+   * milliseconds, as a script argument: half the timeout after sending, leaving the other half for
+   * the reply to come back. `''` (no deadline) while the offset is unknown.
+   */
+  deadline(sentAt: number): string {
+    return this.#offsetMs === undefined
+      ? ''
+      : String(Math.floor(sentAt + this.#offsetMs + this.#timeoutMs / 2));
+  }
+
+  /**
+   * Takes Redis's clock (`redisNow`, from a reply) from a call whose round trip was short enough
+   * to date it: within a quarter of the timeout, so the offset is off by an eighth of it at most.
+   */
+  calibrate(sentAt: number, receivedAt: number, redisNow: number): void {
+    if (Number.isFinite(redisNow) && receivedAt - sentAt <= this.#timeoutMs / 4) {
+      this.#offsetMs = redisNow - (sentAt + receivedAt) / 2;
+    }
+  }
+}

@@ -1,0 +1,138 @@
+/**
+ * Which failures mean "Redis is down" (the store fails fast and fires `down`) and which fail one
+ * call only: an error Redis answers about a key or a script leaves the store up. Against the real
+ * Redis for the errors it really answers, and against clients that fail on purpose for the rest.
+ */
+import type { RedisClientType } from 'redis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  isStoreUnavailableError,
+  RedisStore,
+  type StoreUnavailableError,
+} from '../../src/redis/index.js';
+import { luaScript } from '../../src/redis/lua/index.js';
+import { ScriptRunner } from '../../src/redis/runner.js';
+import { ConcurrencyLimit, TokenBucket } from '../../src/server/index.js';
+import { connect, deleteKeys, describeRedis, uniquePrefix } from './helpers.js';
+
+/** Resolves to the error `promise` rejects with; fails the test if it resolves. */
+async function rejection(promise: Promise<unknown>): Promise<StoreUnavailableError> {
+  try {
+    await promise;
+  } catch (error) {
+    expect(isStoreUnavailableError(error), String(error)).toBe(true);
+    return error as StoreUnavailableError;
+  }
+  throw new Error('expected a rejection');
+}
+
+describeRedis('errors Redis answers', () => {
+  const prefix = uniquePrefix('errors');
+  let client: RedisClientType;
+
+  beforeAll(async () => {
+    client = await connect();
+  });
+  afterAll(async () => {
+    await deleteKeys(client, prefix);
+    client.destroy();
+  });
+
+  it('a key of the wrong type under the prefix fails its own calls, not the store', async () => {
+    const store = new RedisStore(client, { prefix, timeoutMs: 5000, recheckMs: 60_000 });
+    const events: string[] = [];
+    store.on('down', (error) => events.push(`down: ${error.message}`));
+    store.on('up', () => events.push('up'));
+    for (const limiter of [
+      new ConcurrencyLimit({ limit: 2, store, name: 'wrong-cc' }),
+      new TokenBucket({ capacity: 2, refillPerSecond: 1, store, name: 'wrong-tb' }),
+    ]) {
+      await client.set(store.keyOf(limiter.name, 'string'), 'not limiter state');
+      const error = await rejection(limiter.take('string'));
+      expect(error.message).toMatch(/^store take: Redis failed: WRONGTYPE /);
+      // Not down: the next call goes to Redis at once (recheckMs is a minute), and succeeds.
+      expect((await limiter.take('other')).allowed).toBe(true);
+    }
+    expect(events).toEqual([]);
+    expect(store.health()).toMatchObject({ available: true, failed: 2, refused: 0 });
+  });
+
+  it('so does a Lua runtime error', async () => {
+    const events: string[] = [];
+    const runner = new ScriptRunner(
+      client,
+      { timeoutMs: 5000, recheckMs: 60_000 },
+      { down: () => events.push('down'), up: () => events.push('up') },
+    );
+    const broken = luaScript(`local t = nil; return t.x -- ${prefix}`);
+    const error = await rejection(runner.run(broken, [`${prefix}lua`], [], 'take'));
+    expect(error.message).toMatch(/^store take: Redis failed: ERR user_script/);
+    const fine = luaScript(`return ARGV[1] -- ${prefix}`);
+    expect(await runner.run(fine, [`${prefix}lua`], ['ok'], 'take')).toBe('ok');
+    expect(events).toEqual([]);
+    expect(runner.health()).toMatchObject({ available: true, succeeded: 1, failed: 1 });
+  });
+});
+
+describe('what counts as Redis being down', () => {
+  /** A runner on a client whose every call fails with `message`. */
+  function failing(message: string) {
+    const events: string[] = [];
+    const fail = () => Promise.reject(new Error(message));
+    const runner = new ScriptRunner(
+      { evalSha: fail, eval: fail },
+      { timeoutMs: 1000, recheckMs: 60_000 },
+      { down: (error) => events.push(`down: ${error.message}`), up: () => events.push('up') },
+    );
+    return { runner, events };
+  }
+  const script = luaScript('return 1');
+
+  for (const message of [
+    'Socket closed unexpectedly',
+    'connect ECONNREFUSED 127.0.0.1:6379',
+    'LOADING Redis is loading the dataset in memory',
+    'BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.',
+    'READONLY You can not write against a read only replica.',
+  ]) {
+    it(`down: ${message}`, async () => {
+      const { runner, events } = failing(message);
+      await rejection(runner.run(script, ['k'], [], 'take'));
+      expect(events).toEqual([`down: store take: Redis failed: ${message}`]);
+      // Failing fast from then on, without asking.
+      const refused = await rejection(runner.run(script, ['k'], [], 'take'));
+      expect(refused.message).toMatch(/^store take: not tried: Redis is down/);
+    });
+  }
+
+  for (const message of [
+    'WRONGTYPE Operation against a key holding the wrong kind of value',
+    'ERR user_script:1: attempt to index local (a nil value)',
+  ]) {
+    it(`not down: ${message}`, async () => {
+      const { runner, events } = failing(message);
+      for (let i = 0; i < 2; i++) {
+        const error = await rejection(runner.run(script, ['k'], [], 'take'));
+        expect(error.message).toBe(`store take: Redis failed: ${message}`);
+      }
+      expect(events).toEqual([]);
+      expect(runner.health()).toMatchObject({ available: true, failed: 2, refused: 0 });
+    });
+  }
+
+  it('a probe answered with an error ends the outage: Redis is answering', async () => {
+    const events: string[] = [];
+    let next = 'Socket closed unexpectedly';
+    const fail = () => Promise.reject(new Error(next));
+    const runner = new ScriptRunner(
+      { evalSha: fail, eval: fail },
+      { timeoutMs: 1000, recheckMs: 0 },
+      { down: () => events.push('down'), up: () => events.push('up') },
+    );
+    await rejection(runner.run(script, ['k'], [], 'take'));
+    next = 'WRONGTYPE Operation against a key holding the wrong kind of value';
+    await rejection(runner.run(script, ['k'], [], 'take'));
+    expect(events).toEqual(['down', 'up']);
+    expect(runner.health().available).toBe(true);
+  });
+});
