@@ -13,8 +13,9 @@ const ABSOLUTE = /^[a-z][a-z0-9+.-]*:/i;
 
 /**
  * A fetch client that stays under the server's limits. Every request goes through the pipeline of
- * its host (keyed by origin): circuit breaker, admission (concurrency, queue, the server's learned
- * limits, the client's own rate), fetch, and bounded retries. Calls resolve to a standard
+ * its host (keyed by origin, and by partition when the `partition` option splits a host): circuit
+ * breaker, admission (concurrency, queue, the server's learned limits, the client's own rate),
+ * fetch, and bounded retries. Calls resolve to a standard
  * `Response` whatever its status, as fetch does; they reject where fetch would (a network error,
  * an abort) or where the client refused to send, with a typed error.
  *

@@ -31,6 +31,9 @@ export function parseTarget(url: string | URL): Target {
   return { url: u.href, origin: u.origin, hostname: u.hostname, host: u.host };
 }
 
+/** Longest partition name, in characters (see the `partition` option). */
+export const MAX_PARTITION_LENGTH = 256;
+
 /** URL strings kept parsed by {@link TargetCache}, at most. */
 const TARGETS_KEPT = 256;
 
@@ -101,14 +104,22 @@ export class Engine {
         closedError({ method: init?.method ?? input?.method, url: target.url }),
       );
     }
+    let partition: string | undefined;
+    try {
+      partition = this.partitionOf(target, input, init);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     const now = this.clock.now();
+    const key = partition === undefined ? target.origin : `${target.origin}#${partition}`;
     const pipeline = this.registry.get(
-      target.origin,
+      key,
       () =>
         new HostPipeline(
           target.origin,
           this.options.forHost(target.hostname, target.host),
           this.shared,
+          partition,
         ),
       now,
     );
@@ -121,13 +132,38 @@ export class Engine {
     return pipeline.execute(prepared, init, now);
   }
 
+  /**
+   * The call's partition: its own `partition`, else the option's function; `undefined` for the
+   * host's own. Throws a `TypeError` for a value that is not a string of at most
+   * {@link MAX_PARTITION_LENGTH} characters, and whatever the function throws.
+   */
+  private partitionOf(
+    target: Target,
+    input: Request | undefined,
+    init: LimitedRequestInit | undefined,
+  ): string | undefined {
+    const own = init?.partition;
+    const fn = this.options.partition;
+    if (own === undefined && fn === undefined) return undefined;
+    const method = (init?.method ?? input?.method ?? 'GET').toUpperCase();
+    const value: unknown = own !== undefined ? own : fn?.({ method, url: target.url });
+    if (value === undefined || value === '') return undefined;
+    if (typeof value !== 'string' || value.length > MAX_PARTITION_LENGTH) {
+      const shown = typeof value === 'string' ? `${value.length} characters` : typeof value;
+      throw new TypeError(
+        `${method} ${target.url}: partition must be a string of at most ${MAX_PARTITION_LENGTH} characters, or undefined (got ${shown})`,
+      );
+    }
+    return value;
+  }
+
   /** Statistics per host, and totals over every host seen. */
   stats(): ClientStats {
     const hosts: Record<string, HostStats> = {};
     const totals = addCounters(newCounters(), this.evicted);
-    for (const [origin, pipeline] of this.registry) {
+    for (const [key, pipeline] of this.registry) {
       const s = pipeline.stats();
-      hosts[origin] = s;
+      hosts[key] = s;
       addCounters(totals, pipeline.counters);
     }
     return { hosts, totals };

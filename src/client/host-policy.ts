@@ -137,6 +137,7 @@ export class ResolvedOptions {
   readonly clock: Clock | undefined;
   readonly fetch: typeof fetch | undefined;
   readonly headers: HeadersInit | undefined;
+  readonly partition: ((request: CostContext) => string | undefined) | undefined;
   readonly maxHosts: number;
   readonly hostIdleMs: number;
   private readonly base: PolicyOptions;
@@ -146,11 +147,12 @@ export class ResolvedOptions {
   /** Validates `options` (throws {@link InvalidOptionError}) and keeps them for per-host resolution. */
   constructor(options: unknown) {
     const o = parseOptions(options);
-    const { hosts, headers, fetch, store, clock, maxHosts, hostIdleMs, ...base } = o;
+    const { hosts, headers, fetch, partition, store, clock, maxHosts, hostIdleMs, ...base } = o;
     this.store = store;
     this.clock = clock;
     this.fetch = fetch;
     this.headers = headers;
+    this.partition = partition;
     this.maxHosts = maxHosts ?? DEFAULTS.maxHosts;
     this.hostIdleMs = hostIdleMs ?? DEFAULTS.hostIdleMs;
     this.base = base;

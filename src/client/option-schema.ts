@@ -143,6 +143,7 @@ const optionsSchema = policySchema
       })
       .optional(),
     fetch: fn('a fetch function').optional(),
+    partition: fn('a function (request) => string | undefined').optional(),
     store: z
       .custom<StateStore>(
         (v) =>

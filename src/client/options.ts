@@ -128,6 +128,22 @@ export interface PolicyOptions {
 export interface LimitedClientOptions extends PolicyOptions {
   /** Overrides per host: exact (`api.example.com`, `127.0.0.1:8080`) or `*.example.com`. */
   hosts?: Record<string, PolicyOptions>;
+  /**
+   * Splits a host into partitions that learn and hold apart: a request whose partition is a
+   * non-empty string goes through its own pipeline, keyed `${origin}#${partition}`, with its own
+   * learned limits, holds, queue, concurrency cap, client rate, retry budget and breaker (each
+   * with the host's options). Use it when one host enforces separate limits on separate routes:
+   * GitHub's `search` resource (30 requests a minute) beside `core` (5,000 an hour), Discord's
+   * per-route buckets, a model per OpenAI deployment. Without it, the whole host is one partition,
+   * so a spent `search` quota would also hold every `core` request until its reset. `undefined` or
+   * `''` puts the request in the host's own partition; a call's `partition` wins over this
+   * function. Called once per call, before the queue; it must be cheap and must not throw (a throw
+   * rejects the call with that error). At most 256 characters.
+   * @default every request of a host in one partition
+   * @example
+   * partition: ({ url }) => (url.includes('/search/') ? 'search' : undefined)
+   */
+  partition?: (request: CostContext) => string | undefined;
   /** Headers sent with every request of a `LimitedClient` (the call's own headers win). */
   headers?: HeadersInit;
   /** The fetch to call. @default globalThis.fetch, looked up at each call */
@@ -136,7 +152,10 @@ export interface LimitedClientOptions extends PolicyOptions {
   store?: StateStore;
   /** Time and chance. @default systemClock */
   clock?: Clock;
-  /** Hosts kept at once; the least recently used idle host is dropped past it. @default 1000 */
+  /**
+   * Pipelines kept at once (one per host, and one per partition of a host); the least recently
+   * used idle one is dropped past it. @default 1000
+   */
   maxHosts?: number;
   /** A host unused this long is dropped, in milliseconds. @default 300_000 */
   hostIdleMs?: number;

@@ -56,6 +56,7 @@ import { type Counters, hostStats, newCounters } from './stats.js';
 import type { MaybePromise, StateStore } from './store.js';
 import type {
   ClientEvents,
+  EventBase,
   GiveUpReason,
   HostStats,
   LimitedRequestInit,
@@ -85,17 +86,30 @@ export class HostPipeline {
   /** Set by {@link close}: the error calls get from then on. */
   private closed: ((ctx: RequestContext) => unknown) | undefined;
 
+  /**
+   * @param partition the host's partition this pipeline runs (see the `partition` option), or
+   *   `undefined` for the host's own.
+   */
   constructor(
     readonly origin: string,
     readonly policy: HostPolicy,
     private readonly shared: PipelineShared,
+    readonly partition?: string,
   ) {
-    this.key = `limited-client:${origin}`;
+    this.key =
+      partition === undefined
+        ? `limited-client:${origin}`
+        : `limited-client:${origin}#${partition}`;
     const { store, clock, events } = shared;
     const config = policy.state;
     this.breaker = policy.breaker
       ? new CircuitBreaker(policy.breaker, (from, to) => {
-          if (events.has('circuit-state')) events.emit('circuit-state', { origin, from, to });
+          if (events.has('circuit-state')) {
+            events.emit(
+              'circuit-state',
+              partition === undefined ? { origin, from, to } : { origin, partition, from, to },
+            );
+          }
         })
       : undefined;
     this.admission = new Admission({
@@ -513,8 +527,14 @@ export class HostPipeline {
     }
   }
 
-  private base(ctx: RequestContext) {
-    return { origin: this.origin, method: ctx.method ?? 'GET', url: ctx.url ?? '' };
+  private base(ctx: RequestContext): EventBase {
+    const base: EventBase = {
+      origin: this.origin,
+      method: ctx.method ?? 'GET',
+      url: ctx.url ?? '',
+    };
+    if (this.partition !== undefined) base.partition = this.partition;
+    return base;
   }
 
   /**
@@ -554,11 +574,19 @@ export class HostPipeline {
     } catch {
       // The shared part as of the last read: stats() never throws for the store.
     }
-    return hostStats(this.origin, this.counters, this.lastState, this.policy.state, now, {
-      inFlight: this.admission.inFlight,
-      queueLength: this.admission.queueLength,
-      circuit: this.breaker ? this.breaker.stateAt(now) : 'closed',
-    });
+    return hostStats(
+      this.origin,
+      this.partition,
+      this.counters,
+      this.lastState,
+      this.policy.state,
+      now,
+      {
+        inFlight: this.admission.inFlight,
+        queueLength: this.admission.queueLength,
+        circuit: this.breaker ? this.breaker.stateAt(now) : 'closed',
+      },
+    );
   }
 }
 

@@ -62,6 +62,7 @@ export interface LiveStats {
  */
 export function hostStats(
   origin: string,
+  partition: string | undefined,
   counters: Counters,
   state: HostState | undefined,
   config: HostStateConfig,
@@ -72,6 +73,7 @@ export function hostStats(
   const budget = state?.budget;
   return {
     origin,
+    ...(partition === undefined ? {} : { partition }),
     ...counters,
     ...live,
     holdUntil: limits && limits.holdUntil > now ? limits.holdUntil : 0,

@@ -35,6 +35,11 @@ export interface LimitedRequestInit extends RequestInit {
   timeoutMs?: number;
   /** Time limit of each attempt until its response headers, in milliseconds. */
   attemptTimeoutMs?: number;
+  /**
+   * The partition of the host this call belongs to (see the `partition` option), overriding the
+   * option's function. A non-empty string of at most 256 characters; `''` is the host's own.
+   */
+  partition?: string;
   /** `false` to never retry this call; or overrides of the retry options. */
   retry?: false | { retries?: number; shouldRetry?: ShouldRetry };
 }
@@ -68,6 +73,8 @@ export type ShouldRetry = (context: RetryContext) => boolean;
 export interface EventBase {
   /** The host's origin, e.g. `https://api.example.com`. */
   origin: string;
+  /** The host's partition, when the request has one (see the `partition` option). */
+  partition?: string;
   /** HTTP method, upper case. */
   method: string;
   /** The request URL. */
@@ -143,7 +150,7 @@ export interface ClientEvents {
   /** A request or a retry was refused because the host's circuit is open. */
   'circuit-open': EventBase & { retryAt: number };
   /** The circuit of a host changed state. */
-  'circuit-state': { origin: string; from: CircuitState; to: CircuitState };
+  'circuit-state': { origin: string; partition?: string; from: CircuitState; to: CircuitState };
   /**
    * The state store failed and the request went on without it: the caller still gets the response
    * (or the error) of its attempt, and its slot is given back. See {@link StoreOperation}.
@@ -176,6 +183,8 @@ export interface PolicyStats {
 /** Counts and state of one host. Counters run from the host's first request (or re-creation). */
 export interface HostStats {
   origin: string;
+  /** The partition these stats are of, when not the host's own (see the `partition` option). */
+  partition?: string;
   /** Logical requests started (a request and its retries count once). */
   requests: number;
   /** Attempts sent. */
@@ -219,10 +228,12 @@ export interface HostStats {
 
 /** `stats()` of a client: its hosts, and totals over every host it has seen (evicted ones too). */
 export interface ClientStats {
+  /** By origin, and by `${origin}#${partition}` for a partition (see the `partition` option). */
   hosts: Record<string, HostStats>;
   totals: Omit<
     HostStats,
     | 'origin'
+    | 'partition'
     | 'circuit'
     | 'holdUntil'
     | 'mode'

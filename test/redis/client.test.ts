@@ -70,4 +70,40 @@ describeRedis('clients sharing what the server taught, through Redis', () => {
     expect(isRateLimitError(refusal)).toBe(true);
     expect(server.stats()).toMatchObject({ admitted: 0, rejected: 1 });
   });
+  it('keeps a partition apart from its host, in its own key', async () => {
+    const routes = await createMockServer({
+      routes: [
+        {
+          path: '/search',
+          limits: [{ algorithm: 'fixed-window', limit: 1, windowMs: 60_000, name: 'search' }],
+        },
+        {
+          path: '/items/:id',
+          limits: [{ algorithm: 'fixed-window', limit: 50, windowMs: 60_000, name: 'core' }],
+        },
+      ],
+    });
+    try {
+      const options = {
+        maxRetryAfterMs: 100,
+        coldStart: false as const,
+        partition: ({ url }: { url: string }) => (url.includes('/search') ? 'search' : undefined),
+      };
+      const first = new LimitedClient(routes.url, { ...options, store: store(0, 'part') });
+      const second = new LimitedClient(routes.url, { ...options, store: store(1, 'part') });
+      expect((await first.get('/search')).status).toBe(200);
+      const key = `${prefix}part:state:{limited-client:${routes.url}#search}`;
+      expect(await (clients[0] as RedisClientType).exists(key)).toBe(1);
+      // The other process knows search is spent, and that the items are not.
+      const refusal = await second.get('/search').catch((error: unknown) => error);
+      expect(isRateLimitError(refusal)).toBe(true);
+      const items = await Promise.all([1, 2, 3].map((i) => second.get(`/items/${i}`)));
+      expect(items.map((r) => r.status)).toEqual([200, 200, 200]);
+      expect(routes.stats()).toMatchObject({ admitted: 4, rejected: 0 });
+      await first.close();
+      await second.close();
+    } finally {
+      await routes.close();
+    }
+  });
 });
