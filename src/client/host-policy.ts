@@ -11,6 +11,7 @@ import type { HostStateConfig } from './host-state.js';
 import { parseOptions } from './option-schema.js';
 import { type CostContext, DEFAULTS, type PolicyOptions } from './options.js';
 import type { BreakerConfig } from './policies/circuit-breaker.js';
+import { FLIGHT_TTL_MS } from './policies/learned-limits.js';
 import type { StateStore } from './store.js';
 import type { ShouldRetry } from './types.js';
 
@@ -95,13 +96,14 @@ function resolve(o: PolicyOptions, hostIdleMs: number): HostPolicy {
       : { rate: o.rate, burst: o.burst ?? Math.max(1, Math.ceil(o.rate)) };
   const learn = o.learnLimits ?? d.learnLimits;
   const maxRetryAfterMs = o.maxRetryAfterMs ?? d.maxRetryAfterMs;
+  const attemptTimeoutMs = o.attemptTimeoutMs ?? d.attemptTimeoutMs;
   return {
     concurrency: o.concurrency ?? d.concurrency,
     maxQueue: o.maxQueue ?? d.maxQueue,
     queueTimeoutMs: o.queueTimeoutMs ?? d.queueTimeoutMs,
     maxRetryAfterMs,
     timeoutMs: o.timeoutMs ?? d.timeoutMs,
-    attemptTimeoutMs: o.attemptTimeoutMs ?? d.attemptTimeoutMs,
+    attemptTimeoutMs,
     cost: o.cost ?? d.cost,
     maxCost: bucket ? bucket.burst : Number.POSITIVE_INFINITY,
     retry: {
@@ -122,6 +124,11 @@ function resolve(o: PolicyOptions, hostIdleMs: number): HostPolicy {
             fallbackHoldMs: d.fallbackHoldMs,
             // A wait the caller would not honour is recorded for no longer than one it would.
             maxHoldMs: Math.max(maxRetryAfterMs, d.fallbackHoldMs),
+            // A live attempt is answered or timed out within its timeout: past it (and a second
+            // more), its request is taken as lost (a process that died with it out).
+            flightTtlMs: Number.isFinite(attemptTimeoutMs)
+              ? attemptTimeoutMs + 1000
+              : FLIGHT_TTL_MS,
           }
         : undefined,
       bucket,

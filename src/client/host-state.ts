@@ -15,6 +15,7 @@ import {
   type LimitsState,
   type LimitsTicket,
   newLimits,
+  pruneLimits,
   recordLimits,
   settleLimits,
 } from './policies/learned-limits.js';
@@ -111,11 +112,14 @@ export function admitTransaction(
   return (current, share = 1, replay) => {
     const config = shareOf(shared, share, cost);
     const state = init(current, config, now);
+    if (state.limits && config.limits) pruneLimits(state.limits, now, config.limits);
     if (replay) {
       // The request was admitted (or not) elsewhere and the caller acted on it: record just that.
       if (replay.result.ok) {
         if (state.bucket && config.bucket) spendTokens(state.bucket, cost, config.bucket, now);
-        if (state.limits) recordLimits(state.limits, cost, replay.result.probed);
+        if (state.limits) {
+          recordLimits(state.limits, cost, replay.result.probed, replay.result.at);
+        }
         if (firstAttempt && state.budget && config.budget)
           depositRequest(state.budget, config.budget, now);
       }

@@ -7,6 +7,7 @@ import {
   type LimitsState,
   type LimitsTicket,
   newLimits,
+  pruneLimits,
   recordLimits,
   settleLimits,
 } from '../../src/client/policies/learned-limits.js';
@@ -412,5 +413,79 @@ describe('concurrency policies', () => {
     // An answer does, even one whose report is stale.
     settleLimits(s, { ...(held[0] as LimitsTicket), cost: 1, now: 2, random: 0 }, open);
     expect(checkLimits(s, 1, 2).ok).toBe(true);
+  });
+});
+
+describe('lost requests: what a dead process left in flight stops counting', () => {
+  const conc = (r: number) => ({
+    'ratelimit-policy': '"slots";q=2;qu="concurrent-requests"',
+    ratelimit: `"slots";r=${r}`,
+  });
+  const ttl: LimitsConfig = { ...open, flightTtlMs: 60_000 };
+  /** The admission step as the host state runs it: prune, then check, then commit. */
+  const admit = (s: LimitsState, now: number) => {
+    pruneLimits(s, now, ttl);
+    const verdict = checkLimits(s, 1, now);
+    return verdict.ok ? commitLimits(s, 1, now, ttl) : verdict;
+  };
+
+  it('a probe that is never answered holds its policy for flightTtlMs, not forever', () => {
+    const s = newLimits(ttl);
+    answer(s, send(s, 0, 1, ttl), 200, ietf(0, 1), 0, ttl);
+    // Past the reset, one probe goes; its process dies with it.
+    expect(admit(s, 1000)).toMatchObject({ probed: ['s'] });
+    expect(admit(s, 30_000)).toMatchObject({ ok: false, reason: 'probe', waitMs: undefined });
+    expect(admit(s, 61_000)).toMatchObject({ ok: false, reason: 'probe' });
+    // A minute after it was sent (its second's end, at most a second later), it is lost.
+    expect(admit(s, 62_001)).toMatchObject({ probed: ['s'] });
+    expect(s).toMatchObject({ inflight: 1, requests: 1 });
+  });
+
+  it('a concurrency slot held by a request never answered comes back after flightTtlMs', () => {
+    const s = newLimits(ttl);
+    answer(s, send(s, 0, 1, ttl), 200, conc(1), 0, ttl); // 2 slots, both free
+    const lost = [admit(s, 500), admit(s, 500)] as LimitsTicket[];
+    expect(admit(s, 59_000)).toMatchObject({ ok: false, reason: 'learned-limit' });
+    const next = admit(s, 61_001);
+    expect(next).toMatchObject({ seq: 4 });
+    expect(s).toMatchObject({ inflight: 1, requests: 1 });
+    expect(s.policies.slots?.remaining).toBe(1);
+    // A lost request answered after all gives back nothing more: it gave its slot back already.
+    settleLimits(s, { ...(lost[0] as LimitsTicket), cost: 1, now: 61_002, random: 0 }, ttl);
+    expect(s).toMatchObject({ inflight: 1, requests: 1 });
+    expect(s.policies.slots?.remaining).toBe(1);
+    // The live one's does.
+    settleLimits(s, { ...(next as LimitsTicket), cost: 1, now: 61_003, random: 0 }, ttl);
+    expect(s).toMatchObject({ inflight: 0, requests: 0, flights: [] });
+    expect(s.policies.slots?.remaining).toBe(2);
+  });
+
+  it('keeps counting what is younger, and stops at the first young entry', () => {
+    const s = newLimits(ttl);
+    send(s, 0, 2, ttl);
+    send(s, 30_500, 3, ttl);
+    pruneLimits(s, 60_999, ttl);
+    expect(s).toMatchObject({ inflight: 5, requests: 2 });
+    pruneLimits(s, 61_000, ttl);
+    expect(s).toMatchObject({ inflight: 3, requests: 1, flights: [[30, 1, 3]] });
+    pruneLimits(s, 91_000, ttl);
+    expect(s).toMatchObject({ inflight: 0, requests: 0, flights: [] });
+  });
+
+  it('is JSON: a state read back from a shared store prunes the same', () => {
+    const s = newLimits(ttl);
+    send(s, 5_000, 1, ttl);
+    send(s, 1_000, 1, ttl); // a clock that stepped back: filed in order, under its own second
+    send(s, 5_500, 2, ttl);
+    expect(s.flights).toEqual([
+      [1, 1, 1],
+      [5, 2, 3],
+    ]);
+    const copy = JSON.parse(JSON.stringify(s)) as LimitsState;
+    pruneLimits(copy, 62_000, ttl);
+    expect(copy).toMatchObject({ inflight: 3, requests: 2, flights: [[5, 2, 3]] });
+    // Answers find their second, wherever it is in the list.
+    settleLimits(copy, { seq: 3, probed: [], at: 5_500, cost: 2, now: 62_001, random: 0 }, ttl);
+    expect(copy).toMatchObject({ inflight: 1, requests: 1, flights: [[5, 1, 1]] });
   });
 });

@@ -36,6 +36,11 @@
  *    policy of its own (`retry-after`): after the hold, that many go at once, then one at a time
  *    until the next 429 starts the next window, whose count becomes the next estimate. Once
  *    learned, about one 429 per window (the probe that finds the window's end).
+ * 5. **Lost requests.** A request counts as in flight (against `remaining`, as a pending answer, as
+ *    a probe out, as a concurrency slot) until it is answered, or for `flightTtlMs` at most. A
+ *    process that dies with requests out (or a settle lost with a failed store update) cannot
+ *    leave a shared state waiting forever for answers that will not come: past that time its
+ *    requests are taken as lost, and the server has long counted them anyway.
  *
  * @module
  */
@@ -58,6 +63,8 @@ export interface PolicyState {
   resetAt?: number;
   /** Requests sent past the reset without a fresh report yet. */
   probes: number;
+  /** When the last of those probes was sent, epoch milliseconds. */
+  probeAt?: number;
   /**
    * The server's reset, when it is further than `maxHoldMs` and `resetAt` was capped to that (a
    * probe goes at `resetAt`).
@@ -66,6 +73,9 @@ export interface PolicyState {
   /** Learned from 429s alone, not declared by the server. */
   synthetic?: boolean;
 }
+
+/** Requests in flight sent in one second: `[epoch seconds, requests, units]`. */
+export type Flight = [number, number, number];
 
 /** The learned state of one host. Plain JSON (no `Infinity`, no `undefined` required). */
 export interface LimitsState {
@@ -89,10 +99,17 @@ export interface LimitsState {
   young?: number[];
   /** While `window` is set: the shortest time an answer took, in milliseconds. */
   minRttMs?: number;
-  /** Units in flight. */
+  /** Units in flight (the sum over `flights`, when it is kept). */
   inflight: number;
-  /** Requests in flight. */
+  /** Requests in flight (the sum over `flights`, when it is kept). */
   requests: number;
+  /**
+   * What is in flight by the second it was sent, oldest first: `[epoch seconds, requests, units]`.
+   * An entry older than `flightTtlMs` is dropped with what it counts (see rule 5).
+   */
+  flights?: Flight[];
+  /** Set while some policy may have a probe out (so that pruning looks at probes only then). */
+  probing?: boolean;
   /** Sequence number of the last request admitted. */
   seq: number;
   /** Sequence number of the request whose report was applied last. */
@@ -119,7 +136,15 @@ export interface LimitsConfig {
    * @default max(maxRetryAfterMs, fallbackHoldMs)
    */
   maxHoldMs?: number;
+  /**
+   * Longest time a request counts as in flight, in milliseconds; past it the request is taken as
+   * lost (see rule 5). @default {@link FLIGHT_TTL_MS}
+   */
+  flightTtlMs?: number;
 }
+
+/** Default of `LimitsConfig.flightTtlMs`: a request unanswered for a minute is taken as lost. */
+export const FLIGHT_TTL_MS = 60_000;
 
 /** Why a request is held. */
 export type HoldReason = 'retry-after' | 'learned-limit' | 'cold-start' | 'probe';
@@ -273,6 +298,8 @@ export function commitLimits(
     if (p.remaining >= cost) p.remaining -= cost;
     else {
       p.probes++;
+      p.probeAt = now;
+      state.probing = true;
       probed.push(key);
     }
   }
@@ -286,10 +313,97 @@ export function commitLimits(
     young.push(now);
     state.young = young;
   }
-  state.inflight += cost;
-  state.requests++;
+  addFlight(state, cost, now);
   state.seq++;
   return { seq: state.seq, probed, at: now };
+}
+
+/** Counts a request of `cost` units sent at `at` (epoch milliseconds) as in flight. */
+function addFlight(state: LimitsState, cost: number, at: number | undefined): void {
+  state.inflight += cost;
+  state.requests++;
+  if (at === undefined) return;
+  const second = Math.floor(at / 1000);
+  const flights = state.flights;
+  if (flights === undefined) {
+    state.flights = [[second, 1, cost]];
+    return;
+  }
+  // Sorted by second; a request almost always belongs to the last one or after it.
+  let i = flights.length;
+  while (i > 0 && (flights[i - 1] as Flight)[0] > second) i--;
+  const last = flights[i - 1];
+  if (last !== undefined && last[0] === second) {
+    last[1]++;
+    last[2] += cost;
+  } else {
+    flights.splice(i, 0, [second, 1, cost]);
+  }
+}
+
+/**
+ * Stops counting a request of `cost` units sent at `at` as in flight. `false` when it no longer
+ * counted: it was taken as lost ({@link pruneLimits}), which gave back what it held.
+ */
+function removeFlight(state: LimitsState, cost: number, at: number | undefined): boolean {
+  const flights = state.flights;
+  if (at !== undefined && flights !== undefined) {
+    const second = Math.floor(at / 1000);
+    let i = flights.length - 1;
+    while (i >= 0 && (flights[i] as Flight)[0] > second) i--;
+    const flight = flights[i];
+    if (flight === undefined || flight[0] !== second) return false;
+    flight[1]--;
+    flight[2] -= cost;
+    if (flight[1] <= 0) flights.splice(i, 1);
+  }
+  state.inflight = Math.max(0, state.inflight - cost);
+  state.requests = Math.max(0, state.requests - 1);
+  return true;
+}
+
+/**
+ * Takes requests unanswered for `flightTtlMs` as lost (rule 5): they stop counting in flight and
+ * give back their concurrency slots, and a probe out that long no longer holds its policy. Run it
+ * before {@link checkLimits}; cheap when nothing is stale (it looks at the oldest entry only).
+ */
+export function pruneLimits(state: LimitsState, now: number, config: LimitsConfig): void {
+  const until = now - (config.flightTtlMs ?? FLIGHT_TTL_MS);
+  const flights = state.flights;
+  if (
+    flights !== undefined &&
+    flights.length > 0 &&
+    ((flights[0] as Flight)[0] + 1) * 1000 <= until
+  ) {
+    let requests = 0;
+    let units = 0;
+    let stale = 0;
+    for (const [second, n, cost] of flights) {
+      if ((second + 1) * 1000 > until) break;
+      requests += n;
+      units += cost;
+      stale++;
+    }
+    flights.splice(0, stale);
+    state.requests = Math.max(0, state.requests - requests);
+    state.inflight = Math.max(0, state.inflight - units);
+    for (const key in state.policies) {
+      const p = state.policies[key] as PolicyState;
+      if (p.unit === CONCURRENT && p.remaining !== undefined) p.remaining += units;
+    }
+  }
+  if (state.probing) {
+    let probing = false;
+    for (const key in state.policies) {
+      const p = state.policies[key] as PolicyState;
+      if (p.probes > 0 && (p.probeAt === undefined || p.probeAt <= until)) {
+        p.probes = 0;
+        delete p.probeAt;
+      }
+      if (p.probes > 0) probing = true;
+    }
+    if (!probing) delete state.probing;
+  }
 }
 
 function policyKey(q: QuotaPolicy): string {
@@ -369,30 +483,41 @@ export function isPushback(status: number, info: RateLimitInfo | undefined): boo
 }
 
 /**
- * Records a request that was sent with a ticket issued elsewhere (on a local copy of this state,
- * while a shared store was out of reach): the policies it probed there count a probe here, the
- * others spend its cost, and it is in flight. Its settle, given the same ticket, undoes exactly that.
+ * Records a request that was sent at `at` with a ticket issued elsewhere (on a local copy of this
+ * state, while a shared store was out of reach): the policies it probed there count a probe here,
+ * the others spend its cost, and it is in flight. Its settle, given the same ticket, undoes exactly
+ * that.
  */
-export function recordLimits(state: LimitsState, cost: number, probed: readonly string[]): void {
+export function recordLimits(
+  state: LimitsState,
+  cost: number,
+  probed: readonly string[],
+  at?: number,
+): void {
   for (const key in state.policies) {
     const p = state.policies[key] as PolicyState;
     if (p.remaining === undefined) continue;
-    if (probed.includes(key)) p.probes++;
-    else p.remaining -= cost;
+    if (probed.includes(key)) {
+      p.probes++;
+      if (at !== undefined) p.probeAt = at;
+      state.probing = true;
+    } else {
+      p.remaining -= cost;
+    }
   }
-  state.inflight += cost;
-  state.requests++;
+  addFlight(state, cost, at);
   state.seq++;
 }
 
 /** Takes an attempt's outcome into the state: frees its units, learns from its headers. */
 export function settleLimits(state: LimitsState, answer: LimitsAnswer, config: LimitsConfig): void {
-  state.inflight = Math.max(0, state.inflight - answer.cost);
-  state.requests = Math.max(0, state.requests - 1);
-  for (const key in state.policies) {
-    const p = state.policies[key] as PolicyState;
-    // A concurrency slot is given back when its request ends (a fresh report overrides below).
-    if (p.unit === CONCURRENT && p.remaining !== undefined) p.remaining += answer.cost;
+  // A request taken as lost has given back what it held already.
+  if (removeFlight(state, answer.cost, answer.at)) {
+    for (const key in state.policies) {
+      const p = state.policies[key] as PolicyState;
+      // A concurrency slot is given back when its request ends (a fresh report overrides below).
+      if (p.unit === CONCURRENT && p.remaining !== undefined) p.remaining += answer.cost;
+    }
   }
   for (const key of answer.probed) {
     const p = state.policies[key];
