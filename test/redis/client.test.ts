@@ -106,4 +106,43 @@ describeRedis('clients sharing what the server taught, through Redis', () => {
       await routes.close();
     }
   });
+  it('a probe lost with a dead process stops holding the others once its time is up', async () => {
+    const routes = await createMockServer({
+      routes: [{ path: '*', limits: [{ algorithm: 'fixed-window', limit: 1, windowMs: 1000 }] }],
+    });
+    const dead = new AbortController();
+    try {
+      // A process whose request never comes back (its fetch hangs until the test ends).
+      const hang: typeof fetch = (_input, init) =>
+        new Promise((_resolve, reject) => {
+          init?.signal?.addEventListener('abort', () => reject(init.signal?.reason));
+        });
+      const options = { coldStart: false as const, attemptTimeoutMs: 1000 };
+      const alive = wrapFetch(fetch, { ...options, store: store(1, 'lost') });
+      const dying = wrapFetch(hang, {
+        coldStart: false,
+        store: store(0, 'lost'),
+      });
+      const first = await alive(`${routes.url}/a`);
+      expect(first.status).toBe(200);
+      expect(first.headers.get('ratelimit')).toMatch(/r=0/);
+      // Past the window's reset, the dying process's request is the one probe.
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      const lost = dying(`${routes.url}/b`, { signal: dead.signal }).catch(() => 'aborted');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const held: string[] = [];
+      alive.on('held', (e) => held.push(e.reason));
+      // Waits for that probe's answer, then takes it as lost (attempt timeout 1 s, plus 1 s).
+      const next = await alive(`${routes.url}/c`);
+      expect(next.status).toBe(200);
+      expect(held).toEqual(['probe']);
+      dead.abort();
+      expect(await lost).toBe('aborted');
+      await alive.close();
+      await dying.close();
+    } finally {
+      dead.abort();
+      await routes.close();
+    }
+  });
 });
