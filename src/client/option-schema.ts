@@ -95,6 +95,7 @@ const policySchema = z
           windowMs: num(10, DAY_MS).optional(),
           consecutiveFailures: int(1, 1e9).optional(),
           coolDownMs: num(0, DAY_MS).optional(),
+          maxCoolDownMs: num(0, DAY_MS).optional(),
           halfOpenProbes: int(1, 1000).optional(),
         })
         .strict(),

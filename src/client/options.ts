@@ -51,8 +51,13 @@ export interface CircuitBreakerOptions {
   windowMs?: number;
   /** Failures in a row that open the circuit. @default 5 */
   consecutiveFailures?: number;
-  /** Time open before probing, in milliseconds. @default 5_000 */
+  /**
+   * Time open before the first probe, in milliseconds; each failed probe doubles it, up to
+   * `maxCoolDownMs`, and it starts over when the breaker closes. @default 1_000
+   */
   coolDownMs?: number;
+  /** Longest time open between probes, in milliseconds (never below `coolDownMs`). @default 30_000 */
+  maxCoolDownMs?: number;
   /** Probes when half-open; all must succeed to close. @default 1 */
   halfOpenProbes?: number;
 }
@@ -184,7 +189,8 @@ export const DEFAULTS = Object.freeze({
     minRequests: 10,
     windowMs: 10_000,
     consecutiveFailures: 5,
-    coolDownMs: 5_000,
+    coolDownMs: 1_000,
+    maxCoolDownMs: 30_000,
     halfOpenProbes: 1,
   }),
   idempotency: Object.freeze({ header: 'Idempotency-Key', methods: ['POST', 'PATCH'] }),

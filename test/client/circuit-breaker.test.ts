@@ -7,6 +7,7 @@ const config = {
   windowMs: 10_000,
   consecutiveFailures: 5,
   coolDownMs: 5_000,
+  maxCoolDownMs: 30_000,
   halfOpenProbes: 2,
 };
 
@@ -63,8 +64,9 @@ describe('circuit breaker', () => {
     expect(b.acquire(5999)).toEqual({ allowed: false, retryAt: 6000 });
     expect(b.acquire(6000)).toEqual({ allowed: true, probe: true });
     expect(b.acquire(6000)).toEqual({ allowed: true, probe: true });
-    // Two probes out: a third call is refused, told to come back one cool-down later at worst.
-    expect(b.acquire(6001)).toEqual({ allowed: false, retryAt: 11_001 });
+    // Two probes out: a third call is refused, told to come back when a failed probe's cool-down
+    // (doubled) would end, at worst.
+    expect(b.acquire(6001)).toEqual({ allowed: false, retryAt: 16_001 });
     expect(transitions.map(([f, t]) => `${f}>${t}`)).toEqual(['closed>open', 'open>half-open']);
   });
 
@@ -83,14 +85,50 @@ describe('circuit breaker', () => {
     expect(b.stateAt(5300)).toBe('closed');
   });
 
-  it('half-open -> open on a probe failure, for another cool-down', () => {
+  it('half-open -> open on a probe failure, for twice the cool-down, up to maxCoolDownMs', () => {
     const { b } = breaker();
     for (let i = 0; i < 5; i++) b.failure(0, false);
     b.acquire(5000);
     b.failure(5500, true);
     expect(b.stateAt(5500)).toBe('open');
-    expect(b.acquire(10_499)).toEqual({ allowed: false, retryAt: 10_500 });
-    expect(b.acquire(10_500)).toEqual({ allowed: true, probe: true });
+    expect(b.currentCoolDownMs).toBe(10_000);
+    expect(b.acquire(15_499)).toEqual({ allowed: false, retryAt: 15_500 });
+    expect(b.acquire(15_500)).toEqual({ allowed: true, probe: true });
+    // Doubling: 20 s, then 30 s (the cap), and 30 s from then on.
+    let now = 15_600;
+    const coolDowns: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      b.failure(now, true);
+      coolDowns.push(b.currentCoolDownMs);
+      now += b.currentCoolDownMs;
+      expect(b.acquire(now - 1).allowed).toBe(false);
+      expect(b.acquire(now)).toEqual({ allowed: true, probe: true });
+    }
+    expect(coolDowns).toEqual([20_000, 30_000, 30_000, 30_000]);
+  });
+
+  it('starts over at coolDownMs once closed, when it opens again', () => {
+    const { b } = breaker();
+    for (let i = 0; i < 5; i++) b.failure(0, false);
+    b.acquire(5000);
+    b.failure(5000, true); // 10 s
+    b.acquire(15_000);
+    b.acquire(15_000);
+    b.success(15_001, true);
+    b.success(15_002, true);
+    expect(b.stateAt(15_002)).toBe('closed');
+    expect(b.currentCoolDownMs).toBe(10_000); // kept until it opens again...
+    for (let i = 0; i < 5; i++) b.failure(16_000, false);
+    expect(b.currentCoolDownMs).toBe(5_000); // ...from closed: the first cool-down again
+    expect(b.retryAt(16_000)).toBe(21_000);
+  });
+
+  it('never cools down for less than coolDownMs, whatever maxCoolDownMs says', () => {
+    const b = new CircuitBreaker({ ...config, maxCoolDownMs: 1000 });
+    for (let i = 0; i < 5; i++) b.failure(0, false);
+    b.acquire(5000);
+    b.failure(5000, true);
+    expect(b.currentCoolDownMs).toBe(5000);
   });
 
   it('a probe released without a verdict frees its slot', () => {

@@ -29,7 +29,8 @@ describe('options', () => {
     expect(p.state.bucket).toBeUndefined();
     expect(p.idempotency?.header).toBe('Idempotency-Key');
     expect([...(p.idempotency?.methods ?? [])]).toEqual(['POST', 'PATCH']);
-    expect(p.breaker?.coolDownMs).toBe(5000);
+    expect(p.breaker?.coolDownMs).toBe(1000);
+    expect(p.breaker?.maxCoolDownMs).toBe(30_000);
   });
 
   it('names the option, the value and the allowed range', () => {

@@ -1,9 +1,12 @@
 /**
  * The circuit breaker of one host. Closed, it counts outcomes over a sliding window; it opens when
  * the failure ratio over at least `minRequests` requests reaches `failureRatio`, or after
- * `consecutiveFailures` failures in a row. Open, it refuses every call until `coolDownMs` has
+ * `consecutiveFailures` failures in a row. Open, it refuses every call until its cool-down has
  * passed; then it half-opens and lets `halfOpenProbes` requests through: if they all succeed it
- * closes, and the first failure opens it again for another cool-down.
+ * closes, and the first failure opens it again for twice as long (up to `maxCoolDownMs`). The
+ * cool-down starts at `coolDownMs` each time the breaker opens from closed: a short outage is
+ * probed early and left quickly, a long one is probed less and less often (a probe per cool-down,
+ * 1, 2, 4... 30 s apart by default).
  *
  * What counts as a failure is the caller's call. The pipeline counts transient network errors,
  * attempt timeouts and 500, 502, 503, 504; any other response is a success (a 429 is the server
@@ -28,8 +31,13 @@ export interface BreakerConfig {
   windowMs: number;
   /** Failures in a row that open the breaker whatever the ratio. @default 5 */
   consecutiveFailures: number;
-  /** How long the breaker stays open before probing, in milliseconds. @default 5_000 */
+  /** How long the breaker stays open before its first probe, in milliseconds. @default 1_000 */
   coolDownMs: number;
+  /**
+   * Longest cool-down, in milliseconds: each failed probe doubles the cool-down up to this (never
+   * below `coolDownMs`). @default 30_000
+   */
+  maxCoolDownMs: number;
   /** Probes let through when half-open; all must succeed to close. @default 1 */
   halfOpenProbes: number;
 }
@@ -45,6 +53,8 @@ const PROBE: BreakerPermit = Object.freeze({ allowed: true, probe: true });
 export class CircuitBreaker {
   private state: CircuitState = 'closed';
   private openedAt = 0;
+  /** The current cool-down, in milliseconds. */
+  private coolDownMs: number;
   private consecutive = 0;
   private probes = 0;
   private probeSuccesses = 0;
@@ -59,7 +69,14 @@ export class CircuitBreaker {
   constructor(
     private readonly config: BreakerConfig,
     private readonly onChange?: (from: CircuitState, to: CircuitState, now: number) => void,
-  ) {}
+  ) {
+    this.coolDownMs = config.coolDownMs;
+  }
+
+  /** The cool-down the breaker is in, or would start with if it opened now, in milliseconds. */
+  get currentCoolDownMs(): number {
+    return this.coolDownMs;
+  }
 
   /** True while closed (no time needed: only an open breaker changes state with time). */
   get closed(): boolean {
@@ -68,7 +85,7 @@ export class CircuitBreaker {
 
   /** The state at `now` (an open breaker whose cool-down has passed reads as half-open). */
   stateAt(now: number): CircuitState {
-    if (this.state === 'open' && now >= this.openedAt + this.config.coolDownMs) {
+    if (this.state === 'open' && now >= this.openedAt + this.coolDownMs) {
       this.move('half-open', now);
       this.probes = 0;
       this.probeSuccesses = 0;
@@ -79,7 +96,7 @@ export class CircuitBreaker {
   /**
    * Asks to send a request. Closed: allowed. Half-open: allowed as a probe while fewer than
    * `halfOpenProbes` are out. Otherwise refused, with the epoch milliseconds at which to try again
-   * (the end of the cool-down; while probes decide, one cool-down from now at worst).
+   * (the end of the cool-down; while probes decide, one (doubled) cool-down from now at worst).
    */
   acquire(now: number): BreakerPermit {
     const state = this.stateAt(now);
@@ -93,12 +110,19 @@ export class CircuitBreaker {
 
   /**
    * When a refused call may try again, in epoch milliseconds: the end of the cool-down while open;
-   * one cool-down from now at worst while probes decide; `now` when closed.
+   * while probes decide, the cool-down a failed probe would start, from now, at worst; `now` when
+   * closed.
    */
   retryAt(now: number): number {
     const state = this.stateAt(now);
-    if (state === 'open') return this.openedAt + this.config.coolDownMs;
-    return state === 'half-open' ? now + this.config.coolDownMs : now;
+    if (state === 'open') return this.openedAt + this.coolDownMs;
+    return state === 'half-open' ? now + this.nextCoolDownMs() : now;
+  }
+
+  /** The cool-down after a failed probe: twice the current one, within the bounds. */
+  private nextCoolDownMs(): number {
+    const max = Math.max(this.config.coolDownMs, this.config.maxCoolDownMs);
+    return Math.min(max, this.coolDownMs * 2);
   }
 
   /** Records a success of a request admitted by {@link acquire}. */
@@ -118,14 +142,20 @@ export class CircuitBreaker {
   /** Records a failure of a request admitted by {@link acquire}. */
   failure(now: number, probe: boolean): void {
     if (probe) {
-      if (this.state === 'half-open') this.open(now);
+      if (this.state === 'half-open') {
+        this.coolDownMs = this.nextCoolDownMs();
+        this.open(now);
+      }
       return;
     }
     if (this.state !== 'closed') return;
     this.consecutive++;
     const index = this.advance(now);
     this.failures[index] = (this.failures[index] ?? 0) + 1;
-    if (this.consecutive >= this.config.consecutiveFailures || this.ratioTripped()) this.open(now);
+    if (this.consecutive >= this.config.consecutiveFailures || this.ratioTripped()) {
+      this.coolDownMs = this.config.coolDownMs;
+      this.open(now);
+    }
   }
 
   /** Gives a probe slot back when the request ended with no verdict (aborted, refused later). */

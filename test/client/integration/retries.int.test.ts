@@ -133,7 +133,9 @@ describe.concurrent('retries against the mock server', () => {
     const started = Date.now();
     const client = new LimitedClient(server.url, {
       retry: false,
-      circuitBreaker: { consecutiveFailures: 5, coolDownMs },
+      // A fixed cool-down (no doubling after failed probes), so "within one cool-down" is exact;
+      // the doubling is the unit tests' (test/client/circuit-breaker.test.ts).
+      circuitBreaker: { consecutiveFailures: 5, coolDownMs, maxCoolDownMs: coolDownMs },
     });
     const transitions: { to: CircuitState; at: number }[] = [];
     client.on('circuit-state', (e) => transitions.push({ to: e.to, at: Date.now() - started }));
