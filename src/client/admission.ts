@@ -37,7 +37,12 @@ export interface AdmissionDeps {
   /** Longest wait in line, in milliseconds. */
   queueTimeoutMs: number;
   /** Asks the shared state to admit (and record) one attempt at `now`. */
-  tryAdmit(cost: number, firstAttempt: boolean, now: number): MaybePromise<AdmitResult>;
+  tryAdmit(
+    cost: number,
+    firstAttempt: boolean,
+    now: number,
+    flightTtlMs: number | undefined,
+  ): MaybePromise<AdmitResult>;
   /**
    * Gives back an admission that was not used (the request left in the meantime). Must not
    * reject; the queue goes on whatever it does.
@@ -69,6 +74,8 @@ export interface AdmissionRequest {
   ctx: RequestContext;
   /** The clock's time when the request asks, epoch milliseconds (read once by the caller). */
   now?: number;
+  /** How long the attempt may stay unanswered before it counts as lost, in milliseconds. */
+  flightTtlMs?: number;
 }
 
 interface Waiter {
@@ -139,7 +146,12 @@ export class Admission {
       this.inFlight++;
       let result: MaybePromise<AdmitResult>;
       try {
-        result = this.deps.tryAdmit(req.cost, req.firstAttempt, req.now ?? this.deps.clock.now());
+        result = this.deps.tryAdmit(
+          req.cost,
+          req.firstAttempt,
+          req.now ?? this.deps.clock.now(),
+          req.flightTtlMs,
+        );
       } catch (error) {
         this.inFlight--;
         return Promise.reject(error);
@@ -307,7 +319,12 @@ export class Admission {
       this.inFlight++;
       let result: AdmitResult;
       try {
-        result = await this.deps.tryAdmit(w.req.cost, w.req.firstAttempt, this.deps.clock.now());
+        result = await this.deps.tryAdmit(
+          w.req.cost,
+          w.req.firstAttempt,
+          this.deps.clock.now(),
+          w.req.flightTtlMs,
+        );
       } catch (error) {
         this.inFlight--;
         this.leave(w, error);

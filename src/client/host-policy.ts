@@ -9,7 +9,14 @@ import type { Clock } from '../clock.js';
 import { HostMatcher } from './host-match.js';
 import type { HostStateConfig } from './host-state.js';
 import { parseOptions } from './option-schema.js';
-import { type CostContext, DEFAULTS, type PolicyOptions } from './options.js';
+import {
+  type CircuitBreakerOptions,
+  type CostContext,
+  DEFAULTS,
+  type IdempotencyOptions,
+  type PolicyOptions,
+  type RetryBudgetOptions,
+} from './options.js';
 import type { BreakerConfig } from './policies/circuit-breaker.js';
 import { FLIGHT_TTL_MS } from './policies/learned-limits.js';
 import type { StateStore } from './store.js';
@@ -82,13 +89,35 @@ function merge(layers: readonly PolicyOptions[]): PolicyOptions {
   return out;
 }
 
+/**
+ * `defaults` with every field of `given` that is not `undefined`: an option written as
+ * `{ coolDownMs: undefined }` takes its default, as an absent one does.
+ */
+function withDefaults<T extends object>(defaults: Readonly<Required<T>>, given: T | undefined) {
+  const out = { ...defaults } as Required<T>;
+  if (given === undefined) return out;
+  for (const key of Object.keys(given) as (keyof T)[]) {
+    const value = given[key];
+    if (value !== undefined) out[key] = value as Required<T>[keyof T];
+  }
+  return out;
+}
+
 function resolve(o: PolicyOptions, hostIdleMs: number): HostPolicy {
   const d = DEFAULTS;
   const retry = o.retry === false ? { retries: 0 } : (o.retry ?? {});
-  const budget = o.retryBudget === false ? undefined : { ...d.retryBudget, ...o.retryBudget };
+  const budget =
+    o.retryBudget === false
+      ? undefined
+      : withDefaults<RetryBudgetOptions>(d.retryBudget, o.retryBudget);
   const breaker =
-    o.circuitBreaker === false ? undefined : { ...d.circuitBreaker, ...o.circuitBreaker };
-  const idem = o.idempotency === false ? undefined : { ...d.idempotency, ...o.idempotency };
+    o.circuitBreaker === false
+      ? undefined
+      : withDefaults<CircuitBreakerOptions>(d.circuitBreaker, o.circuitBreaker);
+  const idem =
+    o.idempotency === false
+      ? undefined
+      : withDefaults<IdempotencyOptions>(d.idempotency, o.idempotency);
   const cold = o.coldStart === false ? undefined : o.coldStart === true ? {} : (o.coldStart ?? {});
   const bucket =
     o.rate === undefined
@@ -96,14 +125,13 @@ function resolve(o: PolicyOptions, hostIdleMs: number): HostPolicy {
       : { rate: o.rate, burst: o.burst ?? Math.max(1, Math.ceil(o.rate)) };
   const learn = o.learnLimits ?? d.learnLimits;
   const maxRetryAfterMs = o.maxRetryAfterMs ?? d.maxRetryAfterMs;
-  const attemptTimeoutMs = o.attemptTimeoutMs ?? d.attemptTimeoutMs;
   return {
     concurrency: o.concurrency ?? d.concurrency,
     maxQueue: o.maxQueue ?? d.maxQueue,
     queueTimeoutMs: o.queueTimeoutMs ?? d.queueTimeoutMs,
     maxRetryAfterMs,
     timeoutMs: o.timeoutMs ?? d.timeoutMs,
-    attemptTimeoutMs,
+    attemptTimeoutMs: o.attemptTimeoutMs ?? d.attemptTimeoutMs,
     cost: o.cost ?? d.cost,
     maxCost: bucket ? bucket.burst : Number.POSITIVE_INFINITY,
     retry: {
@@ -120,15 +148,12 @@ function resolve(o: PolicyOptions, hostIdleMs: number): HostPolicy {
       limits: learn
         ? {
             initialWindow: cold ? (cold.initialWindow ?? d.initialWindow) : undefined,
-            jitter: { ...d.waitJitter, ...o.waitJitter },
+            jitter: withDefaults<{ ratio?: number; maxMs?: number }>(d.waitJitter, o.waitJitter),
             fallbackHoldMs: d.fallbackHoldMs,
             // A wait the caller would not honour is recorded for no longer than one it would.
             maxHoldMs: Math.max(maxRetryAfterMs, d.fallbackHoldMs),
-            // A live attempt is answered or timed out within its timeout: past it (and a second
-            // more), its request is taken as lost (a process that died with it out).
-            flightTtlMs: Number.isFinite(attemptTimeoutMs)
-              ? attemptTimeoutMs + 1000
-              : FLIGHT_TTL_MS,
+            // For attempts without a timeout of their own (the pipeline passes the others').
+            flightTtlMs: FLIGHT_TTL_MS,
           }
         : undefined,
       bucket,

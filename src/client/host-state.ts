@@ -101,25 +101,28 @@ function init(state: HostState | undefined, config: HostStateConfig, now: number
  * Admits one attempt of `cost` units if the learned limits and the client bucket both allow it,
  * and then records it (limits debited, tokens taken, and for a first attempt, a deposit in the
  * retry budget). When either says no, nothing is taken. On a share of the limits (see
- * `Transaction`), the bucket and the budget are scaled down.
+ * `Transaction`), the bucket and the budget are scaled down. Requests in flight whose time is up
+ * are taken as lost first (see `pruneLimits`).
+ *
+ * @param flightTtlMs how long this attempt may stay unanswered before it is taken as lost, in
+ *   milliseconds (its attempt timeout plus a second); default `limits.flightTtlMs`.
  */
 export function admitTransaction(
   shared: HostStateConfig,
   cost: number,
   firstAttempt: boolean,
   now: number,
+  flightTtlMs?: number,
 ): Transaction<HostState, AdmitResult> {
   return (current, share = 1, replay) => {
     const config = shareOf(shared, share, cost);
     const state = init(current, config, now);
-    if (state.limits && config.limits) pruneLimits(state.limits, now, config.limits);
+    if (state.limits) pruneLimits(state.limits, now);
     if (replay) {
       // The request was admitted (or not) elsewhere and the caller acted on it: record just that.
       if (replay.result.ok) {
         if (state.bucket && config.bucket) spendTokens(state.bucket, cost, config.bucket, now);
-        if (state.limits) {
-          recordLimits(state.limits, cost, replay.result.probed, replay.result.at);
-        }
+        if (state.limits) recordLimits(state.limits, cost, replay.result, now);
         if (firstAttempt && state.budget && config.budget)
           depositRequest(state.budget, config.budget, now);
       }
@@ -133,10 +136,15 @@ export function admitTransaction(
       const waitMs = takeTokens(state.bucket, cost, config.bucket, now);
       if (waitMs > 0) return [state, { ok: false, waitMs, reason: 'client-rate' }];
     }
-    const ticket = state.limits ? commitLimits(state.limits, cost, now, config.limits) : NO_TICKET;
+    const ticket = state.limits
+      ? commitLimits(state.limits, cost, now, config.limits, flightTtlMs)
+      : NO_TICKET;
     if (firstAttempt && state.budget && config.budget)
       depositRequest(state.budget, config.budget, now);
-    return [state, { ok: true, seq: ticket.seq, probed: ticket.probed, at: ticket.at }];
+    return [
+      state,
+      { ok: true, seq: ticket.seq, probed: ticket.probed, at: ticket.at, expires: ticket.expires },
+    ];
   };
 }
 

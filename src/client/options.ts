@@ -53,7 +53,8 @@ export interface CircuitBreakerOptions {
   consecutiveFailures?: number;
   /**
    * Time open before the first probe, in milliseconds; each failed probe doubles it, up to
-   * `maxCoolDownMs`, and it starts over when the breaker closes. @default 1_000
+   * `maxCoolDownMs`, and it starts over when the breaker closes (0: probe at once, every time).
+   * @default 1_000
    */
   coolDownMs?: number;
   /** Longest time open between probes, in milliseconds (never below `coolDownMs`). @default 30_000 */
@@ -113,7 +114,9 @@ export interface PolicyOptions {
   timeoutMs?: number;
   /**
    * Limit per attempt, in milliseconds: from sending until its response headers arrive. An attempt
-   * that times out may be retried (see `retry`). The body is not covered.
+   * that times out may be retried (see `retry`). The body is not covered. Also how long, plus a
+   * second, the attempt counts as in flight in a shared state if its process dies with it out
+   * (60 s without a limit).
    * @default Infinity
    */
   attemptTimeoutMs?: number;

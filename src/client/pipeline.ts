@@ -119,10 +119,10 @@ export class HostPipeline {
       queueTimeoutMs: policy.queueTimeoutMs,
       tryAdmit:
         config.limits || config.bucket || config.budget
-          ? (cost, first, now) =>
+          ? (cost, first, now, flightTtlMs) =>
               store.update<HostState, AdmitResult>(
                 this.key,
-                admitTransaction(config, cost, first, now),
+                admitTransaction(config, cost, first, now, flightTtlMs),
                 policy.stateTtlMs,
               )
           : () => ADMITTED, // nothing shared to consult
@@ -217,6 +217,11 @@ export class HostPipeline {
           maxWaitMs: this.policy.maxRetryAfterMs,
           ctx: call.ctx,
           now,
+          // A live attempt is answered or times out within its timeout; past it and a second
+          // more, its request is taken as lost (a process that died with it out).
+          flightTtlMs: Number.isFinite(call.attemptTimeoutMs)
+            ? call.attemptTimeoutMs + 1000
+            : undefined,
         });
         ticket = isPromiseLike(admitted) ? await admitted : admitted;
       } catch (error) {
@@ -403,6 +408,7 @@ export class HostPipeline {
           seq: ticket.seq,
           probed: ticket.probed,
           at: ticket.at,
+          expires: ticket.expires,
           cost,
           status: outcome.response?.status,
           info: outcome.info,

@@ -24,7 +24,8 @@ export interface WrappedFetch {
 /**
  * Wraps a fetch so that every call goes through the pipeline of its host (keyed by origin, and by
  * partition when the `partition` option splits a host): the server's learned limits, the client's
- * own limits, bounded retries with a budget and a breaker, idempotency keys on writes. Existing code swaps one identifier.
+ * own limits, bounded retries with a budget and a breaker, idempotency keys on writes. Existing
+ * code swaps one identifier.
  *
  * Relative URLs are not accepted (there is no base URL): pass absolute ones, as Node's fetch
  * requires anyway.

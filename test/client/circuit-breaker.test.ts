@@ -117,9 +117,9 @@ describe('circuit breaker', () => {
     b.success(15_001, true);
     b.success(15_002, true);
     expect(b.stateAt(15_002)).toBe('closed');
-    expect(b.currentCoolDownMs).toBe(10_000); // kept until it opens again...
+    expect(b.currentCoolDownMs).toBe(5_000);
     for (let i = 0; i < 5; i++) b.failure(16_000, false);
-    expect(b.currentCoolDownMs).toBe(5_000); // ...from closed: the first cool-down again
+    expect(b.currentCoolDownMs).toBe(5_000);
     expect(b.retryAt(16_000)).toBe(21_000);
   });
 

@@ -3,6 +3,7 @@ import {
   BLIND_POLICY,
   checkLimits,
   commitLimits,
+  flightExpiry,
   type LimitsConfig,
   type LimitsState,
   type LimitsTicket,
@@ -220,7 +221,7 @@ describe('declared policies', () => {
     answer(s, send(s, 0), 200, ietf(1, 1), 0, open);
     const before = structuredClone(s);
     // Issued on a copy where 's' had no room: a probe there, so a probe here.
-    recordLimits(s, 1, ['s']);
+    recordLimits(s, 1, { probed: ['s'] }, 0);
     expect(s.policies.s?.probes).toBe(1);
     expect(s).toMatchObject({ inflight: 1, requests: 1 });
     settleLimits(s, { seq: 0, probed: ['s'], cost: 1, status: 200, now: 0, random: 0 }, open);
@@ -423,69 +424,113 @@ describe('lost requests: what a dead process left in flight stops counting', () 
   });
   const ttl: LimitsConfig = { ...open, flightTtlMs: 60_000 };
   /** The admission step as the host state runs it: prune, then check, then commit. */
-  const admit = (s: LimitsState, now: number) => {
-    pruneLimits(s, now, ttl);
+  const admit = (s: LimitsState, now: number, ttlMs?: number) => {
+    pruneLimits(s, now);
     const verdict = checkLimits(s, 1, now);
-    return verdict.ok ? commitLimits(s, 1, now, ttl) : verdict;
+    return verdict.ok ? commitLimits(s, 1, now, ttl, ttlMs) : verdict;
   };
 
-  it('a probe that is never answered holds its policy for flightTtlMs, not forever', () => {
+  it('takes a request as lost at its own time, rounded up to a grain', () => {
+    // 60 s: a grain of 2 s (a thirty-second of it, in whole seconds); 5 s: a grain of 1 s.
+    expect(flightExpiry(1_000, 60_000)).toBe(62_000);
+    expect(flightExpiry(1_001, 60_000)).toBe(62_000);
+    expect(flightExpiry(2_001, 60_000)).toBe(64_000);
+    expect(flightExpiry(1_500, 5_000)).toBe(7_000);
+    // Ten minutes: a grain of 19 s, so at most ~32 entries in flight at once.
+    expect(flightExpiry(0, 600_000)).toBe(608_000);
+  });
+
+  it('a probe that is never answered holds its policy until its time is up, not forever', () => {
     const s = newLimits(ttl);
     answer(s, send(s, 0, 1, ttl), 200, ietf(0, 1), 0, ttl);
     // Past the reset, one probe goes; its process dies with it.
-    expect(admit(s, 1000)).toMatchObject({ probed: ['s'] });
+    expect(admit(s, 1000)).toMatchObject({ probed: ['s'], expires: 62_000 });
     expect(admit(s, 30_000)).toMatchObject({ ok: false, reason: 'probe', waitMs: undefined });
-    expect(admit(s, 61_000)).toMatchObject({ ok: false, reason: 'probe' });
-    // A minute after it was sent (its second's end, at most a second later), it is lost.
-    expect(admit(s, 62_001)).toMatchObject({ probed: ['s'] });
+    expect(admit(s, 61_999)).toMatchObject({ ok: false, reason: 'probe' });
+    expect(admit(s, 62_000)).toMatchObject({ probed: ['s'] });
     expect(s).toMatchObject({ inflight: 1, requests: 1 });
   });
 
-  it('a concurrency slot held by a request never answered comes back after flightTtlMs', () => {
+  it("honours each request's own time: a long attempt timeout keeps its slot", () => {
+    const s = newLimits(ttl);
+    answer(s, send(s, 0, 1, ttl), 200, conc(1), 0, ttl); // 2 slots, both free
+    // One sent with a 120 s attempt timeout (121 s with the margin), one with none (60 s).
+    const long = admit(s, 500, 121_000) as LimitsTicket;
+    admit(s, 500);
+    expect(admit(s, 59_000)).toMatchObject({ ok: false, reason: 'learned-limit' });
+    // The second is lost at 62 s; the first still holds its slot.
+    expect(admit(s, 62_000)).toMatchObject({ seq: 4 });
+    expect(admit(s, 62_000)).toMatchObject({ ok: false, reason: 'learned-limit' });
+    expect(long.expires).toBe(flightExpiry(500, 121_000));
+    expect(s).toMatchObject({ inflight: 2, requests: 2 });
+  });
+
+  it('a concurrency slot held by a request never answered comes back once, not twice', () => {
     const s = newLimits(ttl);
     answer(s, send(s, 0, 1, ttl), 200, conc(1), 0, ttl); // 2 slots, both free
     const lost = [admit(s, 500), admit(s, 500)] as LimitsTicket[];
-    expect(admit(s, 59_000)).toMatchObject({ ok: false, reason: 'learned-limit' });
-    const next = admit(s, 61_001);
+    const next = admit(s, 62_000);
     expect(next).toMatchObject({ seq: 4 });
     expect(s).toMatchObject({ inflight: 1, requests: 1 });
     expect(s.policies.slots?.remaining).toBe(1);
     // A lost request answered after all gives back nothing more: it gave its slot back already.
-    settleLimits(s, { ...(lost[0] as LimitsTicket), cost: 1, now: 61_002, random: 0 }, ttl);
+    settleLimits(s, { ...(lost[0] as LimitsTicket), cost: 1, now: 62_001, random: 0 }, ttl);
     expect(s).toMatchObject({ inflight: 1, requests: 1 });
     expect(s.policies.slots?.remaining).toBe(1);
     // The live one's does.
-    settleLimits(s, { ...(next as LimitsTicket), cost: 1, now: 61_003, random: 0 }, ttl);
+    settleLimits(s, { ...(next as LimitsTicket), cost: 1, now: 62_003, random: 0 }, ttl);
     expect(s).toMatchObject({ inflight: 0, requests: 0, flights: [] });
     expect(s.policies.slots?.remaining).toBe(2);
   });
 
-  it('keeps counting what is younger, and stops at the first young entry', () => {
+  it('a replayed request whose time is up already counts as lost at once', () => {
     const s = newLimits(ttl);
-    send(s, 0, 2, ttl);
-    send(s, 30_500, 3, ttl);
-    pruneLimits(s, 60_999, ttl);
+    answer(s, send(s, 0, 1, ttl), 200, conc(0), 0, ttl); // 1 slot, free
+    // Sent on a local copy at 1 s while the store was away, replayed at 70 s.
+    recordLimits(s, 1, { probed: [], expires: flightExpiry(1000, 60_000) }, 70_000);
+    expect(s).toMatchObject({ inflight: 0, requests: 0 });
+    expect(s.policies.slots?.remaining).toBe(1);
+    // Its late answer takes nothing from a live request.
+    const live = commitLimits(s, 1, 70_000, ttl);
+    settleLimits(
+      s,
+      { seq: 0, probed: [], expires: flightExpiry(1000, 60_000), cost: 1, now: 70_001, random: 0 },
+      ttl,
+    );
+    expect(s).toMatchObject({ inflight: 1, requests: 1 });
+    expect(live.expires).toBeGreaterThan(70_000);
+  });
+
+  it('keeps counting what is due later, and stops at the first entry not due', () => {
+    const s = newLimits(ttl);
+    commitLimits(s, 2, 0, ttl);
+    commitLimits(s, 3, 30_500, ttl);
+    pruneLimits(s, 59_999);
     expect(s).toMatchObject({ inflight: 5, requests: 2 });
-    pruneLimits(s, 61_000, ttl);
-    expect(s).toMatchObject({ inflight: 3, requests: 1, flights: [[30, 1, 3]] });
-    pruneLimits(s, 91_000, ttl);
+    pruneLimits(s, 60_000);
+    expect(s).toMatchObject({ inflight: 3, requests: 1, flights: [[92_000, 1, 3]] });
+    pruneLimits(s, 92_000);
     expect(s).toMatchObject({ inflight: 0, requests: 0, flights: [] });
   });
 
   it('is JSON: a state read back from a shared store prunes the same', () => {
     const s = newLimits(ttl);
-    send(s, 5_000, 1, ttl);
-    send(s, 1_000, 1, ttl); // a clock that stepped back: filed in order, under its own second
-    send(s, 5_500, 2, ttl);
+    commitLimits(s, 1, 5_000, ttl);
+    commitLimits(s, 1, 1_000, ttl); // a clock that stepped back: filed in order
+    commitLimits(s, 2, 5_500, ttl);
     expect(s.flights).toEqual([
-      [1, 1, 1],
-      [5, 2, 3],
+      [62_000, 1, 1],
+      [66_000, 2, 3],
     ]);
     const copy = JSON.parse(JSON.stringify(s)) as LimitsState;
-    pruneLimits(copy, 62_000, ttl);
-    expect(copy).toMatchObject({ inflight: 3, requests: 2, flights: [[5, 2, 3]] });
-    // Answers find their second, wherever it is in the list.
-    settleLimits(copy, { seq: 3, probed: [], at: 5_500, cost: 2, now: 62_001, random: 0 }, ttl);
-    expect(copy).toMatchObject({ inflight: 1, requests: 1, flights: [[5, 1, 1]] });
+    pruneLimits(copy, 62_000);
+    expect(copy).toMatchObject({ inflight: 3, requests: 2, flights: [[66_000, 2, 3]] });
+    // Answers find their entry, wherever it is in the list.
+    settleLimits(
+      copy,
+      { seq: 3, probed: [], at: 5_500, expires: 66_000, cost: 2, now: 62_001, random: 0 },
+      ttl,
+    );
+    expect(copy).toMatchObject({ inflight: 1, requests: 1, flights: [[66_000, 1, 1]] });
   });
 });

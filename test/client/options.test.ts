@@ -33,6 +33,19 @@ describe('options', () => {
     expect(p.breaker?.maxCoolDownMs).toBe(30_000);
   });
 
+  it('takes the default for a field written as undefined, as for an absent one', () => {
+    const p = new ResolvedOptions({
+      circuitBreaker: { coolDownMs: undefined, maxCoolDownMs: undefined },
+      retryBudget: { ratio: undefined },
+      idempotency: { header: undefined },
+      waitJitter: { maxMs: undefined },
+    }).forHost('api.example.com', 'api.example.com');
+    expect(p.breaker).toMatchObject({ coolDownMs: 1000, maxCoolDownMs: 30_000 });
+    expect(p.state.budget?.ratio).toBe(0.1);
+    expect(p.idempotency?.header).toBe('Idempotency-Key');
+    expect(p.state.limits?.jitter).toEqual({ ratio: 0.05, maxMs: 1000 });
+  });
+
   it('names the option, the value and the allowed range', () => {
     const e = problem({ rate: -1 });
     expect(e.option).toBe('rate');

@@ -117,11 +117,13 @@ describeRedis('clients sharing what the server taught, through Redis', () => {
         new Promise((_resolve, reject) => {
           init?.signal?.addEventListener('abort', () => reject(init.signal?.reason));
         });
-      const options = { coldStart: false as const, attemptTimeoutMs: 1000 };
-      const alive = wrapFetch(fetch, { ...options, store: store(1, 'lost') });
+      const alive = wrapFetch(fetch, { coldStart: false, store: store(1, 'lost') });
+      // It sent with a 1 s attempt timeout, then died: its timers never fire.
       const dying = wrapFetch(hang, {
         coldStart: false,
+        attemptTimeoutMs: 1000,
         store: store(0, 'lost'),
+        clock: { now: () => Date.now(), random: Math.random, sleep: () => new Promise(() => {}) },
       });
       const first = await alive(`${routes.url}/a`);
       expect(first.status).toBe(200);
@@ -132,7 +134,7 @@ describeRedis('clients sharing what the server taught, through Redis', () => {
       await new Promise((resolve) => setTimeout(resolve, 50));
       const held: string[] = [];
       alive.on('held', (e) => held.push(e.reason));
-      // Waits for that probe's answer, then takes it as lost (attempt timeout 1 s, plus 1 s).
+      // Waits for that probe's answer, then takes it as lost (its attempt timeout 1 s, plus 1 s).
       const next = await alive(`${routes.url}/c`);
       expect(next.status).toBe(200);
       expect(held).toEqual(['probe']);

@@ -4,9 +4,9 @@
  * `consecutiveFailures` failures in a row. Open, it refuses every call until its cool-down has
  * passed; then it half-opens and lets `halfOpenProbes` requests through: if they all succeed it
  * closes, and the first failure opens it again for twice as long (up to `maxCoolDownMs`). The
- * cool-down starts at `coolDownMs` each time the breaker opens from closed: a short outage is
+ * cool-down is back to `coolDownMs` whenever the breaker opens from closed: a short outage is
  * probed early and left quickly, a long one is probed less and less often (a probe per cool-down,
- * 1, 2, 4... 30 s apart by default).
+ * 1, 2, 4... 30 s apart by default). A `coolDownMs` of 0 probes at once, every time.
  *
  * What counts as a failure is the caller's call. The pipeline counts transient network errors,
  * attempt timeouts and 500, 502, 503, 504; any other response is a success (a 429 is the server
@@ -73,7 +73,10 @@ export class CircuitBreaker {
     this.coolDownMs = config.coolDownMs;
   }
 
-  /** The cool-down the breaker is in, or would start with if it opened now, in milliseconds. */
+  /**
+   * The cool-down the breaker is in (open or half-open), or would start with if it opened now
+   * (closed: `coolDownMs`), in milliseconds.
+   */
   get currentCoolDownMs(): number {
     return this.coolDownMs;
   }
@@ -196,6 +199,7 @@ export class CircuitBreaker {
   }
 
   private close(now: number): void {
+    this.coolDownMs = this.config.coolDownMs;
     this.consecutive = 0;
     this.successes.fill(0);
     this.failures.fill(0);

@@ -37,10 +37,14 @@
  *    until the next 429 starts the next window, whose count becomes the next estimate. Once
  *    learned, about one 429 per window (the probe that finds the window's end).
  * 5. **Lost requests.** A request counts as in flight (against `remaining`, as a pending answer, as
- *    a probe out, as a concurrency slot) until it is answered, or for `flightTtlMs` at most. A
- *    process that dies with requests out (or a settle lost with a failed store update) cannot
- *    leave a shared state waiting forever for answers that will not come: past that time its
- *    requests are taken as lost, and the server has long counted them anyway.
+ *    a probe out, as a concurrency slot) until it is answered, or until its own time is up: its
+ *    attempt timeout plus a second, or `flightTtlMs` (60 s) without one, rounded up to a grain of
+ *    a second or a thirty-second of that time. A process that dies with requests out (or a settle
+ *    lost with a failed store update) cannot leave a shared state waiting forever for answers that
+ *    will not come: past that time its requests are taken as lost. A live request without an
+ *    attempt timeout that takes longer is taken as lost too: its units were counted by the server
+ *    long before, but a concurrency slot it holds is given back early (the server's answer to the
+ *    request that takes it corrects the estimate).
  *
  * @module
  */
@@ -63,8 +67,8 @@ export interface PolicyState {
   resetAt?: number;
   /** Requests sent past the reset without a fresh report yet. */
   probes: number;
-  /** When the last of those probes was sent, epoch milliseconds. */
-  probeAt?: number;
+  /** When the last of those probes is taken as lost (rule 5), epoch milliseconds. */
+  probesUntil?: number;
   /**
    * The server's reset, when it is further than `maxHoldMs` and `resetAt` was capped to that (a
    * probe goes at `resetAt`).
@@ -74,7 +78,10 @@ export interface PolicyState {
   synthetic?: boolean;
 }
 
-/** Requests in flight sent in one second: `[epoch seconds, requests, units]`. */
+/**
+ * Requests in flight that are taken as lost at the same time (rule 5):
+ * `[epoch milliseconds, requests, units]`.
+ */
 export type Flight = [number, number, number];
 
 /** The learned state of one host. Plain JSON (no `Infinity`, no `undefined` required). */
@@ -104,8 +111,8 @@ export interface LimitsState {
   /** Requests in flight (the sum over `flights`, when it is kept). */
   requests: number;
   /**
-   * What is in flight by the second it was sent, oldest first: `[epoch seconds, requests, units]`.
-   * An entry older than `flightTtlMs` is dropped with what it counts (see rule 5).
+   * What is in flight, by when it is taken as lost, soonest first (see rule 5). An entry whose
+   * time has come is dropped with what it counts.
    */
   flights?: Flight[];
   /** Set while some policy may have a probe out (so that pruning looks at probes only then). */
@@ -137,14 +144,25 @@ export interface LimitsConfig {
    */
   maxHoldMs?: number;
   /**
-   * Longest time a request counts as in flight, in milliseconds; past it the request is taken as
-   * lost (see rule 5). @default {@link FLIGHT_TTL_MS}
+   * How long a request without a time of its own counts as in flight, in milliseconds; past it
+   * (rounded up, see {@link flightExpiry}) the request is taken as lost (see rule 5).
+   * @default {@link FLIGHT_TTL_MS}
    */
   flightTtlMs?: number;
 }
 
 /** Default of `LimitsConfig.flightTtlMs`: a request unanswered for a minute is taken as lost. */
 export const FLIGHT_TTL_MS = 60_000;
+
+/**
+ * When a request sent at `at` (epoch milliseconds) that may take `ttlMs` is taken as lost: `at +
+ * ttlMs`, rounded up to a grain of a second or `ttlMs / 32`, whichever is longer, so that the
+ * requests in flight fit in a few dozen entries whatever the time allowed.
+ */
+export function flightExpiry(at: number, ttlMs: number): number {
+  const grain = Math.max(1000, Math.ceil(ttlMs / 32 / 1000) * 1000);
+  return Math.ceil((at + ttlMs) / grain) * grain;
+}
 
 /** Why a request is held. */
 export type HoldReason = 'retry-after' | 'learned-limit' | 'cold-start' | 'probe';
@@ -169,6 +187,8 @@ export interface LimitsTicket {
   probed: string[];
   /** When it was sent, epoch milliseconds (absent when learning is off). */
   at?: number;
+  /** When it is taken as lost if still unanswered, epoch milliseconds (see rule 5). */
+  expires?: number;
 }
 
 /** An attempt's outcome, as learned limits need it. */
@@ -277,7 +297,8 @@ export function checkLimits(state: LimitsState, cost: number, now: number): Limi
 }
 
 /**
- * Records that a request of `cost` units is sent at `now` (after {@link checkLimits} said yes).
+ * Records that a request of `cost` units is sent at `now` (after {@link checkLimits} said yes),
+ * counted in flight for `ttlMs` at most (default `config.flightTtlMs`; see rule 5).
  * When a capped hold has lapsed, this request is its probe: the hold is armed again, for at most
  * `maxHoldMs`, while it is out.
  */
@@ -286,7 +307,9 @@ export function commitLimits(
   cost: number,
   now: number,
   config?: LimitsConfig,
+  ttlMs?: number,
 ): LimitsTicket {
+  const expires = flightExpiry(now, ttlMs ?? config?.flightTtlMs ?? FLIGHT_TTL_MS);
   if (state.holdBase !== undefined && state.holdBase > now && state.holdUntil <= now) {
     const maxHold = config?.maxHoldMs ?? Number.POSITIVE_INFINITY;
     state.holdUntil = now + Math.min(state.holdBase - now, maxHold);
@@ -298,7 +321,7 @@ export function commitLimits(
     if (p.remaining >= cost) p.remaining -= cost;
     else {
       p.probes++;
-      p.probeAt = now;
+      p.probesUntil = Math.max(p.probesUntil ?? 0, expires);
       state.probing = true;
       probed.push(key);
     }
@@ -313,46 +336,45 @@ export function commitLimits(
     young.push(now);
     state.young = young;
   }
-  addFlight(state, cost, now);
+  addFlight(state, cost, expires);
   state.seq++;
-  return { seq: state.seq, probed, at: now };
+  return { seq: state.seq, probed, at: now, expires };
 }
 
-/** Counts a request of `cost` units sent at `at` (epoch milliseconds) as in flight. */
-function addFlight(state: LimitsState, cost: number, at: number | undefined): void {
+/** Counts a request of `cost` units, taken as lost at `expires`, as in flight. */
+function addFlight(state: LimitsState, cost: number, expires: number | undefined): void {
   state.inflight += cost;
   state.requests++;
-  if (at === undefined) return;
-  const second = Math.floor(at / 1000);
+  if (expires === undefined) return;
   const flights = state.flights;
   if (flights === undefined) {
-    state.flights = [[second, 1, cost]];
+    state.flights = [[expires, 1, cost]];
     return;
   }
-  // Sorted by second; a request almost always belongs to the last one or after it.
+  // Sorted by expiry; a request almost always belongs to the last entry or after it.
   let i = flights.length;
-  while (i > 0 && (flights[i - 1] as Flight)[0] > second) i--;
+  while (i > 0 && (flights[i - 1] as Flight)[0] > expires) i--;
   const last = flights[i - 1];
-  if (last !== undefined && last[0] === second) {
+  if (last !== undefined && last[0] === expires) {
     last[1]++;
     last[2] += cost;
   } else {
-    flights.splice(i, 0, [second, 1, cost]);
+    flights.splice(i, 0, [expires, 1, cost]);
   }
 }
 
 /**
- * Stops counting a request of `cost` units sent at `at` as in flight. `false` when it no longer
- * counted: it was taken as lost ({@link pruneLimits}), which gave back what it held.
+ * Stops counting a request of `cost` units, taken as lost at `expires`, as in flight. `false`
+ * when it no longer counted: it was taken as lost ({@link pruneLimits}), which gave back what it
+ * held.
  */
-function removeFlight(state: LimitsState, cost: number, at: number | undefined): boolean {
+function removeFlight(state: LimitsState, cost: number, expires: number | undefined): boolean {
   const flights = state.flights;
-  if (at !== undefined && flights !== undefined) {
-    const second = Math.floor(at / 1000);
+  if (expires !== undefined && flights !== undefined) {
     let i = flights.length - 1;
-    while (i >= 0 && (flights[i] as Flight)[0] > second) i--;
+    while (i >= 0 && (flights[i] as Flight)[0] > expires) i--;
     const flight = flights[i];
-    if (flight === undefined || flight[0] !== second) return false;
+    if (flight === undefined || flight[0] !== expires) return false;
     flight[1]--;
     flight[2] -= cost;
     if (flight[1] <= 0) flights.splice(i, 1);
@@ -363,28 +385,23 @@ function removeFlight(state: LimitsState, cost: number, at: number | undefined):
 }
 
 /**
- * Takes requests unanswered for `flightTtlMs` as lost (rule 5): they stop counting in flight and
- * give back their concurrency slots, and a probe out that long no longer holds its policy. Run it
- * before {@link checkLimits}; cheap when nothing is stale (it looks at the oldest entry only).
+ * Takes requests whose time is up as lost (rule 5): they stop counting in flight and give back
+ * their concurrency slots, and probes out that long no longer hold their policy. Run it before
+ * {@link checkLimits}; cheap when nothing is due (it looks at the soonest entry only).
  */
-export function pruneLimits(state: LimitsState, now: number, config: LimitsConfig): void {
-  const until = now - (config.flightTtlMs ?? FLIGHT_TTL_MS);
+export function pruneLimits(state: LimitsState, now: number): void {
   const flights = state.flights;
-  if (
-    flights !== undefined &&
-    flights.length > 0 &&
-    ((flights[0] as Flight)[0] + 1) * 1000 <= until
-  ) {
+  if (flights !== undefined && flights.length > 0 && (flights[0] as Flight)[0] <= now) {
     let requests = 0;
     let units = 0;
-    let stale = 0;
-    for (const [second, n, cost] of flights) {
-      if ((second + 1) * 1000 > until) break;
+    let due = 0;
+    for (const [expires, n, cost] of flights) {
+      if (expires > now) break;
       requests += n;
       units += cost;
-      stale++;
+      due++;
     }
-    flights.splice(0, stale);
+    flights.splice(0, due);
     state.requests = Math.max(0, state.requests - requests);
     state.inflight = Math.max(0, state.inflight - units);
     for (const key in state.policies) {
@@ -396,9 +413,9 @@ export function pruneLimits(state: LimitsState, now: number, config: LimitsConfi
     let probing = false;
     for (const key in state.policies) {
       const p = state.policies[key] as PolicyState;
-      if (p.probes > 0 && (p.probeAt === undefined || p.probeAt <= until)) {
+      if (p.probes > 0 && (p.probesUntil === undefined || p.probesUntil <= now)) {
         p.probes = 0;
-        delete p.probeAt;
+        delete p.probesUntil;
       }
       if (p.probes > 0) probing = true;
     }
@@ -483,36 +500,40 @@ export function isPushback(status: number, info: RateLimitInfo | undefined): boo
 }
 
 /**
- * Records a request that was sent at `at` with a ticket issued elsewhere (on a local copy of this
- * state, while a shared store was out of reach): the policies it probed there count a probe here,
- * the others spend its cost, and it is in flight. Its settle, given the same ticket, undoes exactly
- * that.
+ * Records a request that was sent with `ticket`, issued elsewhere (on a local copy of this state,
+ * while a shared store was out of reach): the policies it probed there count a probe here, the
+ * others spend its cost, and it is in flight unless its time is up already at `now` (then it is
+ * taken as lost at once, as {@link pruneLimits} would). Its settle, given the same ticket, undoes
+ * exactly that.
  */
 export function recordLimits(
   state: LimitsState,
   cost: number,
-  probed: readonly string[],
-  at?: number,
+  ticket: Pick<LimitsTicket, 'probed' | 'expires'>,
+  now: number,
 ): void {
+  const { probed, expires } = ticket;
+  const lost = expires !== undefined && expires <= now;
   for (const key in state.policies) {
     const p = state.policies[key] as PolicyState;
     if (p.remaining === undefined) continue;
-    if (probed.includes(key)) {
+    if (!probed.includes(key)) {
+      // The server counted it; but a lost request holds no concurrency slot any more.
+      if (!lost || p.unit !== CONCURRENT) p.remaining -= cost;
+    } else if (!lost) {
       p.probes++;
-      if (at !== undefined) p.probeAt = at;
+      if (expires !== undefined) p.probesUntil = Math.max(p.probesUntil ?? 0, expires);
       state.probing = true;
-    } else {
-      p.remaining -= cost;
     }
   }
-  addFlight(state, cost, at);
+  if (!lost) addFlight(state, cost, expires);
   state.seq++;
 }
 
 /** Takes an attempt's outcome into the state: frees its units, learns from its headers. */
 export function settleLimits(state: LimitsState, answer: LimitsAnswer, config: LimitsConfig): void {
   // A request taken as lost has given back what it held already.
-  if (removeFlight(state, answer.cost, answer.at)) {
+  if (removeFlight(state, answer.cost, answer.expires)) {
     for (const key in state.policies) {
       const p = state.policies[key] as PolicyState;
       // A concurrency slot is given back when its request ends (a fresh report overrides below).
