@@ -142,10 +142,10 @@ export interface LimitedClientOptions extends PolicyOptions {
    * learned limits, holds, queue, concurrency cap, client rate, retry budget and breaker (each
    * with the host's options). Use it when one host enforces separate limits on separate routes:
    * GitHub's `search` resource (30 requests a minute) beside `core` (5,000 an hour), Discord's
-   * per-route buckets, a model per OpenAI deployment. Without it, the whole host is one partition,
-   * so a spent `search` quota would also hold every `core` request until its reset. `undefined` or
-   * `''` puts the request in the host's own partition; a call's `partition` wins over this
-   * function. Called once per call, before the queue; it must be cheap and must not throw (a throw
+   * per-route buckets, Azure OpenAI's deployments (one per path). Without it, the whole host is
+   * one partition, so a spent `search` quota would also hold every `core` request until its reset.
+   * `undefined` or `''` puts the request in the host's own partition; a call's `partition` wins
+   * over this function. Called once per call, before the queue; it must be cheap and must not throw (a throw
    * rejects the call with that error). At most 256 characters.
    * @default every request of a host in one partition
    * @example

@@ -4,9 +4,9 @@
  * `consecutiveFailures` failures in a row. Open, it refuses every call until its cool-down has
  * passed; then it half-opens and lets `halfOpenProbes` requests through: if they all succeed it
  * closes, and the first failure opens it again for twice as long (up to `maxCoolDownMs`). The
- * cool-down is back to `coolDownMs` whenever the breaker opens from closed: a short outage is
- * probed early and left quickly, a long one is probed less and less often (a probe per cool-down,
- * 1, 2, 4... 30 s apart by default). A `coolDownMs` of 0 probes at once, every time.
+ * cool-down starts over at `coolDownMs` when the breaker closes: a short outage is probed early
+ * and left quickly, a long one is probed less and less often (a probe per cool-down, 1, 2, 4...
+ * 30 s apart by default). A `coolDownMs` of 0 probes at once, every time.
  *
  * What counts as a failure is the caller's call. The pipeline counts transient network errors,
  * attempt timeouts and 500, 502, 503, 504; any other response is a success (a 429 is the server
@@ -155,10 +155,7 @@ export class CircuitBreaker {
     this.consecutive++;
     const index = this.advance(now);
     this.failures[index] = (this.failures[index] ?? 0) + 1;
-    if (this.consecutive >= this.config.consecutiveFailures || this.ratioTripped()) {
-      this.coolDownMs = this.config.coolDownMs;
-      this.open(now);
-    }
+    if (this.consecutive >= this.config.consecutiveFailures || this.ratioTripped()) this.open(now);
   }
 
   /** Gives a probe slot back when the request ended with no verdict (aborted, refused later). */
