@@ -5,26 +5,11 @@
  */
 import type { RedisClientType } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  isStoreUnavailableError,
-  RedisStore,
-  type StoreUnavailableError,
-} from '../../src/redis/index.js';
+import { RedisStore } from '../../src/redis/index.js';
 import { luaScript } from '../../src/redis/lua/index.js';
 import { ScriptRunner } from '../../src/redis/runner.js';
 import { ConcurrencyLimit, TokenBucket } from '../../src/server/index.js';
-import { connect, deleteKeys, describeRedis, uniquePrefix } from './helpers.js';
-
-/** Resolves to the error `promise` rejects with; fails the test if it resolves. */
-async function rejection(promise: Promise<unknown>): Promise<StoreUnavailableError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(isStoreUnavailableError(error), String(error)).toBe(true);
-    return error as StoreUnavailableError;
-  }
-  throw new Error('expected a rejection');
-}
+import { connect, deleteKeys, describeRedis, rejection, uniquePrefix } from './helpers.js';
 
 describeRedis('errors Redis answers', () => {
   const prefix = uniquePrefix('errors');

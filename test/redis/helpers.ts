@@ -4,7 +4,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createClient, type RedisClientType } from 'redis';
-import { describe } from 'vitest';
+import { describe, expect } from 'vitest';
+import { isStoreUnavailableError, type StoreUnavailableError } from '../../src/redis/index.js';
 
 /** The Redis the tests use, or `undefined` to skip them. */
 export const REDIS_URL = process.env.REDIS_URL;
@@ -50,4 +51,15 @@ export async function deleteKeys(client: RedisClientType, prefix: string): Promi
     if (keys.length > 0) deleted += await client.del(keys);
   }
   return deleted;
+}
+
+/** Resolves to the error `promise` rejects with; fails the test if it resolves. */
+export async function rejection(promise: Promise<unknown>): Promise<StoreUnavailableError> {
+  try {
+    await promise;
+  } catch (error) {
+    expect(isStoreUnavailableError(error), String(error)).toBe(true);
+    return error as StoreUnavailableError;
+  }
+  throw new Error('expected a rejection');
 }

@@ -12,11 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { RedisClientType } from 'redis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Transaction } from '../../src/client/store.js';
-import {
-  isStoreUnavailableError,
-  RedisStore,
-  type StoreUnavailableError,
-} from '../../src/redis/index.js';
+import { isStoreUnavailableError, RedisStore } from '../../src/redis/index.js';
 import {
   createMockServer,
   type LimitConfig,
@@ -24,18 +20,14 @@ import {
   TokenBucket,
 } from '../../src/server/index.js';
 import { expectCleanExits, runFleet, THREE_AT_40 } from './fleet/fleet.js';
-import { connect, deleteKeys, describeRedis, REDIS_URL, uniquePrefix } from './helpers.js';
-
-/** Resolves to the error `promise` rejects with; fails the test if it resolves. */
-async function rejection(promise: Promise<unknown>): Promise<StoreUnavailableError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(isStoreUnavailableError(error), String(error)).toBe(true);
-    return error as StoreUnavailableError;
-  }
-  throw new Error('expected a rejection');
-}
+import {
+  connect,
+  deleteKeys,
+  describeRedis,
+  REDIS_URL,
+  rejection,
+  uniquePrefix,
+} from './helpers.js';
 
 /** Takes until one succeeds, at most `tries` times `everyMs` apart. */
 async function takeUntilAnswered(bucket: TokenBucket, tries: number, everyMs: number) {
