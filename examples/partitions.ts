@@ -3,8 +3,8 @@
  * `/items` to 100, as GitHub limits its `search` resource apart from `core`. With a partition per
  * route, the client learns each quota on its own: once search is spent, further searches are
  * refused unsent (the wait is longer than `maxRetryAfterMs`) while item calls keep going.
- * Without the partition, the spent search quota would hold the item calls as well. (The windows
- * are aligned to the minute: a run that straddles one sees the search quota come back.)
+ * Without the partition, the spent search quota would hold the item calls as well. (Sliding
+ * logs: each window starts with its key's first request, not on the minute.)
  *
  *   npx tsx examples/partitions.ts
  */
@@ -16,12 +16,12 @@ const server = await createMockServer({
     {
       path: '/search',
       headers: 'ietf',
-      limits: [{ algorithm: 'fixed-window', limit: 3, windowMs: 60_000, name: 'search' }],
+      limits: [{ algorithm: 'sliding-log', limit: 3, windowMs: 60_000, name: 'search' }],
     },
     {
       path: '/items/:id',
       headers: 'ietf',
-      limits: [{ algorithm: 'fixed-window', limit: 100, windowMs: 60_000, name: 'core' }],
+      limits: [{ algorithm: 'sliding-log', limit: 100, windowMs: 60_000, name: 'core' }],
     },
   ],
 });

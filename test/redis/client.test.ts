@@ -21,7 +21,7 @@ describeRedis('clients sharing what the server taught, through Redis', () => {
       routes: [
         {
           path: '*',
-          limits: [{ algorithm: 'fixed-window', limit: 1, windowMs: 60_000, key: 'global' }],
+          limits: [{ algorithm: 'sliding-log', limit: 1, windowMs: 60_000, key: 'global' }],
         },
       ],
     });
@@ -75,11 +75,11 @@ describeRedis('clients sharing what the server taught, through Redis', () => {
       routes: [
         {
           path: '/search',
-          limits: [{ algorithm: 'fixed-window', limit: 1, windowMs: 60_000, name: 'search' }],
+          limits: [{ algorithm: 'sliding-log', limit: 1, windowMs: 60_000, name: 'search' }],
         },
         {
           path: '/items/:id',
-          limits: [{ algorithm: 'fixed-window', limit: 50, windowMs: 60_000, name: 'core' }],
+          limits: [{ algorithm: 'sliding-log', limit: 50, windowMs: 60_000, name: 'core' }],
         },
       ],
     });

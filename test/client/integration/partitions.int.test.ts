@@ -12,18 +12,20 @@ import { closeAll, start } from './server.js';
 
 afterAll(closeAll);
 
+// Sliding logs, not fixed windows: a fixed window is aligned to the minute, and a run that
+// straddles a minute would see the search quota come back.
 const MINUTE = 60_000;
 const config: MockServerConfig = {
   routes: [
     {
       path: '/search',
       headers: 'ietf',
-      limits: [{ algorithm: 'fixed-window', limit: 2, windowMs: MINUTE, name: 'search' }],
+      limits: [{ algorithm: 'sliding-log', limit: 2, windowMs: MINUTE, name: 'search' }],
     },
     {
       path: '/items/:id',
       headers: 'ietf',
-      limits: [{ algorithm: 'fixed-window', limit: 50, windowMs: MINUTE, name: 'core' }],
+      limits: [{ algorithm: 'sliding-log', limit: 50, windowMs: MINUTE, name: 'core' }],
     },
   ],
 };
