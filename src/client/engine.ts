@@ -159,7 +159,8 @@ export class Engine {
 
   /** Statistics per host, and totals over every host seen. */
   stats(): ClientStats {
-    const hosts: Record<string, HostStats> = {};
+    // Keyed by origin and partition, which come from outside: no prototype to write through.
+    const hosts: Record<string, HostStats> = Object.create(null);
     const totals = addCounters(newCounters(), this.evicted);
     for (const [key, pipeline] of this.registry) {
       const s = pipeline.stats();

@@ -78,8 +78,8 @@ export function hostStats(
     ...live,
     holdUntil: limits && limits.holdUntil > now ? limits.holdUntil : 0,
     mode: config.limits ? (limits?.mode ?? 'cold') : 'off',
-    policies: Object.entries(limits?.policies ?? {}).map(([key, p]) => ({
-      name: p.name ?? key,
+    policies: (limits?.policies ?? []).map((p) => ({
+      name: p.name ?? p.key,
       limit: p.limit,
       windowMs: p.windowMs,
       remaining: p.remaining,

@@ -3,6 +3,7 @@ import {
   BLIND_POLICY,
   checkLimits,
   commitLimits,
+  findPolicy,
   flightExpiry,
   type LimitsConfig,
   type LimitsState,
@@ -193,7 +194,7 @@ describe('declared policies', () => {
     const tickets = [send(s, 0), send(s, 0), send(s, 0)];
     answer(s, tickets[0] as LimitsTicket, 200, ietf(5, 1), 1, open);
     // 5 left, 2 still in flight that the server may not have counted yet.
-    expect(s.policies.s?.remaining).toBe(3);
+    expect(findPolicy(s, 's')?.remaining).toBe(3);
   });
 
   it('never raises its estimate from an answer that overtook a newer one', () => {
@@ -201,9 +202,9 @@ describe('declared policies', () => {
     const a = send(s, 0);
     const b = send(s, 0);
     answer(s, b, 200, ietf(4, 1), 1, open); // newer request, reported first
-    expect(s.policies.s?.remaining).toBe(3);
+    expect(findPolicy(s, 's')?.remaining).toBe(3);
     answer(s, a, 200, ietf(5, 1), 2, open); // older report arrives late: ignored
-    expect(s.policies.s?.remaining).toBe(3);
+    expect(findPolicy(s, 's')?.remaining).toBe(3);
   });
 
   it('ignores a report whose request this state never admitted, so later reports still count', () => {
@@ -213,7 +214,7 @@ describe('declared policies', () => {
     answer(s, { seq: 40, probed: [] }, 200, ietf(0, 5), 0, open);
     expect(s.applied).toBe(0);
     answer(s, send(s, 0), 200, ietf(6, 1), 1, open);
-    expect(s.policies.s?.remaining).toBe(6);
+    expect(findPolicy(s, 's')?.remaining).toBe(6);
   });
 
   it('records a request sent with a ticket issued elsewhere so that its settle undoes it exactly', () => {
@@ -222,10 +223,10 @@ describe('declared policies', () => {
     const before = structuredClone(s);
     // Issued on a copy where 's' had no room: a probe there, so a probe here.
     recordLimits(s, 1, { probed: ['s'] }, 0);
-    expect(s.policies.s?.probes).toBe(1);
+    expect(findPolicy(s, 's')?.probes).toBe(1);
     expect(s).toMatchObject({ inflight: 1, requests: 1 });
     settleLimits(s, { seq: 0, probed: ['s'], cost: 1, status: 200, now: 0, random: 0 }, open);
-    expect(s.policies.s).toEqual(before.policies.s);
+    expect(findPolicy(s, 's')).toEqual(findPolicy(before, 's'));
     expect(s).toMatchObject({ inflight: 0, requests: 0 });
   });
 
@@ -298,7 +299,7 @@ describe('declared policies', () => {
       open,
     );
     answer(s, send(s, 1500), 200, ietf(5, 1), 1500, open);
-    expect(Object.keys(s.policies)).toEqual(['s']);
+    expect(s.policies.map((p) => p.key)).toEqual(['s']);
   });
 
   it('keeps the state plain JSON', () => {
@@ -346,7 +347,7 @@ describe('blind limits (Retry-After only)', () => {
     answer(s, batch[5] as LimitsTicket, 429, { 'retry-after': '1' }, 2, open);
     answer(s, batch[6] as LimitsTicket, 429, { 'retry-after': '1' }, 2, open);
     answer(s, batch[7] as LimitsTicket, 429, { 'retry-after': '1' }, 2, open);
-    const blind = s.policies[BLIND_POLICY];
+    const blind = findPolicy(s, BLIND_POLICY);
     expect(blind).toMatchObject({ remaining: 5, synthetic: true });
     expect(checkLimits(s, 1, 500)).toMatchObject({ ok: false, reason: 'retry-after' });
     // After the hold: five at once, then one probe at a time, once they are answered.
@@ -368,7 +369,7 @@ describe('blind limits (Retry-After only)', () => {
     answer(s, a, 200, {}, 1, open);
     answer(s, b, 429, { 'retry-after': '1' }, 2, open);
     answer(s, c, 200, {}, 3, open); // answered during the hold
-    expect(s.policies[BLIND_POLICY]?.remaining).toBe(1);
+    expect(findPolicy(s, BLIND_POLICY)?.remaining).toBe(1);
   });
 
   it('sends the probe only once no other answer is pending', () => {
@@ -384,9 +385,9 @@ describe('blind limits (Retry-After only)', () => {
   it('gives way to real policies as soon as the server declares some', () => {
     const s = newLimits(open);
     answer(s, send(s, 0), 429, { 'retry-after': '1' }, 0, open);
-    expect(s.policies[BLIND_POLICY]).toBeDefined();
+    expect(findPolicy(s, BLIND_POLICY)).toBeDefined();
     answer(s, send(s, 2000), 200, ietf(5, 1), 2000, open);
-    expect(s.policies[BLIND_POLICY]).toBeUndefined();
+    expect(findPolicy(s, BLIND_POLICY)).toBeUndefined();
     expect(s.mode).toBe('declared');
   });
 });
@@ -402,7 +403,7 @@ describe('concurrency policies', () => {
     const first = send(s, 0);
     // Reported while `first` held a slot: 2 free besides it, 3 now that it ended.
     answer(s, first, 200, conc(2), 1, open);
-    expect(s.policies.slots?.remaining).toBe(3);
+    expect(findPolicy(s, 'slots')?.remaining).toBe(3);
     const held = [send(s, 1), send(s, 1), send(s, 1)];
     expect(checkLimits(s, 1, 1)).toMatchObject({
       ok: false,
@@ -472,15 +473,15 @@ describe('lost requests: what a dead process left in flight stops counting', () 
     const next = admit(s, 62_000);
     expect(next).toMatchObject({ seq: 4 });
     expect(s).toMatchObject({ inflight: 1, requests: 1 });
-    expect(s.policies.slots?.remaining).toBe(1);
+    expect(findPolicy(s, 'slots')?.remaining).toBe(1);
     // A lost request answered after all gives back nothing more: it gave its slot back already.
     settleLimits(s, { ...(lost[0] as LimitsTicket), cost: 1, now: 62_001, random: 0 }, ttl);
     expect(s).toMatchObject({ inflight: 1, requests: 1 });
-    expect(s.policies.slots?.remaining).toBe(1);
+    expect(findPolicy(s, 'slots')?.remaining).toBe(1);
     // The live one's does.
     settleLimits(s, { ...(next as LimitsTicket), cost: 1, now: 62_003, random: 0 }, ttl);
     expect(s).toMatchObject({ inflight: 0, requests: 0, flights: [] });
-    expect(s.policies.slots?.remaining).toBe(2);
+    expect(findPolicy(s, 'slots')?.remaining).toBe(2);
   });
 
   it('a replayed request whose time is up already counts as lost at once', () => {
@@ -489,7 +490,7 @@ describe('lost requests: what a dead process left in flight stops counting', () 
     // Sent on a local copy at 1 s while the store was away, replayed at 70 s.
     recordLimits(s, 1, { probed: [], expires: flightExpiry(1000, 60_000) }, 70_000);
     expect(s).toMatchObject({ inflight: 0, requests: 0 });
-    expect(s.policies.slots?.remaining).toBe(1);
+    expect(findPolicy(s, 'slots')?.remaining).toBe(1);
     // Its late answer takes nothing from a live request.
     const live = commitLimits(s, 1, 70_000, ttl);
     settleLimits(

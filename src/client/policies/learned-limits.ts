@@ -53,6 +53,8 @@ import { serverWait, type WaitJitter } from './backoff.js';
 
 /** What the client knows about one of the server's policies. */
 export interface PolicyState {
+  /** The policy's key in the state: its name, or `#w<windowMs>` for an unnamed one. */
+  key: string;
   /** The server's name for the policy, when it has one. */
   name?: string;
   /** Quota per window (IETF `q`). */
@@ -123,8 +125,11 @@ export interface LimitsState {
   applied: number;
   /** Blind mode: answers that were not 429 since the last 429 (or since the start). */
   successes: number;
-  /** Known policies, by name (unnamed ones by window: `#w60000`). */
-  policies: Record<string, PolicyState>;
+  /**
+   * Known policies, at most {@link MAX_POLICIES}. A list, not an object keyed by name: the names
+   * come from the server, and a name like `__proto__` must stay a name.
+   */
+  policies: PolicyState[];
 }
 
 /** Parameters of learned limits. */
@@ -205,6 +210,12 @@ export interface LimitsAnswer extends LimitsTicket {
   random: number;
 }
 
+/**
+ * Policies kept per host, at most: the most restrictive ones (see {@link mostRestrictiveFirst}). A
+ * server may name a fresh policy on every answer; the client keeps this many, not all of them.
+ */
+export const MAX_POLICIES = 8;
+
 /** The IETF unit of a concurrency limit: slots come back when requests end, not with time. */
 const CONCURRENT = 'concurrent-requests';
 /** Key of the policy learned from 429s alone. */
@@ -242,7 +253,7 @@ export function newLimits(config: LimitsConfig): LimitsState {
     seq: 0,
     applied: 0,
     successes: 0,
-    policies: {},
+    policies: [],
   };
   if (config.initialWindow !== undefined) state.window = config.initialWindow;
   return state;
@@ -275,8 +286,8 @@ export function checkLimits(state: LimitsState, cost: number, now: number): Limi
     }
   }
   let verdict: LimitsVerdict = { ok: true };
-  for (const key in state.policies) {
-    const p = state.policies[key] as PolicyState;
+  for (const p of state.policies) {
+    const key = p.key;
     if (p.remaining === undefined || p.remaining >= cost) continue;
     if (p.unit === CONCURRENT && state.requests > 0) {
       // Slots come back when requests in flight end, not with time.
@@ -315,15 +326,14 @@ export function commitLimits(
     state.holdUntil = now + Math.min(state.holdBase - now, maxHold);
   }
   const probed: string[] = [];
-  for (const key in state.policies) {
-    const p = state.policies[key] as PolicyState;
+  for (const p of state.policies) {
     if (p.remaining === undefined) continue;
     if (p.remaining >= cost) p.remaining -= cost;
     else {
       p.probes++;
       p.probesUntil = Math.max(p.probesUntil ?? 0, expires);
       state.probing = true;
-      probed.push(key);
+      probed.push(p.key);
     }
   }
   if (state.window !== undefined) {
@@ -404,15 +414,13 @@ export function pruneLimits(state: LimitsState, now: number): void {
     flights.splice(0, due);
     state.requests = Math.max(0, state.requests - requests);
     state.inflight = Math.max(0, state.inflight - units);
-    for (const key in state.policies) {
-      const p = state.policies[key] as PolicyState;
+    for (const p of state.policies) {
       if (p.unit === CONCURRENT && p.remaining !== undefined) p.remaining += units;
     }
   }
   if (state.probing) {
     let probing = false;
-    for (const key in state.policies) {
-      const p = state.policies[key] as PolicyState;
+    for (const p of state.policies) {
       if (p.probes > 0 && (p.probesUntil === undefined || p.probesUntil <= now)) {
         p.probes = 0;
         delete p.probesUntil;
@@ -450,10 +458,10 @@ function applyPolicies(
   for (const q of reported) {
     const key = policyKey(q);
     seen.add(key);
-    let p = state.policies[key];
+    let p = findPolicy(state, key);
     if (!p) {
-      p = { probes: 0 };
-      state.policies[key] = p;
+      p = { key, probes: 0 };
+      state.policies.push(p);
     }
     if (q.name !== undefined) p.name = q.name;
     if (q.limit !== undefined) p.limit = q.limit;
@@ -478,13 +486,42 @@ function applyPolicies(
       setReset(p, now, q.resetMs, config.maxHoldMs);
     }
   }
-  if (!fresh) return;
-  // A policy the newest report no longer mentions is forgotten once its reset has passed, so a
-  // policy the server stopped describing cannot hold the host forever.
-  for (const key in state.policies) {
-    const p = state.policies[key] as PolicyState;
-    if (!seen.has(key) && (p.resetAt === undefined || p.resetAt <= now)) delete state.policies[key];
+  if (fresh) {
+    // A policy the newest report no longer mentions is forgotten once its reset has passed, so a
+    // policy the server stopped describing cannot hold the host forever.
+    state.policies = state.policies.filter(
+      (p) => seen.has(p.key) || (p.resetAt !== undefined && p.resetAt > now),
+    );
   }
+  if (state.policies.length > MAX_POLICIES) {
+    state.policies.sort(mostRestrictiveFirst);
+    state.policies.length = MAX_POLICIES;
+  }
+}
+
+/** The policy kept under `key`, if any. */
+export function findPolicy(state: LimitsState, key: string): PolicyState | undefined {
+  for (const p of state.policies) if (p.key === key) return p;
+  return undefined;
+}
+
+/**
+ * Orders policies from the most to the least restrictive: a spent one first (the one that resets
+ * last among those), then the smallest fraction left (`remaining / limit`, so requests and tokens
+ * compare fairly), then the smallest `remaining`; a policy without a count last.
+ */
+export function mostRestrictiveFirst(a: PolicyState, b: PolicyState): number {
+  const spentA = a.remaining !== undefined && a.remaining <= 0;
+  const spentB = b.remaining !== undefined && b.remaining <= 0;
+  if (spentA !== spentB) return spentA ? -1 : 1;
+  if (spentA) return (b.resetAt ?? 0) - (a.resetAt ?? 0);
+  if (a.remaining === undefined || b.remaining === undefined) {
+    return a.remaining === undefined ? (b.remaining === undefined ? 0 : 1) : -1;
+  }
+  const fa = a.limit ? a.remaining / a.limit : Number.POSITIVE_INFINITY;
+  const fb = b.limit ? b.remaining / b.limit : Number.POSITIVE_INFINITY;
+  if (fa !== fb) return fa < fb ? -1 : 1;
+  return a.remaining - b.remaining;
 }
 
 /** The server's timing for a pushback: `Retry-After`, else the reset of an exhausted policy. */
@@ -514,10 +551,9 @@ export function recordLimits(
 ): void {
   const { probed, expires } = ticket;
   const lost = expires !== undefined && expires <= now;
-  for (const key in state.policies) {
-    const p = state.policies[key] as PolicyState;
+  for (const p of state.policies) {
     if (p.remaining === undefined) continue;
-    if (!probed.includes(key)) {
+    if (!probed.includes(p.key)) {
       // The server counted it; but a lost request holds no concurrency slot any more.
       if (!lost || p.unit !== CONCURRENT) p.remaining -= cost;
     } else if (!lost) {
@@ -534,14 +570,13 @@ export function recordLimits(
 export function settleLimits(state: LimitsState, answer: LimitsAnswer, config: LimitsConfig): void {
   // A request taken as lost has given back what it held already.
   if (removeFlight(state, answer.cost, answer.expires)) {
-    for (const key in state.policies) {
-      const p = state.policies[key] as PolicyState;
+    for (const p of state.policies) {
       // A concurrency slot is given back when its request ends (a fresh report overrides below).
       if (p.unit === CONCURRENT && p.remaining !== undefined) p.remaining += answer.cost;
     }
   }
   for (const key of answer.probed) {
-    const p = state.policies[key];
+    const p = findPolicy(state, key);
     if (p) p.probes = Math.max(0, p.probes - 1);
   }
   const { status, info, now, at } = answer;
@@ -558,7 +593,7 @@ export function settleLimits(state: LimitsState, answer: LimitsAnswer, config: L
   if (reported && reported.length > 0) {
     state.mode = 'declared';
     openWindow(state);
-    delete state.policies[BLIND_POLICY];
+    state.policies = state.policies.filter((p) => p.key !== BLIND_POLICY);
     // Fresh: newer than the last report applied, and issued by this state. A sequence number the
     // state never issued (a shared state that expired, or was replaced by another process's copy,
     // while the request was out) would push `applied` past `seq` and make every later report look
@@ -571,7 +606,7 @@ export function settleLimits(state: LimitsState, answer: LimitsAnswer, config: L
     if (!pushback) {
       // Answers arriving during a hold are not counted: for a bucket they are partly refill, and
       // an estimate that is short costs a round trip where one that is long costs a 429.
-      const blind = state.policies[BLIND_POLICY];
+      const blind = findPolicy(state, BLIND_POLICY);
       if (blind?.resetAt === undefined || now >= blind.resetAt) state.successes++;
       if (state.window !== undefined) {
         // A window's worth of answers adds one: +1 per round trip.
@@ -601,19 +636,21 @@ export function settleLimits(state: LimitsState, answer: LimitsAnswer, config: L
     }
   }
   if (status === 429 && state.mode === 'blind') {
-    const blind = state.policies[BLIND_POLICY];
+    const blind = findPolicy(state, BLIND_POLICY);
     if (blind?.resetAt !== undefined && now < blind.resetAt) {
       // Another 429 of the same overshoot: the window's count is already taken.
       blind.resetAt = Math.max(blind.resetAt, state.holdUntil);
       return;
     }
-    state.policies[BLIND_POLICY] = {
+    state.policies = state.policies.filter((p) => p.key !== BLIND_POLICY);
+    state.policies.push({
+      key: BLIND_POLICY,
       name: BLIND_POLICY,
       synthetic: true,
       remaining: state.successes,
       resetAt: Math.max(now, state.holdUntil),
       probes: 0,
-    };
+    });
     state.successes = 0;
     openWindow(state);
   }
