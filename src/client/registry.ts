@@ -4,7 +4,9 @@
  * (plus the ones busy at that moment); each call does O(1) work to keep it so.
  *
  * The Map's insertion order is the recency order: a used host is moved to the back, so the front
- * holds the least recently used, and eviction only ever looks at the front.
+ * holds the least recently used, and eviction only ever looks at the front. A busy host found at
+ * the front is moved to the back too, so at most `maxHosts` plus the hosts busy at that moment are
+ * kept, whatever the order they became busy in.
  *
  * @module
  */
@@ -91,8 +93,14 @@ export class HostRegistry<P extends Evictable> {
       const over = this.entries.size > this.maxHosts;
       const idle = now - entry.lastUsed >= this.idleMs;
       if (!over && !idle) break;
-      if (entry.value.busy) continue;
       this.entries.delete(key);
+      if (entry.value.busy) {
+        // In use (a long poll): kept, and moved out of the way to the back, so that the entries
+        // behind it can go. Skipping it in place would let a few busy hosts at the front stop
+        // every later sweep, and the registry grow without bound.
+        this.entries.set(key, entry);
+        continue;
+      }
       this.onEvict(key, entry.value);
     }
   }

@@ -23,6 +23,21 @@ describe('host registry', () => {
     expect(evicted[0]).toBe('https://host-0.example');
   });
 
+  it('keeps at most maxHosts plus the busy ones, when the least recently used are busy (long polls)', () => {
+    const clock = new FakeClock(0);
+    const r = new HostRegistry<Item>(clock, 1000, 300_000, () => {});
+    // Eight long polls started first: the front of the recency order, busy throughout.
+    for (let i = 0; i < 8; i++)
+      r.get(`poll-${i}`, () => Object.assign(new Item('poll'), { busy: true }));
+    let peak = 0;
+    for (let i = 0; i < 30_000; i++) {
+      r.get(`https://host-${i}.example`, () => new Item(String(i)));
+      peak = Math.max(peak, r.size);
+    }
+    expect(peak).toBeLessThanOrEqual(1000 + 8 + 1);
+    for (let i = 0; i < 8; i++) expect(r.peek(`poll-${i}`)?.busy).toBe(true);
+  });
+
   it('creates lazily, once per key, and keeps used hosts over unused ones', async () => {
     const clock = new FakeClock(0);
     const r = new HostRegistry<Item>(clock, 2, 300_000, () => {});
