@@ -52,14 +52,16 @@ function codeOf(error: unknown): string | undefined {
 /**
  * True when `error` is a network failure that may succeed if tried again: a connection reset or
  * refused, a socket hang-up, a connect or header timeout, a temporary DNS failure (`EAI_AGAIN`).
- * False for aborts, for permanent failures (`ENOTFOUND`, certificate errors) and for anything that is
- * not a fetch network error.
+ * False for aborts, for permanent failures (`ENOTFOUND`, certificate errors), for a fetch that
+ * failed here rather than on the network (a `TypeError('fetch failed')` whose cause carries no
+ * code: the request's body stream threw) and for anything that is not a fetch network error.
  */
 export function isTransientNetworkError(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
   const name = (error as { name?: unknown }).name;
   if (name === 'AbortError' || name === 'TimeoutError') return false;
   // Walk the cause chain: the first error with a code decides.
+  const caused = typeof (error as { cause?: unknown }).cause === 'object';
   let current: unknown = error;
   for (let depth = 0; depth < 6 && typeof current === 'object' && current !== null; depth++) {
     const code = codeOf(current);
@@ -71,7 +73,9 @@ export function isTransientNetworkError(error: unknown): boolean {
     }
     current = (current as { cause?: unknown }).cause;
   }
-  if (name !== 'TypeError') return false;
+  // A cause without a code anywhere is an error of this process (the caller's upload stream
+  // failed, say), which fetch wraps the same way: it says nothing about the network or the host.
+  if (name !== 'TypeError' || caused) return false;
   const message = (error as { message?: unknown }).message;
   return typeof message === 'string' && NETWORK_MESSAGES.has(message.toLowerCase());
 }
