@@ -10,7 +10,7 @@ import { parseRateLimitHeaders } from '../headers/parse.js';
 import type { RateLimitInfo } from '../headers/types.js';
 import type { HostPolicy } from './host-policy.js';
 import { defaultShouldRetry } from './policies/retry-rule.js';
-import type { PreparedRequest } from './request.js';
+import { type PreparedRequest, withoutCredentials } from './request.js';
 import { AbortScope } from './signals.js';
 import type { LimitedRequestInit, ShouldRetry } from './types.js';
 
@@ -48,9 +48,12 @@ export function readCall(
   init: LimitedRequestInit | undefined,
   p: HostPolicy,
 ): Call {
-  const ctx = { method: req.method, url: req.url };
+  // What errors and events show: never the URL's credentials.
+  const ctx = { method: req.method, url: withoutCredentials(req.url) };
   let cost = init?.cost;
-  if (cost === undefined) cost = typeof p.cost === 'number' ? p.cost : p.cost(ctx);
+  if (cost === undefined) {
+    cost = typeof p.cost === 'number' ? p.cost : p.cost({ method: req.method, url: req.url });
+  }
   if (!(typeof cost === 'number' && cost >= 0 && cost <= p.maxCost)) {
     throw new RangeError(
       `${req.method} ${req.url}: cost must be a number from 0 to ${p.maxCost} (got ${String(cost)})`,

@@ -12,7 +12,7 @@ import { KeepAlive } from './keep-alive.js';
 import type { LimitedClientOptions } from './options.js';
 import { HostPipeline, type PipelineShared } from './pipeline.js';
 import { HostRegistry } from './registry.js';
-import { prepareRequest } from './request.js';
+import { prepareRequest, withoutCredentials } from './request.js';
 import { addCounters, type Counters, newCounters } from './stats.js';
 import { MemoryStateStore, type StateStore } from './store.js';
 import type { ClientEvents, ClientStats, HostStats, LimitedRequestInit } from './types.js';
@@ -101,7 +101,10 @@ export class Engine {
   dispatch(target: Target, input: Request | undefined, init: LimitedRequestInit | undefined) {
     if (this.closed) {
       return Promise.reject(
-        closedError({ method: init?.method ?? input?.method, url: target.url }),
+        closedError({
+          method: init?.method ?? input?.method,
+          url: withoutCredentials(target.url),
+        }),
       );
     }
     let partition: string | undefined;
@@ -151,7 +154,7 @@ export class Engine {
     if (typeof value !== 'string' || value.length > MAX_PARTITION_LENGTH) {
       const shown = typeof value === 'string' ? `${value.length} characters` : typeof value;
       throw new TypeError(
-        `${method} ${target.url}: partition must be a string of at most ${MAX_PARTITION_LENGTH} characters, or undefined (got ${shown})`,
+        `${method} ${withoutCredentials(target.url)}: partition must be a string of at most ${MAX_PARTITION_LENGTH} characters, or undefined (got ${shown})`,
       );
     }
     return value;

@@ -27,6 +27,27 @@ export interface PreparedRequest {
 const BODYLESS = new Set(['GET', 'HEAD']);
 
 /**
+ * `url` without its user name and password, for what the client shows (error messages, events):
+ * `https://alice:s3cr3t@api.example.com/x` becomes `https://api.example.com/x`. The same string when
+ * it has none (checked without parsing: a URL with credentials has an `@` before its path).
+ */
+export function withoutCredentials(url: string): string {
+  const at = url.indexOf('@');
+  if (at === -1) return url;
+  const slash = url.indexOf('/', url.indexOf('//') + 2);
+  if (slash !== -1 && slash < at) return url;
+  try {
+    const u = new URL(url);
+    if (u.username === '' && u.password === '') return url;
+    u.username = '';
+    u.password = '';
+    return u.href;
+  } catch {
+    return url;
+  }
+}
+
+/**
  * True for a body fetch can send more than once: a string, bytes, a Blob, form data, URL search
  * params. A stream or an async iterable can be read once.
  */
