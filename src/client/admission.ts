@@ -22,6 +22,7 @@ import {
 } from '../errors.js';
 import type { AdmitResult, WaitReason } from './host-state.js';
 import type { LimitsTicket } from './policies/learned-limits.js';
+import { onAbort } from './signals.js';
 import type { MaybePromise } from './store.js';
 
 /** How often a wait for "another answer" re-reads shared state (another process may answer). */
@@ -228,15 +229,15 @@ export class Admission {
     const timeoutMs = this.deps.queueTimeoutMs;
     if (!signal && !Number.isFinite(timeoutMs)) return;
     const stop = Number.isFinite(timeoutMs) ? new AbortController() : undefined;
-    const onAbort = () => this.leave(w, abortReason(signal as AbortSignal));
-    signal?.addEventListener('abort', onAbort, { once: true });
+    // One listener on a signal shared by many waiting calls, not one each.
+    const unwatch = signal ? onAbort(signal, () => this.leave(w, abortReason(signal))) : undefined;
     if (stop) {
       this.deps.clock
         .sleep(timeoutMs, stop.signal)
         .then(() => this.leave(w, new QueueTimeoutError(timeoutMs, w.req.ctx)), noop);
     }
     w.cleanup = () => {
-      signal?.removeEventListener('abort', onAbort);
+      unwatch?.();
       stop?.abort();
     };
   }

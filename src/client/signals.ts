@@ -148,3 +148,55 @@ export class AbortScope {
     this.ref = undefined;
   }
 }
+
+/** The subscribers of each signal watched by {@link onAbort}, and its one listener. */
+const watched = new WeakMap<AbortSignal, { callbacks: Set<() => void>; listener: () => void }>();
+
+/**
+ * Calls `callback` once when `signal` aborts (on the next microtask if it already has). However many callbacks watch one signal, the signal
+ * gets one listener (removed with the last callback), so a long-lived signal shared by thousands
+ * of waiting calls does not collect a listener per call. Returns the function that stops watching
+ * (idempotent). A callback that throws is reported as an uncaught error; the others still run.
+ */
+export function onAbort(signal: AbortSignal, callback: () => void): () => void {
+  if (signal.aborted) {
+    // Already aborted: the event will not come again. Called on the next microtask, so that the
+    // caller has finished setting up what the callback undoes.
+    let live = true;
+    queueMicrotask(() => {
+      if (live) callback();
+    });
+    return () => {
+      live = false;
+    };
+  }
+  let entry = watched.get(signal);
+  if (entry === undefined) {
+    const callbacks = new Set<() => void>();
+    const listener = () => {
+      watched.delete(signal);
+      for (const cb of [...callbacks]) {
+        try {
+          cb();
+        } catch (error) {
+          queueMicrotask(() => {
+            throw error;
+          });
+        }
+      }
+      callbacks.clear();
+    };
+    signal.addEventListener('abort', listener, { once: true });
+    entry = { callbacks, listener };
+    watched.set(signal, entry);
+  }
+  const { callbacks, listener } = entry;
+  // A callback may be added twice; each subscription is its own.
+  const own = () => callback();
+  callbacks.add(own);
+  return () => {
+    if (!callbacks.delete(own) || callbacks.size > 0) return;
+    signal.removeEventListener('abort', listener);
+    if (watched.get(signal)?.listener === listener) watched.delete(signal);
+  };
+}
