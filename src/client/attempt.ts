@@ -4,14 +4,14 @@
  *
  * @module
  */
-import type { Clock } from '../clock.js';
+import { abortReason, type Clock } from '../clock.js';
 import { type RequestContext, TimeoutError } from '../errors.js';
 import { parseRateLimitHeaders } from '../headers/parse.js';
 import type { RateLimitInfo } from '../headers/types.js';
 import type { HostPolicy } from './host-policy.js';
 import { defaultShouldRetry } from './policies/retry-rule.js';
 import { type PreparedRequest, withoutCredentials } from './request.js';
-import { AbortScope } from './signals.js';
+import { AbortScope, onAbort } from './signals.js';
 import type { LimitedRequestInit, ShouldRetry } from './types.js';
 
 /** Per-call options read from the caller's init. */
@@ -114,7 +114,9 @@ export async function sendAttempt(
   }
   const outcome: Outcome = { at: 0, scope };
   try {
-    outcome.response = await fetchImpl(input, init);
+    const sent = fetchImpl(input, init);
+    // A fetch that ignores its signal must not keep the call past its deadline, nor its slot.
+    outcome.response = await (signal === undefined ? sent : untilAborted(sent, signal));
   } catch (error) {
     // A fetch that rejects an abort with its own AbortError still timed out on our watch.
     outcome.error = scope?.signal.aborted && !call.signal?.aborted ? scope.signal.reason : error;
@@ -128,4 +130,37 @@ export async function sendAttempt(
     scope?.dispose(false);
   }
   return outcome;
+}
+
+/**
+ * `sent`, or a rejection with the signal's reason as soon as `signal` aborts, whichever comes
+ * first. A response that arrives after the abort is discarded (its body cancelled).
+ */
+function untilAborted(sent: Promise<Response>, signal: AbortSignal): Promise<Response> {
+  return new Promise<Response>((resolve, reject) => {
+    let done = false;
+    const stop = onAbort(signal, () => {
+      if (done) return;
+      done = true;
+      reject(abortReason(signal));
+      sent.then(
+        (late) => late.body?.cancel().catch(() => {}),
+        () => {},
+      );
+    });
+    sent.then(
+      (response) => {
+        stop();
+        if (done) return;
+        done = true;
+        resolve(response);
+      },
+      (error: unknown) => {
+        stop();
+        if (done) return;
+        done = true;
+        reject(error);
+      },
+    );
+  });
 }

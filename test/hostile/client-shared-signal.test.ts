@@ -43,3 +43,33 @@ describe('a signal shared by every call', () => {
     await fetch.close();
   });
 });
+
+describe('a fetch that ignores its signal', () => {
+  it('still lets the call settle at its deadline, and gives its slot back', async () => {
+    let calls = 0;
+    // Never settles, whatever the signal says.
+    const fetch = wrapFetch(
+      () => {
+        calls++;
+        return new Promise<Response>(() => {});
+      },
+      { coldStart: false, retry: false },
+    );
+    const total = await fetch('http://h.example/a', { timeoutMs: 50 }).catch((e: unknown) => e);
+    expect((total as { code?: string }).code).toBe('ERR_TIMEOUT');
+    expect((total as { scope?: string }).scope).toBe('total');
+    const attempt = await fetch('http://h.example/b', { attemptTimeoutMs: 50 }).catch(
+      (e: unknown) => e,
+    );
+    expect((attempt as { scope?: string }).scope).toBe('attempt');
+    const aborted = new AbortController();
+    const pending = fetch('http://h.example/c', { signal: aborted.signal }).catch(
+      (e: unknown) => (e as Error).name,
+    );
+    aborted.abort();
+    expect(await pending).toBe('AbortError');
+    expect(calls).toBe(3);
+    expect(fetch.stats().hosts['http://h.example']?.inFlight).toBe(0);
+    await fetch.close();
+  });
+});
