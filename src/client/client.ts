@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { Engine, parseTarget, type Target, TargetCache } from './engine.js';
+import { Engine, markWrapped, parseTarget, type Target, TargetCache } from './engine.js';
 import type { Listener } from './events.js';
 import type { LimitedClientOptions } from './options.js';
 import { jsonInit } from './request.js';
@@ -55,7 +55,7 @@ export class LimitedClient {
     this.base = base;
     this.baseTarget = parseTarget(base);
     this.engine = new Engine(options, undefined);
-    this.fetch = (input, init) => this.request(input, init);
+    this.fetch = markWrapped((input, init) => this.request(input, init));
   }
 
   /** Sends a GET. @param path relative to the base URL, or absolute. */

@@ -83,7 +83,7 @@ export class Engine {
       clock: this.clock,
       store: this.store,
       events: this.events,
-      fetch: impl ?? ((input, init) => globalThis.fetch(input, init)),
+      fetch: impl ?? globalFetch(),
       keepAlive: new KeepAlive(),
     };
     this.registry = new HostRegistry(
@@ -184,6 +184,37 @@ export class Engine {
     this.events.clear();
     if (this.ownsStore) await this.store.close?.();
   }
+}
+
+/** Marks the fetch functions this package makes (`wrapFetch`, `LimitedClient.fetch`). */
+const WRAPPED = Symbol.for('limited-client.wrapped-fetch');
+
+/** Marks `fn` as one of this package's fetch functions (see {@link globalFetch}). */
+export function markWrapped<F extends object>(fn: F): F {
+  Object.defineProperty(fn, WRAPPED, { value: true });
+  return fn;
+}
+
+function isWrapped(fn: unknown): boolean {
+  return typeof fn === 'function' && (fn as unknown as Record<symbol, unknown>)[WRAPPED] === true;
+}
+
+/**
+ * The fetch a client without one calls: `globalThis.fetch` as it is at each call (a fetch patched
+ * later, by msw say, is the one used), except when that is one of this package's own wrappers,
+ * installed with `globalThis.fetch = wrapFetch()`: calling it would call this client again, for
+ * ever. Then the fetch that was global when this client was made.
+ */
+function globalFetch(): typeof fetch {
+  const original = globalThis.fetch;
+  return (input, init) => {
+    const current = globalThis.fetch;
+    const fetch = isWrapped(current) ? original : current;
+    if (typeof fetch !== 'function') {
+      return Promise.reject(new TypeError('no fetch: pass one to wrapFetch or in options.fetch'));
+    }
+    return fetch(input, init);
+  };
 }
 
 function closedError(ctx: RequestContext): ClientClosedError {

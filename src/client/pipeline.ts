@@ -226,13 +226,10 @@ export class HostPipeline {
         ticket = isPromiseLike(admitted) ? await admitted : admitted;
       } catch (error) {
         breaker?.release(probe);
-        if (isClientClosedError(error)) {
-          discard(last?.response);
-          throw error;
-        }
-        if (last?.response && isLimitedClientError(error)) {
+        if (last?.response && isLimitedClientError(error) && !isClientClosedError(error)) {
           return this.giveUp(refusalReason(error), call, attempt - 1, last);
         }
+        discard(last?.response);
         throw error;
       }
       const closedWhileAdmitted = this.closedError(call.ctx);
@@ -252,7 +249,12 @@ export class HostPipeline {
         }
         probe = true;
       }
-      // 3. Send, and learn from the answer.
+      // 3. Send, and learn from the answer. The previous response is let go only now: until
+      // another attempt goes, it is what the call resolves to, with its body still readable.
+      if (last) {
+        discard(last.response);
+        last.scope?.dispose();
+      }
       const outcome = await this.attempt(req, call, ticket, probe);
       last = outcome;
       if (outcome.error !== undefined && call.signal?.aborted) throw abortReason(call.signal);
@@ -336,12 +338,18 @@ export class HostPipeline {
           error,
         });
       }
-      discard(response);
-      outcome.scope?.dispose();
       // After a pushback the host is held until the server's time: the retry waits for that hold
       // at the front of the line, so it goes first when the hold lifts (a separate sleep would
       // wake on its own jitter, after the line had already used the quota).
-      if (!plan.hold) await this.sleep(plan.delayMs, call.signal, call.ctx);
+      if (!plan.hold) {
+        try {
+          await this.sleep(plan.delayMs, call.signal, call.ctx);
+        } catch (stopped) {
+          discard(response);
+          outcome.scope?.dispose();
+          throw stopped;
+        }
+      }
     }
   }
 

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { Engine, parseTarget, TargetCache } from './engine.js';
+import { Engine, markWrapped, parseTarget, TargetCache } from './engine.js';
 import type { Listener } from './events.js';
 import type { LimitedClientOptions } from './options.js';
 import type { ClientEvents, ClientStats, LimitedRequestInit } from './types.js';
@@ -31,7 +31,8 @@ export interface WrappedFetch {
  * requires anyway.
  *
  * @param fetchImpl the fetch to wrap (undici's, a test double...).
- *   @default globalThis.fetch, looked up at each call
+ *   @default globalThis.fetch, looked up at each call; when that is a wrapper made here (after
+ *   `globalThis.fetch = wrapFetch()`), the global fetch of the moment this wrapper was made
  * @param options see {@link LimitedClientOptions} (`options.fetch` is ignored here).
  * @throws InvalidOptionError naming the option, the value and what is allowed.
  * @example
@@ -56,5 +57,5 @@ export function wrapFetch(fetchImpl?: typeof fetch, options?: LimitedClientOptio
   wrapped.on = (name, listener) => engine.events.on(name, listener);
   wrapped.off = (name, listener) => engine.events.off(name, listener);
   wrapped.close = () => engine.close();
-  return wrapped;
+  return markWrapped(wrapped);
 }
