@@ -20,8 +20,9 @@ import {
   RateLimitError,
   type RequestContext,
 } from '../errors.js';
-import type { AdmitResult, WaitReason } from './host-state.js';
-import type { LimitsTicket } from './policies/learned-limits.js';
+import { Alarm, type InLine, Line } from './line.js';
+import type { Ticket, Wait, WaitReason } from './rules/contract.js';
+import type { AdmitResult } from './rules/host-rules.js';
 import { onAbort } from './signals.js';
 import type { MaybePromise } from './store.js';
 
@@ -48,7 +49,7 @@ export interface AdmissionDeps {
    * Gives back an admission that was not used (the request left in the meantime). Must not
    * reject; the queue goes on whatever it does.
    */
-  giveBack(ticket: LimitsTicket, cost: number, ctx: RequestContext): MaybePromise<void> | undefined;
+  giveBack(ticket: Ticket, ctx: RequestContext): MaybePromise<void> | undefined;
   /** A request joined the line. */
   onQueued(ctx: RequestContext, queueLength: number): void;
   /** A request waits, for `reason`; called once per request and reason. */
@@ -79,12 +80,10 @@ export interface AdmissionRequest {
   flightTtlMs?: number;
 }
 
-interface Waiter {
+interface Waiter extends InLine {
   req: AdmissionRequest;
-  resolve(ticket: LimitsTicket): void;
+  resolve(ticket: Ticket): void;
   reject(error: unknown): void;
-  prev: Waiter | undefined;
-  next: Waiter | undefined;
   held: number;
   cleanup: (() => void) | undefined;
 }
@@ -96,54 +95,47 @@ const HELD_BITS: Record<WaitReason, number> = {
   probe: 8,
   'client-rate': 16,
 };
-const SERVER_WAITS: ReadonlySet<WaitReason> = new Set(['retry-after', 'learned-limit']);
+const SERVER_WAITS: ReadonlySet<Wait['reason']> = new Set(['retry-after', 'learned-limit']);
 const noop = () => {};
 
 /** See the module comment. */
 export class Admission {
   /** Attempts admitted and not yet ended. */
   inFlight = 0;
-  private head: Waiter | undefined;
-  private tail: Waiter | undefined;
-  private size = 0;
+  private readonly line = new Line<Waiter>();
   private draining = false;
   private again = false;
-  private timer: AbortController | undefined;
-  private timerAt = Number.POSITIVE_INFINITY;
+  /** Wakes the line when the shortest wait the state announced runs out. */
+  private readonly alarm: Alarm;
   private endWait: (() => void) | undefined;
   /** Set by {@link close}: the error every request gets from then on. */
   private closed: ((ctx: RequestContext) => unknown) | undefined;
 
-  constructor(private readonly deps: AdmissionDeps) {}
+  constructor(private readonly deps: AdmissionDeps) {
+    this.alarm = new Alarm(deps.clock, () => this.kick());
+  }
 
   /** Requests waiting in line. */
   get queueLength(): number {
-    return this.size;
+    return this.line.size;
   }
 
   /** Whether anything is in flight or waiting (a busy host is never evicted). */
   get busy(): boolean {
-    return this.inFlight > 0 || this.size > 0 || this.draining;
+    return this.inFlight > 0 || this.line.size > 0 || this.draining;
   }
 
   /**
-   * Waits for room and admits one attempt. Rejects with the signal's reason on abort,
-   * `QueueFullError`, `QueueTimeoutError`, or `RateLimitError` when the server's limit would hold
-   * the request longer than `maxWaitMs`.
+   * Waits for room and admits one attempt, without a turn of the event loop when none is needed:
+   * with room, an empty line and a store that answers at once (the memory store), the ticket
+   * itself; otherwise a promise. Every refusal is a rejected promise (this never throws): the
+   * signal's reason on abort, `QueueFullError`, `QueueTimeoutError`, or `RateLimitError` when the
+   * server's limit would hold the request longer than `maxWaitMs`. `await` only a promise.
    */
-  async acquire(req: AdmissionRequest): Promise<LimitsTicket> {
-    return this.admit(req);
-  }
-
-  /**
-   * {@link acquire} without a turn of the event loop when none is needed: with room, an empty line
-   * and a store that answers at once (the memory store), the ticket itself; otherwise a promise
-   * (every refusal is a rejected promise: this never throws). `await` only a promise.
-   */
-  admit(req: AdmissionRequest): MaybePromise<LimitsTicket> {
+  admit(req: AdmissionRequest): MaybePromise<Ticket> {
     if (this.closed) return Promise.reject(this.closed(req.ctx));
     if (req.signal?.aborted) return Promise.reject(abortReason(req.signal));
-    if (this.size === 0 && !this.draining && this.inFlight < this.deps.concurrency) {
+    if (this.line.size === 0 && !this.draining && this.inFlight < this.deps.concurrency) {
       this.inFlight++;
       let result: MaybePromise<AdmitResult>;
       try {
@@ -172,32 +164,30 @@ export class Admission {
   }
 
   /** The fast path's answer: the ticket, a refusal, or a place in line. */
-  private admitted(result: AdmitResult, req: AdmissionRequest): MaybePromise<LimitsTicket> {
-    if (result.ok) return result;
+  private admitted(result: AdmitResult, req: AdmissionRequest): MaybePromise<Ticket> {
+    if (result.ok) return result.ticket;
     this.inFlight--;
     if (this.tooLong(result, req)) return Promise.reject(this.rateLimitError(result, req));
     return this.enqueue(req);
   }
 
-  private enqueue(req: AdmissionRequest): Promise<LimitsTicket> {
+  private enqueue(req: AdmissionRequest): Promise<Ticket> {
     // Closed while the store answered: no place in a line that will not move.
     if (this.closed) return Promise.reject(this.closed(req.ctx));
-    if (this.size >= this.deps.maxQueue) {
+    if (this.line.size >= this.deps.maxQueue) {
       return Promise.reject(new QueueFullError(this.deps.maxQueue, req.ctx));
     }
-    return new Promise<LimitsTicket>((resolve, reject) => {
+    return new Promise<Ticket>((resolve, reject) => {
       const waiter: Waiter = {
         req,
         resolve,
         reject,
-        prev: undefined,
-        next: undefined,
         held: 0,
         cleanup: undefined,
       };
       this.watch(waiter);
       this.insert(waiter);
-      this.deps.onQueued(req.ctx, this.size);
+      this.deps.onQueued(req.ctx, this.line.size);
       this.kick();
     });
   }
@@ -210,15 +200,14 @@ export class Admission {
 
   /** Re-examines the line now (the shared state changed). */
   kick(): void {
-    if (this.size > 0) void this.drain();
+    if (this.line.size > 0) void this.drain();
   }
 
   /** Rejects everyone waiting, and every later request, with `error`; stops the timer. */
   close(error: (ctx: RequestContext) => unknown): void {
     this.closed = error;
-    this.stopTimer();
-    while (this.head) {
-      const w = this.head;
+    this.alarm.stop();
+    for (let w = this.line.first; w !== undefined; w = this.line.first) {
       this.remove(w);
       w.reject(error(w.req.ctx));
     }
@@ -246,38 +235,22 @@ export class Admission {
     if (!this.isQueued(w)) return;
     this.remove(w);
     w.reject(error);
-    if (this.size === 0) this.stopTimer();
+    if (this.line.size === 0) this.alarm.stop();
     else this.kick();
   }
 
   private isQueued(w: Waiter): boolean {
-    return w.prev !== undefined || this.head === w;
+    return this.line.has(w);
   }
 
   private insert(w: Waiter): void {
-    if (w.req.priority && this.head) {
-      w.next = this.head;
-      this.head.prev = w;
-      this.head = w;
-    } else if (this.tail) {
-      w.prev = this.tail;
-      this.tail.next = w;
-      this.tail = w;
-    } else {
-      this.head = w;
-      this.tail = w;
-    }
-    if (this.size++ === 0) this.endWait = this.deps.keepAlive();
+    this.line.add(w, w.req.priority);
+    if (this.line.size === 1) this.endWait = this.deps.keepAlive();
   }
 
   private remove(w: Waiter): void {
-    if (w.prev) w.prev.next = w.next;
-    else this.head = w.next;
-    if (w.next) w.next.prev = w.prev;
-    else this.tail = w.prev;
-    w.prev = undefined;
-    w.next = undefined;
-    if (--this.size === 0) {
+    this.line.remove(w);
+    if (this.line.size === 0) {
       this.endWait?.();
       this.endWait = undefined;
     }
@@ -285,13 +258,13 @@ export class Admission {
     w.cleanup = undefined;
   }
 
-  private tooLong(result: Extract<AdmitResult, { ok: false }>, req: AdmissionRequest): boolean {
+  private tooLong(result: Wait, req: AdmissionRequest): boolean {
     // The server's own wait, before the client's jitter, is what the caller's limit is about.
     const wait = result.serverWaitMs ?? result.waitMs;
     return SERVER_WAITS.has(result.reason) && wait !== undefined && wait > req.maxWaitMs;
   }
 
-  private rateLimitError(result: Extract<AdmitResult, { ok: false }>, req: AdmissionRequest) {
+  private rateLimitError(result: Wait, req: AdmissionRequest) {
     return new RateLimitError(result.waitMs ?? 0, req.ctx, {
       policy: result.policy,
       limitMs: req.maxWaitMs,
@@ -315,8 +288,11 @@ export class Admission {
   }
 
   private async drainOnce(): Promise<void> {
-    while (this.head && this.inFlight < this.deps.concurrency) {
-      const w = this.head;
+    for (
+      let w = this.line.first;
+      w !== undefined && this.inFlight < this.deps.concurrency;
+      w = this.line.first
+    ) {
       this.inFlight++;
       let result: AdmitResult;
       try {
@@ -336,7 +312,7 @@ export class Admission {
         this.inFlight--;
         if (result.ok) {
           try {
-            await this.deps.giveBack(result, w.req.cost, w.req.ctx);
+            await this.deps.giveBack(result.ticket, w.req.ctx);
           } catch {
             // Nothing to do: the request is gone, and the line must move on.
           }
@@ -345,7 +321,7 @@ export class Admission {
       }
       if (result.ok) {
         this.remove(w);
-        w.resolve(result);
+        w.resolve(result.ticket);
         continue;
       }
       this.inFlight--;
@@ -354,34 +330,15 @@ export class Admission {
         w.reject(this.rateLimitError(result, w.req));
         continue;
       }
-      const bit = HELD_BITS[result.reason];
+      // An attempt waits for a rule of the host; `budget` and `circuit-open` answer other requests.
+      const reason = result.reason as WaitReason;
+      const bit = HELD_BITS[reason];
       if ((w.held & bit) === 0) {
         w.held |= bit;
-        this.deps.onHeld(w.req.ctx, result.reason, result.waitMs, result.policy);
+        this.deps.onHeld(w.req.ctx, reason, result.waitMs, result.policy);
       }
-      this.schedule(result.waitMs ?? POLL_MS);
+      this.alarm.set(result.waitMs ?? POLL_MS);
       return;
     }
-  }
-
-  private schedule(waitMs: number): void {
-    const at = this.deps.clock.now() + Math.max(1, waitMs);
-    if (this.timer && this.timerAt <= at) return;
-    this.stopTimer();
-    const timer = new AbortController();
-    this.timer = timer;
-    this.timerAt = at;
-    this.deps.clock.sleep(Math.max(1, waitMs), timer.signal).then(() => {
-      if (this.timer !== timer) return;
-      this.timer = undefined;
-      this.timerAt = Number.POSITIVE_INFINITY;
-      this.kick();
-    }, noop);
-  }
-
-  private stopTimer(): void {
-    this.timer?.abort();
-    this.timer = undefined;
-    this.timerAt = Number.POSITIVE_INFINITY;
   }
 }

@@ -9,8 +9,8 @@ import { type RequestContext, TimeoutError } from '../errors.js';
 import { parseRateLimitHeaders } from '../headers/parse.js';
 import type { RateLimitInfo } from '../headers/types.js';
 import type { HostPolicy } from './host-policy.js';
-import { defaultShouldRetry } from './policies/retry-rule.js';
 import { type PreparedRequest, withoutCredentials } from './request.js';
+import { defaultShouldRetry } from './retry/retry-rule.js';
 import { AbortScope, onAbort } from './signals.js';
 import type { LimitedRequestInit, ShouldRetry } from './types.js';
 

@@ -7,7 +7,6 @@
  */
 import type { Clock } from '../clock.js';
 import { HostMatcher } from './host-match.js';
-import type { HostStateConfig } from './host-state.js';
 import { parseOptions } from './option-schema.js';
 import {
   type CircuitBreakerOptions,
@@ -17,8 +16,10 @@ import {
   type PolicyOptions,
   type RetryBudgetOptions,
 } from './options.js';
-import type { BreakerConfig } from './policies/circuit-breaker.js';
-import { FLIGHT_TTL_MS } from './policies/learned-limits.js';
+import type { WaitJitter } from './retry/backoff.js';
+import type { BreakerConfig } from './rules/breaker.js';
+import { FLIGHT_TTL_MS } from './rules/flights.js';
+import type { HostRulesConfig } from './rules/host-rules.js';
 import type { StateStore } from './store.js';
 import type { ShouldRetry } from './types.js';
 
@@ -42,9 +43,12 @@ export interface HostPolicy {
   /** Largest cost the bucket can pay (Infinity without a bucket). */
   maxCost: number;
   retry: RetryPolicy;
+  /** Random extra on server-given waits. */
+  jitter: WaitJitter;
   idempotency: { header: string; methods: ReadonlySet<string> } | undefined;
   breaker: BreakerConfig | undefined;
-  state: HostStateConfig;
+  /** The rules of `rules/host-rules.ts` this host runs, with their parameters. */
+  rules: HostRulesConfig;
   /** Time-to-live of the host's shared state, in milliseconds. */
   stateTtlMs: number;
 }
@@ -125,6 +129,7 @@ function resolve(o: PolicyOptions, hostIdleMs: number): HostPolicy {
       : { rate: o.rate, burst: o.burst ?? Math.max(1, Math.ceil(o.rate)) };
   const learn = o.learnLimits ?? d.learnLimits;
   const maxRetryAfterMs = o.maxRetryAfterMs ?? d.maxRetryAfterMs;
+  const jitter = withDefaults<{ ratio?: number; maxMs?: number }>(d.waitJitter, o.waitJitter);
   return {
     concurrency: o.concurrency ?? d.concurrency,
     maxQueue: o.maxQueue ?? d.maxQueue,
@@ -140,15 +145,16 @@ function resolve(o: PolicyOptions, hostIdleMs: number): HostPolicy {
       maxDelayMs: retry.maxDelayMs ?? d.retry.maxDelayMs,
       shouldRetry: retry.shouldRetry,
     },
+    jitter,
     idempotency: idem
       ? { header: idem.header, methods: new Set(idem.methods.map((m) => m.toUpperCase())) }
       : undefined,
     breaker,
-    state: {
-      limits: learn
+    rules: {
+      learn: learn
         ? {
             initialWindow: cold ? (cold.initialWindow ?? d.initialWindow) : undefined,
-            jitter: withDefaults<{ ratio?: number; maxMs?: number }>(d.waitJitter, o.waitJitter),
+            jitter,
             fallbackHoldMs: d.fallbackHoldMs,
             // A wait the caller would not honour is recorded for no longer than one it would.
             maxHoldMs: Math.max(maxRetryAfterMs, d.fallbackHoldMs),

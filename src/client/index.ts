@@ -17,14 +17,13 @@ export {
   type RetryBudgetOptions,
   type RetryOptions,
 } from './options.js';
-export { backoffCeiling, fullJitter, serverWait, type WaitJitter } from './policies/backoff.js';
-export type { CircuitState } from './policies/circuit-breaker.js';
-export { defaultShouldRetry, IDEMPOTENT_METHODS, RETRY_STATUSES } from './policies/retry-rule.js';
+export { backoffCeiling, fullJitter, serverWait, type WaitJitter } from './retry/backoff.js';
+export { defaultShouldRetry, IDEMPOTENT_METHODS, RETRY_STATUSES } from './retry/retry-rule.js';
+export type { CircuitState } from './rules/breaker.js';
 export {
   type MaybePromise,
   MemoryStateStore,
   type MemoryStateStoreOptions,
-  type Replay,
   type StateStore,
   type Transaction,
 } from './store.js';

@@ -5,9 +5,10 @@
  * @module
  */
 
-import type { HostState, HostStateConfig } from './host-state.js';
-import type { CircuitState } from './policies/circuit-breaker.js';
-import { availableRetries } from './policies/retry-budget.js';
+import type { CircuitState } from './rules/breaker.js';
+import { availableRetries } from './rules/budget.js';
+import type { HostRulesConfig, HostState } from './rules/host-rules.js';
+import { newCounts } from './rules/sliding-counts.js';
 import type { HostStats } from './types.js';
 
 /** The counters of one host: the counting part of {@link HostStats} (see it for their meaning). */
@@ -65,20 +66,21 @@ export function hostStats(
   partition: string | undefined,
   counters: Counters,
   state: HostState | undefined,
-  config: HostStateConfig,
+  config: HostRulesConfig,
   now: number,
   live: LiveStats,
 ): HostStats {
-  const limits = state?.limits;
-  const budget = state?.budget;
+  const hold = state?.hold;
+  const learned = [...(state?.quota?.policies ?? [])];
+  if (state?.blind?.policy) learned.push(state.blind.policy);
   return {
     origin,
     ...(partition === undefined ? {} : { partition }),
     ...counters,
     ...live,
-    holdUntil: limits && limits.holdUntil > now ? limits.holdUntil : 0,
-    mode: config.limits ? (limits?.mode ?? 'cold') : 'off',
-    policies: (limits?.policies ?? []).map((p) => ({
+    holdUntil: hold && hold.until > now ? hold.until : 0,
+    mode: config.learn ? (state?.mode ?? 'cold') : 'off',
+    policies: learned.map((p) => ({
       name: p.name ?? p.key,
       limit: p.limit,
       windowMs: p.windowMs,
@@ -86,9 +88,12 @@ export function hostStats(
       resetInMs:
         p.resetAt === undefined ? undefined : Math.max(0, (p.serverResetAt ?? p.resetAt) - now),
     })),
-    budgetAvailable:
-      budget && config.budget
-        ? availableRetries(budget, config.budget, now)
-        : Number.POSITIVE_INFINITY,
+    budgetAvailable: config.budget
+      ? availableRetries(
+          state?.budget ?? newCounts(['requests', 'retries'], config.budget.windowMs, now),
+          config.budget,
+          now,
+        )
+      : Number.POSITIVE_INFINITY,
   };
 }

@@ -17,33 +17,28 @@ import { type Clock, systemClock } from '../clock.js';
 export type MaybePromise<T> = T | Promise<T>;
 
 /**
- * A transaction over one key: receives the current state (`undefined` when there is none or it
- * expired) and returns the state to keep (`undefined` deletes the key) and a result for the caller.
+ * A transaction over one key.
  *
- * It may mutate and return the object it was given. It must be deterministic and have no other
- * effect: a store may run it more than once for one call (after a conflicting write) and keep only
- * the last run. States are plain JSON: objects, arrays, finite numbers, strings, booleans.
+ * `run` receives the current state (`undefined` when there is none or it expired) and returns the
+ * state to keep (`undefined` deletes the key) and a result for the caller. It may mutate and return
+ * the object it was given. It must be deterministic and have no other effect: a store may run it
+ * more than once for one call (after a conflicting write) and keep only the last run. States are
+ * plain JSON: objects, arrays, finite numbers, strings, booleans.
  *
- * `share` (default 1) is the part of the shared limits this run may use. A store whose shared state
+ * `share` (default 1) is the part of the shared limits the run may use. A store whose shared state
  * is unavailable and that falls back to state local to this process passes less (its local share,
  * about one over the number of processes), so that the processes on local state together stay near
  * the shared limits instead of each spending all of them.
  *
- * `replay` is set when such a store applies to its shared state, once it is back, a run it made on
- * the local copy: the caller already acted on that run's result (sent the request, took the retry),
- * so the transaction applies what that result implies instead of deciding again. Deciding again, on
- * other state, could count a request that was never sent, one that then never ends.
+ * `replay` serves such a store once its shared state is back: it applies to that state a run made
+ * on the local copy, whose result the caller already acted on (it sent the request, took the
+ * retry). It records that result instead of deciding again: deciding again, on other state, could
+ * count a request that was never sent, one that then never ends. Without `replay`, a store replays
+ * by running again.
  */
-export type Transaction<S, R> = (
-  state: S | undefined,
-  share?: number,
-  replay?: Replay<R>,
-) => [next: S | undefined, result: R];
-
-/** A run of a transaction applied again elsewhere: see {@link Transaction}. */
-export interface Replay<R> {
-  /** What the run returned, and the caller acted on. */
-  result: R;
+export interface Transaction<S, R> {
+  run(state: S | undefined, share?: number): [next: S | undefined, result: R];
+  replay?(state: S | undefined, result: R): S | undefined;
 }
 
 /** Where the pipeline's shared state lives. Implement it to share state across processes. */
@@ -118,7 +113,7 @@ export class MemoryStateStore implements StateStore {
     const now = this.clock.now();
     const entry = this.entries.get(key);
     const current = entry && entry.expiresAt > now ? (entry.state as S) : undefined;
-    const [next, result] = transaction(current);
+    const [next, result] = transaction.run(current);
     if (next === undefined) {
       this.entries.delete(key);
       return result;

@@ -5,8 +5,8 @@
  * @module
  */
 
-import type { WaitReason } from './host-state.js';
-import type { CircuitState } from './policies/circuit-breaker.js';
+import type { CircuitState } from './rules/breaker.js';
+import type { WaitReason } from './rules/contract.js';
 
 /** Options of one call, on top of `RequestInit`. Each overrides the client's option for this call. */
 export interface LimitedRequestInit extends RequestInit {

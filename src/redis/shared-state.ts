@@ -194,7 +194,7 @@ export class SharedState {
 
   /** Deletes the state of `key`, shared and local. */
   async delete(key: string): Promise<void> {
-    await this.update(key, () => [undefined, undefined], 1);
+    await this.update(key, { run: () => [undefined, undefined] }, 1);
   }
 
   /** Applies what ran locally to the shared state, for every key that has some (after an outage). */
@@ -202,7 +202,7 @@ export class SharedState {
     for (const [key, log] of this.#toReplay) {
       if (log.length > 0 && !this.#lanes.has(key)) {
         const ttlMs = Math.max(...log.map((entry) => entry.pending.ttlMs));
-        this.update(key, (state) => [state, undefined], ttlMs).catch(() => {});
+        this.update(key, { run: (state) => [state, undefined] }, ttlMs).catch(() => {});
       }
     }
   }
@@ -355,10 +355,12 @@ export class SharedState {
       let outcome: Outcome = { ok: true, value: undefined };
       this.#local.update(
         key,
-        (current) => {
-          const ran = run(pending, current ?? this.#lastShared(key), this.#options.localShare);
-          outcome = ran.outcome;
-          return [ran.state, undefined];
+        {
+          run: (current) => {
+            const ran = run(pending, current ?? this.#lastShared(key), this.#options.localShare);
+            outcome = ran.outcome;
+            return [ran.state, undefined];
+          },
         },
         pending.ttlMs,
       );
@@ -409,10 +411,13 @@ export class SharedState {
   }
 }
 
-/** Applies a logged local run to `state` as the result it had (see `Transaction`'s `replay`). */
+/** Applies a logged local run to `state` as the result it had (see `Transaction.replay`). */
 function replay(entry: Logged, state: unknown): unknown {
+  const { transaction } = entry.pending;
   try {
-    return entry.pending.transaction(state, 1, { result: entry.result })[0];
+    return transaction.replay
+      ? transaction.replay(state, entry.result)
+      : transaction.run(state, 1)[0];
   } catch {
     return state;
   }
@@ -421,7 +426,7 @@ function replay(entry: Logged, state: unknown): unknown {
 /** Runs one transaction; one that throws gets its error, and the next runs on what it left. */
 function run(pending: Pending, state: unknown, share: number) {
   try {
-    const [next, value] = pending.transaction(state, share);
+    const [next, value] = pending.transaction.run(state, share);
     return { state: next, outcome: { ok: true, value } as Outcome };
   } catch (error) {
     return { state, outcome: { ok: false, error } as Outcome };

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Admission, type AdmissionRequest } from '../../src/client/admission.js';
-import type { AdmitResult } from '../../src/client/host-state.js';
+import type { Ticket } from '../../src/client/rules/contract.js';
+import type { AdmitResult } from '../../src/client/rules/host-rules.js';
 import {
   isQueueFullError,
   isQueueTimeoutError,
@@ -11,12 +12,19 @@ import { FakeClock, flush } from './helpers.js';
 
 function setup(options: { concurrency?: number; maxQueue?: number; queueTimeoutMs?: number } = {}) {
   const clock = new FakeClock(0);
-  let gate: () => AdmitResult = () => ({ ok: true, seq: 0, probed: [] });
+  const ticket = (n: number) => ({ kind: 'attempt' as const, seq: n, at: 0, cost: 1, first: true });
+  let gate: () => AdmitResult = () => ({ ok: true, ticket: ticket(0) });
   const admitted: number[] = [];
   const held: string[] = [];
   let queued = 0;
   let seq = 0;
-  const a = new Admission({
+  /** The queue, with `acquire`: {@link Admission.admit} as a promise always. */
+  class Queue extends Admission {
+    acquire(r: AdmissionRequest): Promise<Ticket> {
+      return Promise.resolve(this.admit(r));
+    }
+  }
+  const a = new Queue({
     clock,
     concurrency: options.concurrency ?? Number.POSITIVE_INFINITY,
     maxQueue: options.maxQueue ?? 100,
@@ -25,7 +33,7 @@ function setup(options: { concurrency?: number; maxQueue?: number; queueTimeoutM
       const r = gate();
       if (r.ok) {
         admitted.push(cost);
-        return { ...r, seq: ++seq };
+        return { ok: true, ticket: ticket(++seq) };
       }
       return r;
     },
@@ -127,7 +135,7 @@ describe('admission', () => {
     let until = 1000;
     setGate(() =>
       clock.now() >= until
-        ? { ok: true, seq: 0, probed: [] }
+        ? { ok: true, ticket: { kind: 'attempt', seq: 0, at: 0, cost: 1, first: true } }
         : { ok: false, waitMs: until - clock.now(), reason: 'learned-limit', policy: 'p' },
     );
     let done = false;
@@ -159,7 +167,7 @@ describe('admission', () => {
     let open = false;
     setGate(() =>
       open
-        ? { ok: true, seq: 0, probed: [] }
+        ? { ok: true, ticket: { kind: 'attempt', seq: 0, at: 0, cost: 1, first: true } }
         : { ok: false, waitMs: 120_000, reason: 'client-rate' },
     );
     const p = a.acquire(req({ maxWaitMs: 1000 }));

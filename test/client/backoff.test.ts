@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { backoffCeiling, fullJitter, serverWait } from '../../src/client/policies/backoff.js';
+import { backoffCeiling, fullJitter, serverWait } from '../../src/client/retry/backoff.js';
 import { seeded } from './helpers.js';
 
 describe('backoffCeiling', () => {

@@ -24,9 +24,9 @@ describe('options', () => {
       maxDelayMs: 10_000,
       shouldRetry: undefined,
     });
-    expect(p.state.budget).toEqual({ ratio: 0.1, minPerSecond: 1, windowMs: 10_000 });
-    expect(p.state.limits?.initialWindow).toBe(1);
-    expect(p.state.bucket).toBeUndefined();
+    expect(p.rules.budget).toEqual({ ratio: 0.1, minPerSecond: 1, windowMs: 10_000 });
+    expect(p.rules.learn?.initialWindow).toBe(1);
+    expect(p.rules.bucket).toBeUndefined();
     expect(p.idempotency?.header).toBe('Idempotency-Key');
     expect([...(p.idempotency?.methods ?? [])]).toEqual(['POST', 'PATCH']);
     expect(p.breaker?.coolDownMs).toBe(1000);
@@ -41,9 +41,9 @@ describe('options', () => {
       waitJitter: { maxMs: undefined },
     }).forHost('api.example.com', 'api.example.com');
     expect(p.breaker).toMatchObject({ coolDownMs: 1000, maxCoolDownMs: 30_000 });
-    expect(p.state.budget?.ratio).toBe(0.1);
+    expect(p.rules.budget?.ratio).toBe(0.1);
     expect(p.idempotency?.header).toBe('Idempotency-Key');
-    expect(p.state.limits?.jitter).toEqual({ ratio: 0.05, maxMs: 1000 });
+    expect(p.rules.learn?.jitter).toEqual({ ratio: 0.05, maxMs: 1000 });
   });
 
   it('names the option, the value and the allowed range', () => {
@@ -94,10 +94,10 @@ describe('options', () => {
       learnLimits: true,
     }).forHost('a.com', 'a.com');
     expect(p.retry.retries).toBe(0);
-    expect(p.state.budget).toBeUndefined();
+    expect(p.rules.budget).toBeUndefined();
     expect(p.breaker).toBeUndefined();
     expect(p.idempotency).toBeUndefined();
-    expect(p.state.limits?.initialWindow).toBeUndefined();
+    expect(p.rules.learn?.initialWindow).toBeUndefined();
   });
 
   it('merges host entries over the global options, most specific last', () => {
@@ -112,13 +112,13 @@ describe('options', () => {
       },
     });
     const p = o.forHost('api.example.com', 'api.example.com:8443');
-    expect(p.state.bucket).toEqual({ rate: 5, burst: 5 });
+    expect(p.rules.bucket).toEqual({ rate: 5, burst: 5 });
     expect(p.retry).toMatchObject({ retries: 2, baseDelayMs: 50 });
-    expect(p.state.budget).toEqual({ ratio: 0.2, minPerSecond: 3, windowMs: 10_000 });
+    expect(p.rules.budget).toEqual({ ratio: 0.2, minPerSecond: 3, windowMs: 10_000 });
     expect(p.breaker).toBeUndefined();
     expect(p.concurrency).toBe(2);
     const other = o.forHost('other.org', 'other.org');
-    expect(other.state.bucket).toEqual({ rate: 10, burst: 10 });
+    expect(other.rules.bucket).toEqual({ rate: 10, burst: 10 });
     expect(other.breaker).toBeDefined();
     // Hosts without an entry share one resolved policy.
     expect(o.forHost('x.org', 'x.org')).toBe(other);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { defaultShouldRetry } from '../../src/client/policies/retry-rule.js';
-import { planRetry, type RetryInput } from '../../src/client/retry-plan.js';
+import { planRetry, type RetryInput } from '../../src/client/retry/retry-plan.js';
+import { defaultShouldRetry } from '../../src/client/retry/retry-rule.js';
 import { parseRateLimitHeaders } from '../../src/headers/index.js';
 
 function input(

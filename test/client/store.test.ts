@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryStateStore } from '../../src/client/store.js';
+import { MemoryStateStore, type Transaction } from '../../src/client/store.js';
 import { FakeClock } from './helpers.js';
 
-const inc = (state: number | undefined): [number, number] => {
-  const next = (state ?? 0) + 1;
-  return [next, next];
+const inc: Transaction<number, number> = {
+  run: (state) => {
+    const next = (state ?? 0) + 1;
+    return [next, next];
+  },
 };
 
 describe('MemoryStateStore', () => {
@@ -18,7 +20,7 @@ describe('MemoryStateStore', () => {
   it('deletes a key whose transaction returns undefined', () => {
     const store = new MemoryStateStore({ clock: new FakeClock(0) });
     store.update('a', inc, 1000);
-    store.update('a', () => [undefined, null], 1000);
+    store.update('a', { run: () => [undefined, null] }, 1000);
     expect(store.size).toBe(0);
   });
 

@@ -75,9 +75,11 @@ if (NODES.length === 0) {
 
   it('keeps client state (two keys of one slot per update) without losing an update', async () => {
     const stores = clusters.map((c) => new RedisStore(c, { prefix, timeoutMs: 5000 }));
-    const increment: Transaction<{ n: number }, number> = (state) => {
-      const next = { n: (state?.n ?? 0) + 1 };
-      return [next, next.n];
+    const increment: Transaction<{ n: number }, number> = {
+      run: (state) => {
+        const next = { n: (state?.n ?? 0) + 1 };
+        return [next, next.n];
+      },
     };
     for (const host of ['https://a.example', 'https://b.example', 'https://c.example']) {
       const results = await Promise.all(

@@ -172,10 +172,9 @@ describeRedis('RedisStore when Redis is slow or gone', () => {
       localShare: 0.5,
     });
     // Counts updates, and answers the share it ran on.
-    const count: Transaction<{ n: number }, number> = (state, share = 1) => [
-      { n: (state?.n ?? 0) + 1 },
-      share,
-    ];
+    const count: Transaction<{ n: number }, number> = {
+      run: (state, share = 1) => [{ n: (state?.n ?? 0) + 1 }, share],
+    };
     const shares: number[] = [];
     for (let i = 0; i < 5; i++) shares.push(await store.update('tally', count, 60_000));
     await admin.sendCommand(['CLIENT', 'PAUSE', '800', 'ALL']);

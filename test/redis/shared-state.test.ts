@@ -15,9 +15,11 @@ interface Counter {
   n: number;
 }
 
-const increment: Transaction<Counter, number> = (state) => {
-  const next = { n: (state?.n ?? 0) + 1 };
-  return [next, next.n];
+const increment: Transaction<Counter, number> = {
+  run: (state) => {
+    const next = { n: (state?.n ?? 0) + 1 };
+    return [next, next.n];
+  },
 };
 
 describeRedis('RedisStore as a StateStore', () => {
@@ -44,7 +46,7 @@ describeRedis('RedisStore as a StateStore', () => {
     expect(Math.max(...results)).toBe(800);
     const final = await (stores[0] as RedisStore).update<Counter, number>(
       'counter',
-      (s) => [s, s?.n ?? 0],
+      { run: (s) => [s, s?.n ?? 0] },
       60_000,
     );
     expect(final).toBe(800);
@@ -80,8 +82,10 @@ describeRedis('RedisStore as a StateStore', () => {
 
   it('rejects only the update whose transaction throws', async () => {
     const store = new RedisStore(clients[2] as RedisClientType, { prefix, timeoutMs: 5000 });
-    const broken: Transaction<Counter, number> = () => {
-      throw new Error('a bug in a transaction');
+    const broken: Transaction<Counter, number> = {
+      run: () => {
+        throw new Error('a bug in a transaction');
+      },
     };
     const [a, b, c] = await Promise.allSettled([
       store.update('throws', increment, 60_000),

@@ -1,6 +1,7 @@
 /**
  * One process of a fleet that shares a client-side rate through Redis; spawned by `fleet.ts`.
- * Its argument is a {@link ChildPlan} as JSON. From `startAt` to `endAt` (epoch milliseconds) it
+ * Its argument is a {@link ChildPlan} as JSON, but for `startAt` and `endAt`: once set up it prints
+ * `ready` and reads them from standard input as JSON. From `startAt` to `endAt` (epoch ms) it
  * keeps `concurrency` calls going through one `LimitedClient` whose store is a `RedisStore` on its
  * own Redis connection, then prints one {@link ChildReport} as JSON and exits 0. Unhandled
  * rejections are counted, not fatal, so that the report says how many there were.
@@ -35,6 +36,18 @@ export interface ChildReport {
 }
 
 const plan = JSON.parse(process.argv[2] as string) as ChildPlan;
+
+/** The first line on standard input. */
+function readLine(): Promise<string> {
+  return new Promise((resolve) => {
+    let input = '';
+    process.stdin.on('data', (chunk: Buffer) => {
+      input += chunk.toString();
+      const end = input.indexOf('\n');
+      if (end !== -1) resolve(input.slice(0, end));
+    });
+  });
+}
 let unhandled = 0;
 process.on('unhandledRejection', () => {
   unhandled += 1;
@@ -67,6 +80,10 @@ const at = () => Date.now() - plan.startAt;
 client.on('held', (e) => trace.push(`${at()} held ${e.reason} ${e.waitMs} ${e.policy ?? ''}`));
 store.on('up', () => trace.push(`${at()} Redis up`));
 store.on('down', (e) => trace.push(`${at()} Redis down: ${e.message}`));
+// Set up: say so, and wait for the parent to say when the traffic starts and ends.
+process.stdout.write('ready\n');
+const times = JSON.parse(await readLine()) as Pick<ChildPlan, 'startAt' | 'endAt'>;
+Object.assign(plan, times);
 await sleep(Math.max(0, plan.startAt - Date.now()));
 await Promise.all(
   Array.from({ length: plan.concurrency }, async () => {

@@ -55,20 +55,42 @@ export function expectCleanExits(run: FleetRun): void {
   ).toEqual(run.exitCodes.map(() => [0, 0]));
 }
 
-function runChild(plan: ChildPlan): Promise<{ code: number | null; report?: ChildReport }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, JSON.stringify(plan)], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-    });
+/** A child process: ready once it printed `ready` (set up); its exit code and report. */
+interface Child {
+  ready: Promise<void>;
+  /** Tells the child when the traffic starts and ends (epoch milliseconds). */
+  go(startAt: number, endAt: number): void;
+  done: Promise<{ code: number | null; report?: ChildReport }>;
+}
+
+function spawnChild(plan: Omit<ChildPlan, 'startAt' | 'endAt'>): Child {
+  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, JSON.stringify(plan)], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  let out = '';
+  let markReady: () => void = () => {};
+  const ready = new Promise<void>((resolve) => {
+    markReady = resolve;
+  });
+  child.stdout.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+    if (out.startsWith('ready\n')) markReady();
+  });
+  const done = new Promise<{ code: number | null; report?: ChildReport }>((resolve) => {
     child.on('exit', (code) => {
+      markReady();
       const line = out.trim().split('\n').at(-1);
-      resolve({ code, report: line ? (JSON.parse(line) as ChildReport) : undefined });
+      resolve({
+        code,
+        report: line && line !== 'ready' ? (JSON.parse(line) as ChildReport) : undefined,
+      });
     });
   });
+  return {
+    ready,
+    go: (startAt, endAt) => child.stdin.end(`${JSON.stringify({ startAt, endAt })}\n`),
+    done,
+  };
 }
 
 /** Starts the server and the processes, waits for them all, and returns what they saw. */
@@ -89,14 +111,17 @@ export async function runFleet(plan: FleetPlan): Promise<FleetRun> {
       },
     ],
   });
-  // Time for every child to start (tsx compiles on the fly) before the traffic begins together.
-  const startAt = Date.now() + 3000;
-  const endAt = startAt + plan.durationMs;
+  // Every child starts (tsx compiles on the fly, slowly on a busy machine) and sets up; then the
+  // traffic begins for all of them at once.
   const children = Array.from({ length: plan.processes }, () =>
-    runChild({ ...plan, url: server.url, startAt, endAt }),
+    spawnChild({ ...plan, url: server.url }),
   );
+  await Promise.all(children.map((c) => c.ready));
+  const startAt = Date.now() + 200;
+  const endAt = startAt + plan.durationMs;
+  for (const c of children) c.go(startAt, endAt);
   await plan.during?.(startAt);
-  const results = await Promise.all(children);
+  const results = await Promise.all(children.map((c) => c.done));
   await server.close();
   const reports = results.map((r) => r.report).filter((r): r is ChildReport => r !== undefined);
   return {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CircuitBreaker, type CircuitState } from '../../src/client/policies/circuit-breaker.js';
+import { CircuitBreaker, type CircuitState } from '../../../src/client/rules/breaker.js';
 
 const config = {
   failureRatio: 0.5,

@@ -6,10 +6,15 @@
  *
  * @module
  */
-import type { RateLimitInfo } from '../headers/types.js';
-import { fullJitter, serverWait, type WaitJitter } from './policies/backoff.js';
-import { isPushback } from './policies/learned-limits.js';
-import type { GiveUpReason, RetryContext, ShouldRetry } from './types.js';
+import type { RateLimitInfo } from '../../headers/types.js';
+import { isPushback } from '../answer.js';
+import type { Call, Outcome } from '../attempt.js';
+import type { HostPolicy } from '../host-policy.js';
+import { isTransientNetworkError } from '../network-errors.js';
+import type { PreparedRequest } from '../request.js';
+import type { GiveUpReason, RetryContext, ShouldRetry } from '../types.js';
+import { fullJitter, serverWait, type WaitJitter } from './backoff.js';
+import { IDEMPOTENT_METHODS } from './retry-rule.js';
 
 /** What the decision looks at. */
 export interface RetryInput {
@@ -115,4 +120,50 @@ export function planRetry(input: RetryInput): RetryPlan {
   }
   if (input.now + delay.delayMs >= input.deadline) return { retry: false, reason: 'deadline' };
   return { retry: true, ...delay };
+}
+
+/** What {@link planAfter} reads of the call, its host and the attempt. */
+export interface PlanContext {
+  req: PreparedRequest;
+  call: Call;
+  /** Attempts made so far. */
+  attempts: number;
+  /** Epoch milliseconds by which the call must be done (`Infinity`: none). */
+  deadline: number;
+  policy: HostPolicy;
+  /** A number in [0, 1), for the jitter. */
+  random: number;
+}
+
+/** {@link planRetry} for an attempt's outcome, with what the call and its host say. */
+export function planAfter(outcome: Outcome, c: PlanContext): RetryPlan {
+  const { req, call, attempts, policy } = c;
+  const { response, error, info } = outcome;
+  return planRetry({
+    response,
+    error,
+    info,
+    context: {
+      method: req.method,
+      url: req.url,
+      attempt: attempts,
+      response,
+      error,
+      retryAfterMs: info?.retryAfterMs,
+      idempotent: req.hasKey || IDEMPOTENT_METHODS.has(req.method),
+      hasIdempotencyKey: req.hasKey,
+      networkError: error !== undefined && isTransientNetworkError(error),
+    },
+    shouldRetry: call.shouldRetry,
+    attempt: attempts,
+    retries: call.retries,
+    replayable: req.replayable || call.createBody !== undefined,
+    maxRetryAfterMs: policy.maxRetryAfterMs,
+    deadline: c.deadline,
+    now: outcome.at,
+    random: c.random,
+    backoff: policy.retry,
+    jitter: policy.jitter,
+    holdUntil: outcome.holdUntil,
+  });
 }

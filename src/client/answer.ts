@@ -1,0 +1,35 @@
+/**
+ * What an attempt's outcome means, decided once, for the rules and the breaker: was it the server
+ * pushing back (slow down, come back later), and what does it say of the host's health.
+ *
+ * @module
+ */
+import { isTimeoutError } from '../errors.js';
+import type { RateLimitInfo } from '../headers/types.js';
+import { isTransientNetworkError } from './network-errors.js';
+
+/** Statuses that count against the circuit breaker: the server failing, not refusing. */
+export const BREAKER_FAILURE_STATUSES: ReadonlySet<number> = new Set([500, 502, 503, 504]);
+
+/** Whether an answer is the server pushing back: a 429, or a 503 that says when to come back. */
+export function isPushback(status: number, info: RateLimitInfo | undefined): boolean {
+  return status === 429 || (status === 503 && info?.retryAfterMs !== undefined);
+}
+
+/**
+ * What an outcome says of the host's health: `failure` for a 500, 502, 503 or 504, a transient
+ * network error or an attempt timeout (the host did not serve); `ok` for any other response (a 429
+ * is the server protecting itself); `undefined` for anything else (an abort, an error of this
+ * process, a permanent DNS failure), which says nothing about the host.
+ */
+export function healthOf(
+  status: number | undefined,
+  error: unknown,
+  aborted: boolean,
+): 'ok' | 'failure' | undefined {
+  if (status !== undefined) return BREAKER_FAILURE_STATUSES.has(status) ? 'failure' : 'ok';
+  if (aborted) return undefined;
+  const hostFailed =
+    isTransientNetworkError(error) || (isTimeoutError(error) && error.scope === 'attempt');
+  return hostFailed ? 'failure' : undefined;
+}

@@ -1,0 +1,173 @@
+/**
+ * One host's shared state in the {@link StateStore}: the host's rules (`rules/host-rules.ts`) run
+ * as transactions under its key, for the three things the pipeline asks (admit an attempt, settle
+ * its answer, take a retry) and for `stats()`.
+ *
+ * A store that fails never costs a call the response the server sent: a failed settle is reported
+ * (`store-error`) and otherwise ignored; a failed retry-budget check ends the call with its last
+ * response, since a store that cannot answer cannot grant a retry. Only a failure while admitting
+ * rejects the call, with the store's error: nothing was sent.
+ *
+ * @module
+ */
+import type { Clock } from '../clock.js';
+import type { RequestContext } from '../errors.js';
+import type { RateLimitInfo } from '../headers/types.js';
+import { isPushback } from './answer.js';
+import type { HostPolicy } from './host-policy.js';
+import type { HostReport } from './host-report.js';
+import type { Ticket } from './rules/contract.js';
+import {
+  type AdmitResult,
+  admitTransaction,
+  bindRules,
+  type HostState,
+  readTransaction,
+  settleTransaction,
+} from './rules/host-rules.js';
+import type { MaybePromise, StateStore } from './store.js';
+
+/** What a settle needs of an attempt's outcome, and where it records the host's hold after it. */
+export interface Settled {
+  response?: Response;
+  info?: RateLimitInfo;
+  /**
+   * Set by the settle: the host's hold once the outcome was taken in, epoch milliseconds (0 for
+   * none); left undefined when learning is off or the store failed.
+   */
+  holdUntil?: number;
+}
+
+/** The admission of a host that shares no state (learning, client rate and budget all off). */
+const ADMITTED: AdmitResult = Object.freeze({
+  ok: true,
+  ticket: Object.freeze({ kind: 'attempt', seq: 0, at: 0, cost: 0, first: false }),
+}) as AdmitResult;
+
+const noop = () => {};
+
+function isPromise<T>(value: MaybePromise<T>): value is Promise<T> {
+  return typeof (value as { then?: unknown } | undefined)?.then === 'function';
+}
+
+/** See the module comment. */
+export class HostStore {
+  private readonly key: string;
+  private readonly rules: ReturnType<typeof bindRules>;
+  private readonly store: StateStore;
+  private readonly clock: Clock;
+  private readonly learns: boolean;
+  private readonly shares: boolean;
+  /** The state as last read for `stats()` (a copy). */
+  private last: HostState | undefined;
+
+  constructor(
+    shared: { store: StateStore; clock: Clock },
+    private readonly policy: HostPolicy,
+    private readonly report: HostReport,
+    origin: string,
+    partition: string | undefined,
+  ) {
+    this.store = shared.store;
+    this.clock = shared.clock;
+    this.key =
+      partition === undefined
+        ? `limited-client:${origin}`
+        : `limited-client:${origin}#${partition}`;
+    const { learn, bucket, budget } = policy.rules;
+    this.rules = bindRules(policy.rules);
+    this.learns = learn !== undefined;
+    this.shares = learn !== undefined || bucket !== undefined || budget !== undefined;
+  }
+
+  /** Asks the rules to admit one attempt of `cost` units at `now` (and records it when they do). */
+  admit(cost: number, first: boolean, now: number, ttlMs: number | undefined) {
+    if (!this.shares) return ADMITTED;
+    const transaction = admitTransaction(this.rules, { kind: 'attempt', cost, first, now, ttlMs });
+    return this.store.update<HostState, AdmitResult>(this.key, transaction, this.policy.stateTtlMs);
+  }
+
+  /**
+   * Takes an attempt's outcome into the rules (`outcome` with no response: an admission given
+   * back, or an attempt that got none), and records the host's hold after it on the outcome.
+   * Never throws nor rejects (see the module comment); synchronous with a synchronous store.
+   */
+  settle(
+    ticket: Ticket,
+    outcome: Settled,
+    ctx: RequestContext,
+    now = this.clock.now(),
+  ): Promise<void> | undefined {
+    if (!this.learns) return;
+    const { response, info } = outcome;
+    const status = response?.status;
+    const answer = {
+      ticket,
+      status,
+      info,
+      pushback: status !== undefined && isPushback(status, info),
+      now,
+      random: this.clock.random(),
+    };
+    let result: MaybePromise<number>;
+    try {
+      result = this.store.update<HostState, number>(
+        this.key,
+        settleTransaction(this.rules, answer),
+        this.policy.stateTtlMs,
+      );
+    } catch (error) {
+      this.report.storeError(ctx, 'settle', error);
+      return;
+    }
+    if (!isPromise(result)) {
+      outcome.holdUntil = result;
+      return;
+    }
+    return result.then(
+      (holdUntil) => {
+        outcome.holdUntil = holdUntil;
+      },
+      (error: unknown) => this.report.storeError(ctx, 'settle', error),
+    );
+  }
+
+  /** Takes one retry from the budget: whether there was one, or `store-error` (reported). */
+  async retry(now: number, ctx: RequestContext): Promise<boolean | 'store-error'> {
+    if (!this.policy.rules.budget) return true;
+    const transaction = admitTransaction(this.rules, { kind: 'retry', cost: 1, first: false, now });
+    try {
+      const result = await this.store.update<HostState, AdmitResult>(
+        this.key,
+        transaction,
+        this.policy.stateTtlMs,
+      );
+      return result.ok;
+    } catch (error) {
+      this.report.storeError(ctx, 'retry-budget', error);
+      return 'store-error';
+    }
+  }
+
+  /**
+   * The host's state for `stats()`: read now when the store answers at once, else as of the
+   * previous read (this one refreshes it). Never throws. Read-only when the store has `get`.
+   */
+  lastState(): HostState | undefined {
+    try {
+      const read = this.store.get
+        ? this.store.get<HostState>(this.key)
+        : this.store.update(this.key, readTransaction, this.policy.stateTtlMs);
+      if (isPromise(read)) {
+        read.then((state) => {
+          this.last = state && structuredClone(state);
+        }, noop);
+      } else {
+        this.last = read && structuredClone(read);
+      }
+    } catch {
+      // The state as of the last read: stats() never throws for the store.
+    }
+    return this.last;
+  }
+}

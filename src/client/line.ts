@@ -1,0 +1,100 @@
+/**
+ * What a host's queue is made of: the line of waiting entries (a doubly linked list with O(1)
+ * insertion at either end and removal of any entry: a request that aborts leaves from the middle
+ * of the line), and the one alarm that wakes the line when the shortest wait it was told runs out.
+ *
+ * @module
+ */
+import type { Clock } from '../clock.js';
+
+/** What an entry of a {@link Line} carries. */
+export interface InLine {
+  prev?: InLine | undefined;
+  next?: InLine | undefined;
+}
+
+/** See the module comment. */
+export class Line<T extends InLine> {
+  private head: T | undefined;
+  private tail: T | undefined;
+  /** Entries in the line. */
+  size = 0;
+
+  /** The first entry, if any. */
+  get first(): T | undefined {
+    return this.head;
+  }
+
+  /** Puts `entry` at the front (`front`) or at the back. */
+  add(entry: T, front: boolean): void {
+    if (front && this.head) {
+      entry.next = this.head;
+      this.head.prev = entry;
+      this.head = entry;
+    } else if (this.tail) {
+      entry.prev = this.tail;
+      this.tail.next = entry;
+      this.tail = entry;
+    } else {
+      this.head = entry;
+      this.tail = entry;
+    }
+    this.size++;
+  }
+
+  /** Whether `entry` is in the line. */
+  has(entry: T): boolean {
+    return entry.prev !== undefined || this.head === entry;
+  }
+
+  /** Takes `entry` out of the line (it must be in it). */
+  remove(entry: T): void {
+    if (entry.prev) entry.prev.next = entry.next;
+    else this.head = entry.next as T | undefined;
+    if (entry.next) entry.next.prev = entry.prev;
+    else this.tail = entry.prev as T | undefined;
+    entry.prev = undefined;
+    entry.next = undefined;
+    this.size--;
+  }
+}
+
+const noop = () => {};
+
+/**
+ * One timer on the injected clock that calls `wake` at the earliest time it was set for: setting
+ * it later than it already rings changes nothing, earlier moves it.
+ */
+export class Alarm {
+  private timer: AbortController | undefined;
+  private at = Number.POSITIVE_INFINITY;
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly wake: () => void,
+  ) {}
+
+  /** Rings in `waitMs` milliseconds (at least 1), unless it rings sooner already. */
+  set(waitMs: number): void {
+    const ms = Math.max(1, waitMs);
+    const at = this.clock.now() + ms;
+    if (this.timer && this.at <= at) return;
+    this.stop();
+    const timer = new AbortController();
+    this.timer = timer;
+    this.at = at;
+    this.clock.sleep(ms, timer.signal).then(() => {
+      if (this.timer !== timer) return;
+      this.timer = undefined;
+      this.at = Number.POSITIVE_INFINITY;
+      this.wake();
+    }, noop);
+  }
+
+  /** Will not ring. */
+  stop(): void {
+    this.timer?.abort();
+    this.timer = undefined;
+    this.at = Number.POSITIVE_INFINITY;
+  }
+}

@@ -1,0 +1,280 @@
+/**
+ * The circuit breaker of one host. Closed, it counts outcomes over a sliding window; it opens when
+ * the failure ratio over at least `minRequests` outcomes reaches `failureRatio`, or after
+ * `consecutiveFailures` failures in a row. Open, it refuses every call until its cool-down has
+ * passed; then it half-opens and lets `halfOpenProbes` requests through: if they all succeed it
+ * closes, and the first failure opens it again for twice as long (up to `maxCoolDownMs`). The
+ * cool-down starts over at `coolDownMs` when the breaker closes: a short outage is probed early and
+ * left quickly, a long one is probed less and less often (a probe per cool-down, 1, 2, 4... 30 s
+ * apart by default). A `coolDownMs` of 0 probes at once, every time.
+ *
+ * What counts as a failure is the caller's call (the answer's `health`): the pipeline counts
+ * transient network errors, attempt timeouts and 500, 502, 503, 504 as failures; any other response
+ * as a success (a 429 is the server protecting itself); any other error (an abort, a request fetch
+ * refused to send, a permanent DNS failure) as no verdict at all, which gives a probe slot back.
+ *
+ * A rule like the others (pure, over plain JSON state, time passed in), but its state is per
+ * process: each process judges the host by what it sees, so it is not shared through the store.
+ * {@link CircuitBreaker} holds one state and reports transitions.
+ *
+ * @module
+ */
+import { GO, type Request, type Rule, type Ticket } from './contract.js';
+import { clear, count, newCounts, type SlidingCounts, total } from './sliding-counts.js';
+
+/** Where the breaker stands. */
+export type CircuitState = 'closed' | 'open' | 'half-open';
+
+/** Breaker parameters. */
+export interface BreakerConfig {
+  /** Failure share over the window that opens the breaker, in (0, 1]. @default 0.5 */
+  failureRatio: number;
+  /** Fewest outcomes in the window before the ratio is judged. @default 10 */
+  minRequests: number;
+  /** Length of the sliding window, in milliseconds. @default 10_000 */
+  windowMs: number;
+  /** Failures in a row that open the breaker whatever the ratio. @default 5 */
+  consecutiveFailures: number;
+  /** How long the breaker stays open before its first probe, in milliseconds. @default 1_000 */
+  coolDownMs: number;
+  /** Longest cool-down, in milliseconds (never below `coolDownMs`). @default 30_000 */
+  maxCoolDownMs: number;
+  /** Probes let through when half-open; all must succeed to close. @default 1 */
+  halfOpenProbes: number;
+}
+
+const SERIES = ['successes', 'failures'] as const;
+
+/** The breaker's state. */
+export interface BreakerState {
+  state: CircuitState;
+  /** When it last opened, epoch milliseconds. */
+  openedAt: number;
+  /** The cool-down it is in (or would start with), in milliseconds. */
+  coolDownMs: number;
+  /** Failures in a row, while closed. */
+  consecutive: number;
+  /** Probes out, and probes that succeeded, while half-open. */
+  probes: number;
+  probeSuccesses: number;
+  /** Outcomes over the window, while closed. */
+  outcomes: SlidingCounts<(typeof SERIES)[number]>;
+}
+
+/** The answer of {@link CircuitBreaker.acquire}. */
+export type BreakerPermit = { allowed: true; probe: boolean } | { allowed: false; retryAt: number };
+
+/** A closed breaker. */
+export function newBreaker(config: BreakerConfig): BreakerState {
+  return {
+    state: 'closed',
+    openedAt: 0,
+    coolDownMs: config.coolDownMs,
+    consecutive: 0,
+    probes: 0,
+    probeSuccesses: 0,
+    outcomes: newCounts(SERIES, config.windowMs, 0),
+  };
+}
+
+/** The state at `now`: an open breaker whose cool-down has passed half-opens. */
+export function breakerAt(b: BreakerState, now: number): CircuitState {
+  if (b.state === 'open' && now >= b.openedAt + b.coolDownMs) {
+    b.state = 'half-open';
+    b.probes = 0;
+    b.probeSuccesses = 0;
+  }
+  return b.state;
+}
+
+/** The cool-down after a failed probe: twice the current one, within the bounds. */
+function nextCoolDownMs(b: BreakerState, config: BreakerConfig): number {
+  return Math.min(Math.max(config.coolDownMs, config.maxCoolDownMs), b.coolDownMs * 2);
+}
+
+/**
+ * When a refused call may try again, epoch milliseconds: the end of the cool-down while open;
+ * while probes decide, the cool-down a failed probe would start, from now, at worst; `now` when
+ * closed.
+ */
+export function breakerRetryAt(b: BreakerState, now: number, config: BreakerConfig): number {
+  const state = breakerAt(b, now);
+  if (state === 'open') return b.openedAt + b.coolDownMs;
+  return state === 'half-open' ? now + nextCoolDownMs(b, config) : now;
+}
+
+function open(b: BreakerState, now: number): void {
+  b.state = 'open';
+  b.openedAt = now;
+  b.probes = 0;
+  b.probeSuccesses = 0;
+}
+
+/** Records an outcome: `failure`, or a success; `probe` when the request was a probe. */
+function record(b: BreakerState, failure: boolean, probe: boolean, now: number, c: BreakerConfig) {
+  if (probe) {
+    if (b.state !== 'half-open') return;
+    if (failure) {
+      b.coolDownMs = nextCoolDownMs(b, c);
+      open(b, now);
+      return;
+    }
+    b.probes = Math.max(0, b.probes - 1);
+    if (++b.probeSuccesses >= c.halfOpenProbes) {
+      // Closed, with a clean slate and the first cool-down.
+      b.state = 'closed';
+      b.coolDownMs = c.coolDownMs;
+      b.consecutive = 0;
+      clear(b.outcomes, SERIES);
+    }
+    return;
+  }
+  // Late outcomes of requests sent before it opened change nothing.
+  if (b.state !== 'closed') return;
+  count(b.outcomes, SERIES, failure ? 'failures' : 'successes', c.windowMs, now);
+  if (!failure) {
+    b.consecutive = 0;
+    return;
+  }
+  b.consecutive++;
+  const failed = total(b.outcomes, 'failures');
+  const all = failed + total(b.outcomes, 'successes');
+  const tripped = all >= c.minRequests && failed / all >= c.failureRatio;
+  if (b.consecutive >= c.consecutiveFailures || tripped) open(b, now);
+}
+
+/**
+ * The breaker as a rule: `check` refuses while open (and half-open with every probe out), `commit`
+ * takes a probe slot when half-open (`ticket.probe`), `settle` records the answer's `health`
+ * (`undefined`: no verdict, the probe slot comes back).
+ */
+export const breaker = {
+  key: 'breaker',
+  kinds: ['attempt'],
+  fresh: (config) => newBreaker(config),
+  check(b, { now }, config) {
+    const state = breakerAt(b, now);
+    if (state === 'closed' || (state === 'half-open' && b.probes < config.halfOpenProbes)) {
+      return GO;
+    }
+    return { ok: false, waitMs: breakerRetryAt(b, now, config) - now, reason: 'circuit-open' };
+  },
+  commit(b, _request, ticket) {
+    if (b === undefined) return b;
+    ticket.probe = b.state === 'half-open';
+    if (ticket.probe) b.probes++;
+    return b;
+  },
+  settle(b, answer, config) {
+    if (b === undefined) return b;
+    const probe = answer.ticket.probe === true;
+    if (answer.health === undefined) {
+      // No verdict: a probe slot back.
+      if (probe && b.state === 'half-open') b.probes = Math.max(0, b.probes - 1);
+    } else {
+      record(b, answer.health === 'failure', probe, answer.now, config);
+    }
+    return b;
+  },
+} satisfies Rule<BreakerState, BreakerConfig>;
+
+/**
+ * One breaker: a {@link BreakerState} run by the {@link breaker} rule, reporting every transition
+ * to `onChange`.
+ */
+export class CircuitBreaker {
+  private readonly b: BreakerState;
+
+  /**
+   * @param config the parameters, already validated.
+   * @param onChange called on every transition, with the time it happened.
+   */
+  constructor(
+    private readonly config: BreakerConfig,
+    private readonly onChange?: (from: CircuitState, to: CircuitState, now: number) => void,
+  ) {
+    this.b = newBreaker(config);
+  }
+
+  /** The cool-down it is in (open or half-open), or would start with if it opened now. */
+  get currentCoolDownMs(): number {
+    return this.b.coolDownMs;
+  }
+
+  /** True while closed (no time needed: only an open breaker changes state with time). */
+  get closed(): boolean {
+    return this.b.state === 'closed';
+  }
+
+  /** The state at `now` (an open breaker whose cool-down has passed reads as half-open). */
+  stateAt(now: number): CircuitState {
+    return this.watch(now, () => breakerAt(this.b, now));
+  }
+
+  /**
+   * Asks to send a request. Closed: allowed. Half-open: allowed as a probe while fewer than
+   * `halfOpenProbes` are out. Otherwise refused, with the epoch milliseconds at which to try again.
+   */
+  acquire(now: number): BreakerPermit {
+    return this.watch(now, () => {
+      const request: Request = { kind: 'attempt', cost: 0, first: false, now };
+      const verdict = breaker.check(this.b, request, this.config);
+      if (!verdict.ok) return { allowed: false, retryAt: now + (verdict.waitMs ?? 0) };
+      const ticket: Ticket = { kind: 'attempt', seq: 0, at: now, cost: 0, first: false };
+      breaker.commit(this.b, request, ticket);
+      return { allowed: true, probe: ticket.probe === true };
+    });
+  }
+
+  /** When a refused call may try again, in epoch milliseconds (see {@link breakerRetryAt}). */
+  retryAt(now: number): number {
+    return this.watch(now, () => breakerRetryAt(this.b, now, this.config));
+  }
+
+  /** Records a success of a request admitted by {@link acquire}. */
+  success(now: number, probe: boolean): void {
+    this.settle(now, probe, 'ok');
+  }
+
+  /** Records a failure of a request admitted by {@link acquire}. */
+  failure(now: number, probe: boolean): void {
+    this.settle(now, probe, 'failure');
+  }
+
+  /** Records an outcome by what it says of the host (`undefined`: nothing, see {@link release}). */
+  record(health: 'ok' | 'failure' | undefined, now: number, probe: boolean): void {
+    this.settle(now, probe, health);
+  }
+
+  /**
+   * Gives a probe slot back when the request ended with no verdict (aborted, refused later). No
+   * verdict moves no state, so the time does not matter.
+   */
+  release(probe: boolean, now = 0): void {
+    this.settle(now, probe, undefined);
+  }
+
+  private settle(now: number, probe: boolean, health: 'ok' | 'failure' | undefined): void {
+    this.watch(now, () =>
+      breaker.settle(
+        this.b,
+        {
+          ticket: { kind: 'attempt', seq: 0, at: now, cost: 0, first: false, probe },
+          pushback: false,
+          health,
+          now,
+          random: 0,
+        },
+        this.config,
+      ),
+    );
+  }
+
+  /** Runs `step`, and reports the transition it made, if any. */
+  private watch<T>(now: number, step: () => T): T {
+    const from = this.b.state;
+    const result = step();
+    if (this.b.state !== from) this.onChange?.(from, this.b.state, now);
+    return result;
+  }
+}

@@ -1,0 +1,188 @@
+/**
+ * The contract every client rule implements, as the server's algorithms implement theirs
+ * (`src/server/algorithms/logic.ts`), and the one generic loop that runs the rules.
+ *
+ * A rule is pure arithmetic over its own plain JSON state: no I/O, no clock, no HTTP. It answers
+ * four questions about a request:
+ *
+ * - `check`: may it go now? If not, until when (`waitMs`), or until another answer (`undefined`).
+ *   Reads, never writes.
+ * - `commit`: it goes; spend what it spends, and write the rule's part of its {@link Ticket}.
+ * - `settle`: its answer came back (or it was given back unsent: no status); learn from it.
+ * - `expiresAt`: from when the state is equivalent to none at all, so the loop can drop it.
+ *
+ * and optionally `prune` (take what is due as lost, before a check).
+ *
+ * **Replay.** `commit` given a ticket that another copy of the state issued (`view.replaying`)
+ * applies exactly that ticket instead of deciding from the state: a request that was sent counts,
+ * whatever this copy would have said. So a store that ran on a local copy while its shared state
+ * was out of reach (`RedisStore` during an outage) makes the shared state learn what was done by
+ * committing the same tickets again; nothing rule-specific is needed for it. Settling is already
+ * deterministic given the answer, so a settle is replayed by running it again.
+ *
+ * **Share.** A store on a local copy runs on a share of the shared limits: `scale` turns a rule's
+ * configuration into its share (the client bucket's rate and burst, the budget's floor).
+ *
+ * **View.** Rules see one another only through the {@link View}, which the loop passes from rule to
+ * rule in the order drawn in `host-rules.ts`: a rule earlier in the order publishes what later ones
+ * read (the requests in flight, the hold), and nothing else is shared.
+ *
+ * @module
+ */
+import type { QuotaPolicy, RateLimitInfo } from '../../headers/types.js';
+
+/** What the client has learned about a host: nothing yet, answers without policies, or policies. */
+export type Mode = 'cold' | 'blind' | 'declared';
+
+/** Why a request waits: the `held` event's `reason`. */
+export type WaitReason = 'retry-after' | 'learned-limit' | 'cold-start' | 'probe' | 'client-rate';
+
+/** "Not now": until `waitMs` from now, or until another answer comes (`waitMs` undefined). */
+export interface Wait {
+  ok: false;
+  /** Milliseconds until the request may go; `undefined`: until another request is answered. */
+  waitMs: number | undefined;
+  /** `budget`: the retry budget refused a retry; `circuit-open`: the breaker refused a request. */
+  reason: WaitReason | 'budget' | 'circuit-open';
+  /** The server's name for the policy that holds the request, when it has one. */
+  policy?: string;
+  /** The server's own wait, before the client's jitter, when it differs from `waitMs`. */
+  serverWaitMs?: number;
+}
+
+/** A rule's answer to "may this request go now?". */
+export type Verdict = { ok: true } | Wait;
+
+/** The one "yes". */
+export const GO: Verdict = Object.freeze({ ok: true });
+
+/** What asks the rules: an attempt to send, or a retry asking the budget. */
+export interface Request {
+  kind: 'attempt' | 'retry';
+  /** Units the request spends (from the server's quota and the client's bucket). */
+  cost: number;
+  /** The call's first attempt (it adds to what the retry budget allows). */
+  first: boolean;
+  /** Epoch milliseconds. */
+  now: number;
+  /** How long an attempt may stay unanswered before it is taken as lost, in milliseconds. */
+  ttlMs?: number;
+}
+
+/**
+ * The record of an admitted request, handed back with its answer. Plain JSON: a store may log it
+ * and commit it again on another copy of the state (see the module comment).
+ */
+export interface Ticket {
+  kind: 'attempt' | 'retry';
+  /** Sequence number of the request in the state that admitted it. */
+  seq: number;
+  /** When it was admitted, epoch milliseconds. */
+  at: number;
+  cost: number;
+  first: boolean;
+  /** When it is taken as lost if still unanswered, epoch milliseconds (requests in flight). */
+  expires?: number;
+  /** Keys of the declared policies it probes (declared quota). */
+  probed?: string[];
+  /** Whether it probes the quota learned from 429s alone (blind quota). */
+  blindProbe?: boolean;
+  /** Whether it is a probe of a half-open circuit breaker. */
+  probe?: boolean;
+}
+
+/** An attempt's outcome, as the rules take it in. */
+export interface Answer {
+  ticket: Ticket;
+  /** HTTP status; `undefined` when there was no response (or the admission was given back). */
+  status?: number;
+  /** The response's rate-limit headers, parsed. */
+  info?: RateLimitInfo;
+  /** The server pushed back (a 429, a 503 that says when to come back...): see `answer.ts`. */
+  pushback: boolean;
+  /**
+   * What the answer says of the host's health, for the circuit breaker: `ok`, `failure` (the host
+   * failed to serve), or `undefined` (nothing: an abort, an error of this process).
+   */
+  health?: 'ok' | 'failure';
+  /** When the answer arrived, epoch milliseconds. */
+  now: number;
+  /** A number in [0, 1), for jitter. */
+  random: number;
+}
+
+/**
+ * What a rule sees of the others, filled in by the rules earlier in the order and by the loop.
+ * Read-only to every rule but the one that publishes a field.
+ */
+export interface View {
+  /** Set by the loop: what is known about the host (after this answer, when settling). */
+  mode: Mode;
+  /** Set by the loop: sequence number of the last request admitted. */
+  seq: number;
+  /** Set by the loop: `commit` is applying a ticket issued elsewhere (a replay). */
+  replaying: boolean;
+  /** Requests in flight: units and requests (published by the requests-in-flight rule). */
+  units: number;
+  requests: number;
+  /** Units of the requests just taken as lost by `prune` (their concurrency slots come back). */
+  lostUnits: number;
+  /** While settling: the request was still counted in flight (it was not taken as lost). */
+  counted: boolean;
+  /** While settling: the policies the answer reported with counts (absent when none). */
+  declared: readonly QuotaPolicy[] | undefined;
+  /** The host's hold, epoch milliseconds, 0 for none (published by the hold rule). */
+  holdUntil: number;
+}
+
+/**
+ * One rule: pure functions over its state `S` (plain JSON) and its configuration `C`. Every hook
+ * but `fresh` is optional; one that is absent changes nothing (and `check` says yes).
+ */
+export interface Rule<S, C> {
+  /** Its name, and where its state lives in the host's state. */
+  readonly key: string;
+  /** Which requests it looks at: attempts, retries asking the budget, or both. */
+  readonly kinds: readonly Request['kind'][];
+  /**
+   * Its state where it has none (a new host, or a state it dropped): `undefined` until something
+   * makes it one (an answer, a commit). `view` tells a new host (`seq` 0) from a known one.
+   */
+  fresh(config: C, now: number, view: View): S | undefined;
+  /** Its configuration on `share` (0, 1] of the shared limits, for a request of `cost` units. */
+  scale?(config: C, share: number, cost: number): C;
+  /** Takes what is due at `now` as lost (before `check`). */
+  prune?(state: S, now: number, config: C, view: View): S | undefined;
+  /** May the request go now? Reads the state, writes nothing. */
+  check?(state: S, request: Request, config: C, view: View): Verdict;
+  /**
+   * The request goes: spend, and write this rule's part of `ticket` (or, when `view.replaying`,
+   * apply the part the ticket carries). Returns the state to keep (`undefined`: none).
+   */
+  commit?(
+    state: S | undefined,
+    request: Request,
+    ticket: Ticket,
+    config: C,
+    view: View,
+  ): S | undefined;
+  /** Takes an answer in. Returns the state to keep (`undefined`: none). */
+  settle?(state: S | undefined, answer: Answer, config: C, view: View): S | undefined;
+  /** Epoch milliseconds from which the state is equivalent to none (`Infinity`: never). */
+  expiresAt?(state: S, config: C): number;
+}
+
+/** A blank view for a host state with `seq` admissions in `mode`. */
+export function newView(mode: Mode, seq: number): View {
+  return {
+    mode,
+    seq,
+    replaying: false,
+    units: 0,
+    requests: 0,
+    lostUnits: 0,
+    counted: false,
+    declared: undefined,
+    holdUntil: 0,
+  };
+}

@@ -1,0 +1,95 @@
+/**
+ * The hold after a pushback. A 429, or a 503 that says when to come back, holds the whole host until
+ * the server's time (`Retry-After`, else the reset of an exhausted policy, else `fallbackHoldMs`),
+ * plus a small positive jitter drawn once per hold, so that a fleet told the same instant does not
+ * wake at it. Never earlier than the server asked.
+ *
+ * A hold is recorded for at most `maxHoldMs`, however long the server asked for: past it one probe
+ * goes (and the hold is armed again while it is out), so a wrong `Retry-After` (a timestamp sent as
+ * seconds) cannot keep the host shut for a year. The server's own end is kept apart (`base`), so a
+ * request that cannot wait that long is still refused at once. An answer that is not a pushback, to
+ * a request sent after the hold began, ends it: the server accepts again.
+ *
+ * Publishes the hold's end to the view (`holdUntil`).
+ *
+ * @module
+ */
+import type { RateLimitInfo } from '../../headers/types.js';
+import { serverWait, type WaitJitter } from '../retry/backoff.js';
+import { GO, type Rule } from './contract.js';
+
+/** A hold on the host. */
+export interface HoldState {
+  /** Epoch milliseconds before which nothing is sent, jitter included. */
+  until: number;
+  /** The server's own end of the hold, before jitter, when it was capped (past `until`). */
+  base?: number;
+  /** The sequence number when the hold was set: an answer to a later request may end it. */
+  seq?: number;
+}
+
+/** Configuration of the hold. */
+export interface HoldConfig {
+  /** Jitter added to every server-given wait. */
+  jitter: WaitJitter;
+  /** Hold after a 429 that gives no timing at all, in milliseconds. @default 1000 */
+  fallbackHoldMs: number;
+  /** Longest hold recorded, in milliseconds; past it one probe goes. `undefined`: no cap. */
+  maxHoldMs?: number;
+}
+
+/** The server's timing for a pushback: `Retry-After`, else the reset of an exhausted policy. */
+export function pushbackWait(info: RateLimitInfo | undefined): number | undefined {
+  if (info?.retryAfterMs !== undefined) return info.retryAfterMs;
+  if (info?.remaining === 0 && info.resetMs !== undefined) return info.resetMs;
+  return undefined;
+}
+
+/** See the module comment. */
+export const hold = {
+  key: 'hold',
+  kinds: ['attempt'],
+  fresh: () => undefined,
+  prune(state, _now, _config, view) {
+    view.holdUntil = state.until;
+    return state;
+  },
+  check(state, { now }) {
+    if (state.until <= now) return GO;
+    // Past `until`, a capped hold (`base` still ahead) lets one request through: `commit` makes
+    // it the probe and arms the hold again while it is out.
+    const serverWaitMs = Math.max(0, (state.base ?? state.until) - now);
+    return { ok: false, waitMs: state.until - now, reason: 'retry-after', serverWaitMs };
+  },
+  commit(state, { now }, _ticket, config, view) {
+    // This request is the probe of a capped hold that lapsed (a replayed one was somebody else's).
+    if (!view.replaying && state?.base !== undefined && state.base > now && state.until <= now) {
+      state.until = now + Math.min(state.base - now, config.maxHoldMs ?? Number.POSITIVE_INFINITY);
+      view.holdUntil = state.until;
+    }
+    return state;
+  },
+  settle(current, answer, config, view) {
+    const { status, now } = answer;
+    let state = current;
+    if (status !== undefined && !answer.pushback) {
+      // The server accepts again a request sent after the hold began: whatever is left of its
+      // wait (a capped hold whose probe this was) is over.
+      if (state?.base !== undefined && answer.ticket.seq > (state.seq ?? 0)) {
+        state = { until: Math.min(state.until, now) };
+      }
+    } else if (answer.pushback) {
+      const wait =
+        pushbackWait(answer.info) ?? (status === 429 ? config.fallbackHoldMs : undefined);
+      if (wait !== undefined) {
+        const held = Math.min(wait, config.maxHoldMs ?? Number.POSITIVE_INFINITY);
+        const until = now + serverWait(held, answer.random, config.jitter);
+        if (until > (state?.until ?? 0)) state = { until, base: now + wait, seq: view.seq };
+      }
+    }
+    view.holdUntil = state?.until ?? 0;
+    return state;
+  },
+  // A hold whose server end has passed too is over.
+  expiresAt: (state) => Math.max(state.until, state.base ?? 0),
+} satisfies Rule<HoldState, HoldConfig>;

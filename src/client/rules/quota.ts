@@ -1,0 +1,288 @@
+/**
+ * The declared quota: what the server says about its limits, per policy, and the rule that holds a
+ * request until every policy has room for it.
+ *
+ * For each policy the server reports, the client keeps an estimate of what is left: the reported
+ * `remaining` minus every unit still in flight (they may not have been counted yet), minus every
+ * unit sent since. A request goes only if every policy has room for its cost. A policy without
+ * room holds requests until its reset; after the reset, one probe goes (how much came back depends
+ * on the server's algorithm, which the headers do not say) and its answer tells the rest. A report
+ * is applied only if its request was sent after the one whose report was applied last, so answers
+ * that overtake each other never raise the estimate. A concurrency policy
+ * (`qu="concurrent-requests"`) counts slots: a request's slot comes back when it ends, and requests
+ * wait for that rather than for a time. A reset (like a hold) is recorded for `maxHoldMs` at most:
+ * past it one probe goes.
+ *
+ * Policies are a list, at most {@link MAX_POLICIES}, the most restrictive: their names come from
+ * the server, which may name a fresh one on every answer, and a name like `__proto__` must stay a
+ * name (never a key of an object).
+ *
+ * @module
+ */
+import type { QuotaPolicy } from '../../headers/types.js';
+import { GO, type Rule, type Verdict } from './contract.js';
+
+/** What the client knows about one of the server's policies. */
+export interface LearnedPolicy {
+  /** The policy's key: its name, or `#w<windowMs>` for an unnamed one. */
+  key: string;
+  /** The server's name for the policy, when it has one. */
+  name?: string;
+  /** Quota per window (IETF `q`). */
+  limit?: number;
+  /** Window length, in milliseconds. */
+  windowMs?: number;
+  /** Unit of the quota (`requests` unless the server says otherwise). */
+  unit?: string;
+  /** Units that may still be sent before `resetAt` (may go negative: the client is over). */
+  remaining?: number;
+  /** Epoch milliseconds at which the server makes more quota available. */
+  resetAt?: number;
+  /** Requests sent past the reset without a fresh report yet. */
+  probes: number;
+  /** When the last of those probes is taken as lost, epoch milliseconds. */
+  probesUntil?: number;
+  /** The server's reset, when it is further than `maxHoldMs` and `resetAt` was capped to that. */
+  serverResetAt?: number;
+}
+
+/** The declared quota of a host. */
+export interface QuotaState {
+  /** Known policies, at most {@link MAX_POLICIES}. */
+  policies: LearnedPolicy[];
+  /** Sequence number of the request whose report was applied last. */
+  applied: number;
+}
+
+/** Configuration of the declared quota. */
+export interface QuotaConfig {
+  /** Wait before probing a spent policy whose headers give no reset, in ms. @default 1000 */
+  fallbackHoldMs: number;
+  /** Longest reset recorded, in milliseconds; past it one probe goes. `undefined`: no cap. */
+  maxHoldMs?: number;
+}
+
+/** Policies kept per host, at most: the most restrictive ones. */
+export const MAX_POLICIES = 8;
+
+/** The IETF unit of a concurrency limit: slots come back when requests end, not with time. */
+export const CONCURRENT = 'concurrent-requests';
+
+/**
+ * Whether a request of `cost` may go as far as policy `p` is concerned: room, or the reset to wait
+ * for, or (spent, reset passed) a probe when none is out and no other answer is pending.
+ * `requests`: requests in flight. Shared with the blind quota, whose one policy reads the same.
+ */
+export function checkPolicy(
+  p: LearnedPolicy,
+  cost: number,
+  now: number,
+  requests: number,
+): Verdict {
+  if (p.remaining === undefined || p.remaining >= cost) return GO;
+  const policy = p.name ?? p.key;
+  if (p.unit === CONCURRENT && requests > 0) {
+    // Slots come back when requests in flight end, not with time.
+    return { ok: false, waitMs: undefined, reason: 'learned-limit', policy };
+  }
+  if (p.resetAt !== undefined && now < p.resetAt) {
+    const wait: Verdict = { ok: false, waitMs: p.resetAt - now, reason: 'learned-limit', policy };
+    if (p.serverResetAt !== undefined) wait.serverWaitMs = p.serverResetAt - now;
+    return wait;
+  }
+  if (p.probes > 0 || requests > 0) {
+    // One probe, sent when no other answer is pending (a pending answer may already tell).
+    return { ok: false, waitMs: undefined, reason: 'probe', policy };
+  }
+  return GO;
+}
+
+/** Spends `cost` from `p`, or counts a probe; returns whether it is a probe. */
+export function spendOrProbe(p: LearnedPolicy, cost: number, expires: number | undefined): boolean {
+  if (p.remaining === undefined) return false;
+  if (p.remaining >= cost) {
+    p.remaining -= cost;
+    return false;
+  }
+  p.probes++;
+  if (expires !== undefined) p.probesUntil = Math.max(p.probesUntil ?? 0, expires);
+  return true;
+}
+
+/** Forgets probes out past their time: they no longer hold the policy. */
+export function expireProbes(p: LearnedPolicy, now: number): void {
+  if (p.probes > 0 && (p.probesUntil === undefined || p.probesUntil <= now)) {
+    p.probes = 0;
+    delete p.probesUntil;
+  }
+}
+
+/** The policy kept under `key`, if any. */
+export function findPolicy(state: QuotaState | undefined, key: string): LearnedPolicy | undefined {
+  for (const p of state?.policies ?? []) if (p.key === key) return p;
+  return undefined;
+}
+
+/**
+ * Orders policies from the most to the least restrictive: a spent one first (the one that resets
+ * last among those), then the smallest fraction left (`remaining / limit`, so requests and tokens
+ * compare fairly), then the smallest `remaining`; a policy without a count last.
+ */
+export function mostRestrictiveFirst(a: LearnedPolicy, b: LearnedPolicy): number {
+  const spentA = a.remaining !== undefined && a.remaining <= 0;
+  const spentB = b.remaining !== undefined && b.remaining <= 0;
+  if (spentA !== spentB) return spentA ? -1 : 1;
+  if (spentA) return (b.resetAt ?? 0) - (a.resetAt ?? 0);
+  if (a.remaining === undefined || b.remaining === undefined) {
+    return a.remaining === undefined ? (b.remaining === undefined ? 0 : 1) : -1;
+  }
+  const fa = a.limit ? a.remaining / a.limit : Number.POSITIVE_INFINITY;
+  const fb = b.limit ? b.remaining / b.limit : Number.POSITIVE_INFINITY;
+  if (fa !== fb) return fa < fb ? -1 : 1;
+  return a.remaining - b.remaining;
+}
+
+function policyKey(q: QuotaPolicy): string {
+  return q.name ?? (q.windowMs !== undefined ? `#w${q.windowMs}` : '#');
+}
+
+/** Sets a reset `resetMs` from `now`, capped to `maxHoldMs` (see the module comment). */
+function setReset(p: LearnedPolicy, now: number, resetMs: number, maxHoldMs: number | undefined) {
+  if (maxHoldMs !== undefined && resetMs > maxHoldMs) {
+    p.resetAt = now + maxHoldMs;
+    p.serverResetAt = now + resetMs;
+  } else {
+    p.resetAt = now + resetMs;
+    delete p.serverResetAt;
+  }
+}
+
+/**
+ * Takes a report in: every policy it names is updated (its counts only when the report is `fresh`);
+ * a policy it no longer names is forgotten once its reset has passed, so a policy the server
+ * stopped describing cannot hold the host forever. `units`: units still in flight; `cost`: the
+ * answered request's own units (a concurrency report was made while it held a slot, free now).
+ */
+function apply(
+  state: QuotaState,
+  reported: readonly QuotaPolicy[],
+  fresh: boolean,
+  now: number,
+  config: QuotaConfig,
+  units: number,
+  cost: number,
+): void {
+  const seen = new Set<string>();
+  for (const q of reported) {
+    const key = policyKey(q);
+    seen.add(key);
+    let p = findPolicy(state, key);
+    if (!p) {
+      p = { key, probes: 0 };
+      state.policies.push(p);
+    }
+    if (q.name !== undefined) p.name = q.name;
+    if (q.limit !== undefined) p.limit = q.limit;
+    if (q.windowMs !== undefined) p.windowMs = q.windowMs;
+    if (q.unit !== undefined) p.unit = q.unit;
+    if (!fresh) continue;
+    if (q.remaining !== undefined) {
+      p.remaining = q.remaining - units + (p.unit === CONCURRENT ? cost : 0);
+      p.probes = 0;
+      if (q.resetMs !== undefined) setReset(p, now, q.resetMs, config.maxHoldMs);
+      // No reset in the headers (Shopify's leaky bucket, Azure): when spent, wait a little before
+      // probing rather than probing at once.
+      else if (p.remaining <= 0 && p.unit !== CONCURRENT) {
+        p.resetAt = now + config.fallbackHoldMs;
+        delete p.serverResetAt;
+      } else {
+        delete p.resetAt;
+        delete p.serverResetAt;
+      }
+    } else if (q.resetMs !== undefined) {
+      setReset(p, now, q.resetMs, config.maxHoldMs);
+    }
+  }
+  if (fresh) {
+    state.policies = state.policies.filter(
+      (p) => seen.has(p.key) || (p.resetAt !== undefined && p.resetAt > now),
+    );
+  }
+  if (state.policies.length > MAX_POLICIES) {
+    state.policies.sort(mostRestrictiveFirst);
+    state.policies.length = MAX_POLICIES;
+  }
+}
+
+/** See the module comment. */
+export const quota = {
+  key: 'quota',
+  kinds: ['attempt'],
+  fresh: () => undefined,
+  prune(state, now, _config, view) {
+    for (const p of state.policies) {
+      if (view.lostUnits > 0 && p.unit === CONCURRENT && p.remaining !== undefined) {
+        p.remaining += view.lostUnits;
+      }
+      expireProbes(p, now);
+    }
+    return state;
+  },
+  check(state, { cost, now }, _config, view) {
+    let verdict: Verdict = GO;
+    for (const p of state.policies) {
+      const v = checkPolicy(p, cost, now, view.requests);
+      if (v.ok) continue;
+      // The longest known wait wins; a wait for an answer only when no policy gives a time.
+      if (verdict.ok || (v.waitMs !== undefined && (verdict.waitMs ?? -1) < v.waitMs)) verdict = v;
+    }
+    return verdict;
+  },
+  commit(state, request, ticket, _config, view) {
+    if (state === undefined) return undefined;
+    const { cost, now } = request;
+    if (!view.replaying) {
+      const probed: string[] = [];
+      for (const p of state.policies) if (spendOrProbe(p, cost, ticket.expires)) probed.push(p.key);
+      ticket.probed = probed;
+      return state;
+    }
+    // A request sent on another copy: the policies it probed there count a probe here, the others
+    // spend its cost; a request already lost holds no concurrency slot and probes nothing.
+    const lost = ticket.expires !== undefined && ticket.expires <= now;
+    const probed = ticket.probed ?? [];
+    for (const p of state.policies) {
+      if (p.remaining === undefined) continue;
+      if (!probed.includes(p.key)) {
+        if (!lost || p.unit !== CONCURRENT) p.remaining -= cost;
+      } else if (!lost) {
+        p.probes++;
+        if (ticket.expires !== undefined) {
+          p.probesUntil = Math.max(p.probesUntil ?? 0, ticket.expires);
+        }
+      }
+    }
+    return state;
+  },
+  settle(current, answer, config, view) {
+    const { ticket } = answer;
+    const state = current ?? (view.declared ? { policies: [], applied: 0 } : undefined);
+    if (state === undefined) return undefined;
+    for (const p of state.policies) {
+      // A concurrency slot is given back when its request ends (a fresh report overrides below).
+      if (view.counted && p.unit === CONCURRENT && p.remaining !== undefined) {
+        p.remaining += ticket.cost;
+      }
+      if (ticket.probed?.includes(p.key)) p.probes = Math.max(0, p.probes - 1);
+    }
+    if (answer.status === undefined || view.declared === undefined) return state;
+    // Fresh: newer than the last report applied, and issued by this state. A sequence number the
+    // state never issued (a shared state that expired, or was replaced by another process's copy,
+    // while the request was out) would push `applied` past `seq` and make every later report look
+    // old until `seq` caught up.
+    const fresh = ticket.seq > state.applied && ticket.seq <= view.seq;
+    if (fresh) state.applied = ticket.seq;
+    apply(state, view.declared, fresh, answer.now, config, view.units, ticket.cost);
+    return state;
+  },
+} satisfies Rule<QuotaState, QuotaConfig>;
