@@ -245,3 +245,86 @@ describe('Shopify (shopify.dev/docs/api/usage/rate-limits, "REST Admin API rate 
     ).toBeUndefined();
   });
 });
+
+describe('Salesforce (developer.salesforce.com, "Limit Info Header"): bad input', () => {
+  const read = (value: string) =>
+    parseRateLimitHeaders({ 'Sforce-Limit-Info': value }, { now: NOW })?.policies;
+
+  it('reads a usage past the limit as nothing left', () => {
+    expect(read('api-usage=100010/100000')).toEqual([
+      { name: 'api-usage', limit: 100000, remaining: 0 },
+    ]);
+  });
+
+  it('skips malformed members and drops a member repeated with other numbers', () => {
+    expect(
+      read('api-usage=1/x; =3/4; api-bursts=-1/750; api-usage=9/10; api-bursts=2/750'),
+    ).toEqual([
+      { name: 'api-usage', limit: 10, remaining: 1 },
+      { name: 'api-bursts', limit: 750, remaining: 748 },
+    ]);
+    expect(read('api-usage=9/10, api-usage=9/10; api-bursts=2/750, api-bursts=3/750')).toEqual([
+      { name: 'api-usage', limit: 10, remaining: 1 },
+    ]);
+    expect(read('garbage')).toBeUndefined();
+  });
+
+  it(`reads at most ${16} members`, () => {
+    const members = Array.from({ length: 20 }, (_, i) => `quota-${i}=1/10`).join('; ');
+    expect(read(members)).toHaveLength(16);
+  });
+});
+
+describe('HubSpot (developers.hubspot.com/docs/api/usage-details): partial headers', () => {
+  it('reads an OAuth app, which has no daily limit, as the interval policy alone', () => {
+    expect(
+      parseRateLimitHeaders(
+        {
+          'X-HubSpot-RateLimit-Max': '110',
+          'X-HubSpot-RateLimit-Remaining': '109',
+          'X-HubSpot-RateLimit-Interval-Milliseconds': '10000',
+        },
+        { now: NOW },
+      ),
+    ).toEqual({
+      source: 'hubspot',
+      policy: 'interval',
+      limit: 110,
+      remaining: 109,
+      windowMs: 10_000,
+      policies: [{ name: 'interval', limit: 110, remaining: 109, windowMs: 10_000 }],
+    });
+  });
+
+  it('ignores an interval of zero or garbage, and fields that say nothing', () => {
+    expect(
+      parseRateLimitHeaders(
+        { 'X-HubSpot-RateLimit-Max': '10', 'X-HubSpot-RateLimit-Interval-Milliseconds': '0' },
+        { now: NOW },
+      )?.policies,
+    ).toEqual([{ name: 'interval', limit: 10 }]);
+    expect(
+      parseRateLimitHeaders({ 'X-HubSpot-RateLimit-Interval-Milliseconds': '10000' }, { now: NOW }),
+    ).toBeUndefined();
+  });
+});
+
+describe('x-rate-limit (X, Okta, Zendesk): the bare X-Rate-Limit', () => {
+  it('prefers X-Rate-Limit-Limit over the bare X-Rate-Limit', () => {
+    expect(
+      parseRateLimitHeaders(
+        { 'X-Rate-Limit': '700', 'X-Rate-Limit-Limit': '900', 'X-Rate-Limit-Remaining': '1' },
+        { now: NOW },
+      )?.limit,
+    ).toBe(900);
+  });
+
+  it('yields to X-RateLimit-* when a response carries both spellings', () => {
+    expect(
+      parseRateLimitHeaders(
+        { 'X-RateLimit-Remaining': '3', 'X-Rate-Limit-Remaining': '4' },
+        { now: NOW },
+      ),
+    ).toMatchObject({ source: 'x-ratelimit', remaining: 3 });
+  });
+});
