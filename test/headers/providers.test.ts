@@ -51,6 +51,86 @@ describe('GitHub (docs.github.com, "Rate limits for the REST API")', () => {
   });
 });
 
+describe('GitHub pushback (docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api#exceeding-the-rate-limit)', () => {
+  // "If you exceed your primary rate limit, you will receive a 403 or 429 response, and the
+  // x-ratelimit-remaining header will be 0." The status is the client's; these are the headers.
+  const reset = String(NOW / 1000 + 1200);
+
+  it('a spent primary limit: remaining 0 and the reset, the hold the client needs', () => {
+    const info = parseRateLimitHeaders(
+      {
+        'x-ratelimit-limit': '5000',
+        'x-ratelimit-remaining': '0',
+        'x-ratelimit-used': '5000',
+        'x-ratelimit-reset': reset,
+        'x-ratelimit-resource': 'core',
+      },
+      { now: NOW },
+    );
+    expect(info).toEqual({
+      source: 'github',
+      policy: 'core',
+      limit: 5000,
+      remaining: 0,
+      resetMs: 1_200_000,
+      policies: [{ name: 'core', limit: 5000, remaining: 0, resetMs: 1_200_000 }],
+    });
+  });
+
+  it('a secondary limit with retry-after: retryAfterMs, while the primary quota is not spent', () => {
+    const info = parseRateLimitHeaders(
+      {
+        'retry-after': '60',
+        'x-ratelimit-limit': '5000',
+        'x-ratelimit-remaining': '4321',
+        'x-ratelimit-used': '679',
+        'x-ratelimit-reset': reset,
+        'x-ratelimit-resource': 'core',
+      },
+      { now: NOW },
+    );
+    expect(info).toMatchObject({ source: 'github', retryAfterMs: 60_000, remaining: 4321 });
+  });
+
+  it('a secondary limit without retry-after: remaining 0 and the reset, as for a primary one', () => {
+    const info = parseRateLimitHeaders(
+      {
+        'x-ratelimit-limit': '30',
+        'x-ratelimit-remaining': '0',
+        'x-ratelimit-used': '30',
+        'x-ratelimit-reset': String(NOW / 1000 + 45),
+        'x-ratelimit-resource': 'search',
+      },
+      { now: NOW },
+    );
+    expect(info).toMatchObject({ policy: 'search', remaining: 0, resetMs: 45_000 });
+    expect(info?.retryAfterMs).toBeUndefined();
+  });
+
+  it('the same spent limit without x-ratelimit-resource still reads as spent', () => {
+    const info = parseRateLimitHeaders(
+      { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': reset },
+      { now: NOW },
+    );
+    expect(info).toMatchObject({ source: 'x-ratelimit', remaining: 0, resetMs: 1_200_000 });
+  });
+
+  it('a 403 that is not about rate limits: quota left and no retry hint, nothing to hold', () => {
+    const info = parseRateLimitHeaders(
+      {
+        'x-ratelimit-limit': '5000',
+        'x-ratelimit-remaining': '4999',
+        'x-ratelimit-used': '1',
+        'x-ratelimit-reset': reset,
+        'x-ratelimit-resource': 'core',
+      },
+      { now: NOW },
+    );
+    expect(info?.remaining).toBe(4999);
+    expect(info?.retryAfterMs).toBeUndefined();
+  });
+});
+
 describe('OpenAI (platform.openai.com/docs/guides/rate-limits, "Rate limits in headers")', () => {
   it('reads the documented headers as two policies, requests and tokens', () => {
     const info = parseRateLimitHeaders(
