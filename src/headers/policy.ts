@@ -34,6 +34,12 @@ export function finishPolicy(policy: QuotaPolicy): QuotaPolicy | undefined {
   return hasNumber ? out : undefined;
 }
 
+/** {@link finishPolicy} on each policy; `undefined` when none has a number left. */
+export function finishPolicies(policies: readonly QuotaPolicy[]): QuotaPolicy[] | undefined {
+  const finished = policies.map(finishPolicy).filter((p): p is QuotaPolicy => p !== undefined);
+  return finished.length > 0 ? finished : undefined;
+}
+
 /** A quota's counts as reported: any of them may be missing. */
 export interface Counts {
   /** Units allowed per window. */

@@ -7,18 +7,13 @@
  */
 import { parseRfc3339 } from './dates.js';
 import type { FieldMap } from './field-map.js';
-import { finishPolicy, reconcileUsed } from './policy.js';
+import { finishPolicies, reconcileUsed } from './policy.js';
 import type { QuotaPolicy } from './types.js';
 import { clampDelay, parseCount, parseRepeated, parseResetMs, parseSecondsToMs } from './values.js';
 
 const count = (fields: FieldMap, name: string) => parseRepeated(fields.get(name), parseCount);
 const reset = (fields: FieldMap, name: string, now: number) =>
   parseRepeated(fields.get(name), (v) => parseResetMs(v, now));
-
-function collect(policies: QuotaPolicy[]): QuotaPolicy[] | undefined {
-  const finished = policies.map(finishPolicy).filter((p): p is QuotaPolicy => p !== undefined);
-  return finished.length > 0 ? finished : undefined;
-}
 
 /**
  * One `<prefix>-limit` / `-remaining` / `-used` / `-reset` group as a policy, `used` reconciled
@@ -60,7 +55,7 @@ export function parseGitHub(fields: FieldMap, now: number): QuotaPolicy[] | unde
   const resource = fields.get('x-ratelimit-resource');
   if (resource === undefined) return undefined;
   const policy = countedPolicy(fields, 'x-ratelimit', now) ?? {};
-  return collect([{ name: resource.trim() || undefined, ...policy }]);
+  return finishPolicies([{ name: resource.trim() || undefined, ...policy }]);
 }
 
 /**
@@ -85,7 +80,7 @@ export function parseDiscord(
   )
     return undefined;
   const policies =
-    collect([
+    finishPolicies([
       {
         name: bucket?.trim() || undefined,
         limit: count(fields, 'x-ratelimit-limit'),
@@ -120,7 +115,7 @@ export function parseSuffixed(fields: FieldMap, now: number): QuotaPolicy[] | un
     else policy[kind] = parseRepeated(value, parseCount);
     byName.set(suffix, policy);
   }
-  return byName.size > 0 ? collect([...byName.values()]) : undefined;
+  return byName.size > 0 ? finishPolicies([...byName.values()]) : undefined;
 }
 
 const ANTHROPIC = /^anthropic-ratelimit-(.+)-(limit|remaining|reset)$/;
@@ -149,7 +144,7 @@ export function parseAnthropic(fields: FieldMap, now: number): QuotaPolicy[] | u
     }
     byName.set(dimension, policy);
   }
-  return byName.size > 0 ? collect([...byName.values()]) : undefined;
+  return byName.size > 0 ? finishPolicies([...byName.values()]) : undefined;
 }
 
 const AZURE_REMAINING = /^x-ms-ratelimit-remaining-(.+)$/;
@@ -165,7 +160,7 @@ export function parseAzure(fields: FieldMap): QuotaPolicy[] | undefined {
     const m = AZURE_REMAINING.exec(name);
     if (m) policies.push({ name: m[1], remaining: parseRepeated(value, parseCount) });
   }
-  return policies.length > 0 ? collect(policies) : undefined;
+  return policies.length > 0 ? finishPolicies(policies) : undefined;
 }
 
 /**
@@ -176,7 +171,7 @@ export function parseAzure(fields: FieldMap): QuotaPolicy[] | undefined {
  */
 export function parseXRateLimit(fields: FieldMap, now: number): QuotaPolicy[] | undefined {
   const policy = countedPolicy(fields, 'x-ratelimit', now);
-  return policy ? collect([policy]) : undefined;
+  return policy ? finishPolicies([policy]) : undefined;
 }
 
 /**
@@ -190,5 +185,5 @@ export function parseXRateLimitHyphenated(
   now: number,
 ): QuotaPolicy[] | undefined {
   const policy = countedPolicy(fields, 'x-rate-limit', now, 'x-rate-limit');
-  return policy ? collect([policy]) : undefined;
+  return policy ? finishPolicies([policy]) : undefined;
 }

@@ -7,14 +7,9 @@
  * @module
  */
 import type { FieldMap } from './field-map.js';
-import { finishPolicy, reconcileUsed } from './policy.js';
+import { finishPolicies, reconcileUsed } from './policy.js';
 import type { QuotaPolicy } from './types.js';
 import { parseCount, parseMillis, parseRepeated } from './values.js';
-
-function collect(policies: QuotaPolicy[]): QuotaPolicy[] | undefined {
-  const finished = policies.map(finishPolicy).filter((p): p is QuotaPolicy => p !== undefined);
-  return finished.length > 0 ? finished : undefined;
-}
 
 /**
  * Shopify REST Admin API ("REST Admin API rate limits", shopify.dev/docs/api/usage/rate-limits):
@@ -30,7 +25,7 @@ export function parseShopify(fields: FieldMap): QuotaPolicy[] | undefined {
   const used = parseCount(m[1]);
   const limit = parseCount(m[2]);
   if (used === undefined || limit === undefined) return undefined;
-  return collect([
+  return finishPolicies([
     { name: 'api-call-limit', limit, remaining: used <= limit ? limit - used : undefined },
   ]);
 }
@@ -70,7 +65,7 @@ export function parseSalesforce(fields: FieldMap): QuotaPolicy[] | undefined {
     byName.set(name, agrees ? policy : null);
   }
   const policies = [...byName.values()].filter((p): p is QuotaPolicy => p !== null);
-  return policies.length > 0 ? collect(policies) : undefined;
+  return policies.length > 0 ? finishPolicies(policies) : undefined;
 }
 
 const HUBSPOT = 'x-hubspot-ratelimit';
@@ -104,5 +99,5 @@ export function parseHubSpot(fields: FieldMap): QuotaPolicy[] | undefined {
     },
     { name: 'daily', limit: count('daily'), remaining: count('daily-remaining'), windowMs: DAY_MS },
   ].filter((p) => p.limit !== undefined || p.remaining !== undefined);
-  return collect(policies);
+  return finishPolicies(policies);
 }

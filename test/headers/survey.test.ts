@@ -14,17 +14,17 @@ const secondsBefore = (unixSeconds: number, seconds: number) => (unixSeconds - s
 
 describe('provider survey: what the parser makes of each documented header block', () => {
   it('Reddit: github.com/reddit/reddit/wiki/API ("X-Ratelimit-Used / -Remaining / -Reset")', () => {
-    // Reddit sends remaining as a decimal (`586.0`) and no limit; the reset is delta seconds.
+    // Reddit sends remaining as a decimal and no limit; the reset is delta seconds.
     const info = parseRateLimitHeaders(
-      { 'x-ratelimit-remaining': '597.0', 'x-ratelimit-used': '3', 'x-ratelimit-reset': '33' },
+      { 'x-ratelimit-remaining': '586.0', 'x-ratelimit-used': '14', 'x-ratelimit-reset': '111' },
       { now: NOW },
     );
     expect(info).toEqual({
       source: 'x-ratelimit',
       limit: 600,
-      remaining: 597,
-      resetMs: 33_000,
-      policies: [{ limit: 600, remaining: 597, resetMs: 33_000 }],
+      remaining: 586,
+      resetMs: 111_000,
+      policies: [{ limit: 600, remaining: 586, resetMs: 111_000 }],
     });
   });
 
