@@ -94,11 +94,13 @@ export function parseHttpDate(value: string, now: number): number | undefined {
 }
 
 const RFC3339 =
-  /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
+  /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
 
 /**
  * Parses an RFC 3339 timestamp (`2026-11-30T12:00:05Z`, `2026-11-30T13:00:05.250+01:00`) into
- * epoch milliseconds. A timestamp without an offset is rejected: its zone would be a guess.
+ * epoch milliseconds. The seconds may be left out, as ISO 8601 allows and Jira Cloud sends
+ * (`2026-11-30T12:01Z`, read as `:00`). A timestamp without an offset is rejected: its zone would
+ * be a guess.
  */
 export function parseRfc3339(value: string): number | undefined {
   const m = RFC3339.exec(value.trim());
@@ -109,7 +111,7 @@ export function parseRfc3339(value: string): number | undefined {
     Number(m[3]),
     Number(m[4]),
     Number(m[5]),
-    Number(m[6]),
+    Number(m[6] ?? 0),
   );
   if (base === undefined) return undefined;
   const fraction = m[7] ? Number(`0.${m[7]}`) * 1000 : 0;

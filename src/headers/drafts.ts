@@ -91,7 +91,23 @@ export function parseDraft7(fields: FieldMap): QuotaPolicy[] | undefined {
   return merge(current, parseLegacyPolicies(safeList(fields.get('ratelimit-policy'))));
 }
 
-/** Draft 6's separate `RateLimit-Limit` / `-Remaining` / `-Reset`, or `undefined` when absent. */
+/**
+ * The count at the head of a structured list whose first item carries parameters, as Docker Hub
+ * sends (`ratelimit-remaining: 76;w=21600`); `undefined` for anything else.
+ */
+function parameterisedCount(field: string | undefined): number | undefined {
+  if (field === undefined || !field.includes(';')) return undefined;
+  const first = safeList(field)?.[0];
+  return first && !Array.isArray(first[0]) && first[1].size > 0 ? integer(first[0]) : undefined;
+}
+
+/**
+ * Draft 6's separate `RateLimit-Limit` / `-Remaining` / `-Reset`, or `undefined` when absent.
+ * Counts may be decimals (`597.0`, see {@link parseCount}). `RateLimit-Limit` may also be a list:
+ * `10, 10;w=1, 1000;w=3600` (the current limit, then the policies) or `100;w=21600` (Docker Hub: the
+ * limit and its window in one item); `RateLimit-Remaining` may carry the window too
+ * (`76;w=21600`).
+ */
 export function parseDraft6(fields: FieldMap, now: number): QuotaPolicy[] | undefined {
   const limitField = fields.get('ratelimit-limit');
   const remainingField = fields.get('ratelimit-remaining');
@@ -103,15 +119,18 @@ export function parseDraft6(fields: FieldMap, now: number): QuotaPolicy[] | unde
   const declared = parseLegacyPolicies(safeList(policyField));
   let limit = parseRepeated(limitField, parseCount);
   if (limit === undefined && limitField !== undefined) {
-    // `RateLimit-Limit: 10, 10;w=1, 1000;w=3600`: the current limit, then the policies.
-    const list = safeList(limitField);
-    const [first, ...rest] = list ?? [];
-    if (first && !Array.isArray(first[0]) && first[1].size === 0) limit = integer(first[0]);
-    if (declared.length === 0) declared.push(...parseLegacyPolicies(rest));
+    const list = safeList(limitField) ?? [];
+    const [first, ...rest] = list;
+    if (first && !Array.isArray(first[0])) {
+      limit = integer(first[0]);
+      // `100;w=21600` is itself a policy; `10, 10;w=1, ...` declares the ones after the first.
+      const windowed = first[1].has('w');
+      if (declared.length === 0) declared.push(...parseLegacyPolicies(windowed ? list : rest));
+    }
   }
   const current: Current = {
     limit,
-    remaining: parseRepeated(remainingField, parseCount),
+    remaining: parseRepeated(remainingField, parseCount) ?? parameterisedCount(remainingField),
     resetMs: parseRepeated(resetField, (v) => parseResetMs(v, now)),
   };
   const policies = merge(current, declared);

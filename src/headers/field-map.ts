@@ -14,7 +14,7 @@ export type HeaderRecord = Readonly<
 export type HeadersInput = Headers | HeaderRecord;
 
 const RELEVANT =
-  /^(?:ratelimit|x-ratelimit|retry-after|anthropic-ratelimit|x-ms-r|x-shopify-shop-api-call-limit$|date$)/;
+  /^(?:ratelimit|x-ratelimit|x-rate-limit|retry-after|anthropic-ratelimit|x-ms-r|x-hubspot-ratelimit-|x-shopify-shop-api-call-limit$|sforce-limit-info$|date$)/;
 
 /** Lower-cased field name to value; repeated fields joined with `", "` as `Headers.get()` does. */
 export type FieldMap = Map<string, string>;

@@ -8,12 +8,13 @@ import {
   parseAzure,
   parseDiscord,
   parseGitHub,
-  parseShopify,
   parseSuffixed,
   parseXRateLimit,
+  parseXRateLimitHyphenated,
 } from './providers.js';
 import { parseRetryAfter, parseRetryAfterMs } from './retry-after.js';
 import type { QuotaPolicy, RateLimitInfo, RateLimitSource } from './types.js';
+import { parseHubSpot, parseSalesforce, parseShopify } from './vendor-quotas.js';
 
 /** Options of {@link parseRateLimitHeaders}. */
 export interface ParseRateLimitHeadersOptions {
@@ -50,7 +51,10 @@ function findPolicies(fields: FieldMap, now: number, serverNow: number): Found |
     nonEmpty('openai', parseSuffixed(fields, now)) ??
     nonEmpty('shopify', parseShopify(fields)) ??
     nonEmpty('azure', parseAzure(fields)) ??
-    nonEmpty('x-ratelimit', parseXRateLimit(fields, serverNow))
+    nonEmpty('hubspot', parseHubSpot(fields)) ??
+    nonEmpty('salesforce', parseSalesforce(fields)) ??
+    nonEmpty('x-ratelimit', parseXRateLimit(fields, serverNow)) ??
+    nonEmpty('x-rate-limit', parseXRateLimitHyphenated(fields, serverNow))
   );
 }
 
@@ -91,10 +95,16 @@ function referenceTime(serverDate: number | undefined, now: number): number {
  *
  * Understood families, in order of precedence (the first present supplies the policies): the IETF
  * `RateLimit` / `RateLimit-Policy` lists; draft 7's combined `RateLimit: limit=, remaining=,
- * reset=`; draft 6's `RateLimit-Limit` / `-Remaining` / `-Reset`; Anthropic; Discord; GitHub;
- * OpenAI-style suffixed `x-ratelimit-*-requests` / `-tokens`; Shopify; Azure Resource Manager; plain
- * `X-RateLimit-*`. The retry hint comes from `retry-after-ms`, `x-ms-retry-after-ms` or
- * `Retry-After`, in that order.
+ * reset=`; draft 6's `RateLimit-Limit` / `-Remaining` / `-Reset`; Anthropic; Discord; GitHub
+ * (`x-ratelimit-resource`); OpenAI-style suffixed `x-ratelimit-*-requests` / `-tokens`; Shopify;
+ * Azure Resource Manager; HubSpot; Salesforce; plain `X-RateLimit-*` (with Reddit's `-Used`);
+ * hyphenated `X-Rate-Limit-*` (X, Okta, Zendesk). The retry hint comes from `retry-after-ms`,
+ * `x-ms-retry-after-ms` or `Retry-After`, in that order.
+ *
+ * Pushback: the parser does not see the status, but says what a client needs to call a 403 or 429
+ * pushback and to time it: `retryAfterMs`, or a spent policy (`remaining` 0 at the top level, the
+ * most restrictive policy) with its `resetMs`, which is how GitHub answers a spent primary or
+ * secondary limit.
  *
  * Times:
  * - every time is milliseconds from `now`, never negative, never above {@link MAX_DELAY_MS};
@@ -106,9 +116,14 @@ function referenceTime(serverDate: number | undefined, now: number): number {
  * - `X-RateLimit-Reset` style numbers are read by magnitude: below 1e9 delta seconds, below 1e12
  *   Unix seconds, above that Unix milliseconds; durations such as `6m0s` are understood.
  *
- * Untrusted input: malformed fields are ignored; negative, fractional-where-integer, `NaN` or
- * overflowing counts are dropped; a field repeated with different values is dropped; a remaining
- * count above its own limit is dropped. Nothing here throws.
+ * Counts: a decimal count (`597.0`) is read; a fractional one is rounded so that no more quota
+ * seems left than is (`limit` and `remaining` down, `used` up). A `used` count is reconciled with
+ * the others: the limit is `remaining + used` when missing, and the smaller remaining wins when
+ * they disagree.
+ *
+ * Untrusted input: malformed fields are ignored; negative, `NaN`, exponent or overflowing counts
+ * are dropped; a field repeated with different values is dropped; a remaining count above its own
+ * limit is dropped. Nothing here throws.
  *
  * @param headers a fetch `Headers`, or a plain object with header names in any case.
  * @example

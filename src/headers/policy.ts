@@ -1,5 +1,17 @@
 import type { QuotaPolicy } from './types.js';
 
+/** The fields of a {@link QuotaPolicy}, copied one by one: no key of a policy comes from outside. */
+const FIELDS = [
+  'name',
+  'limit',
+  'remaining',
+  'resetMs',
+  'windowMs',
+  'unit',
+  'partitionKey',
+  'scope',
+] as const satisfies readonly (keyof QuotaPolicy)[];
+
 /**
  * Drops what a policy contradicts itself on and removes empty fields. A remaining count above the
  * limit cannot both be true, and the parser cannot tell which one lies, so `remaining` (the value
@@ -7,8 +19,9 @@ import type { QuotaPolicy } from './types.js';
  */
 export function finishPolicy(policy: QuotaPolicy): QuotaPolicy | undefined {
   const out: QuotaPolicy = {};
-  for (const key of Object.keys(policy) as (keyof QuotaPolicy)[]) {
-    if (policy[key] !== undefined) (out as Record<string, unknown>)[key] = policy[key];
+  for (const key of FIELDS) {
+    const value = policy[key];
+    if (value !== undefined) (out as Record<(typeof FIELDS)[number], unknown>)[key] = value;
   }
   if (out.limit !== undefined && out.remaining !== undefined && out.remaining > out.limit) {
     delete out.remaining;
@@ -19,6 +32,49 @@ export function finishPolicy(policy: QuotaPolicy): QuotaPolicy | undefined {
     out.resetMs !== undefined ||
     out.windowMs !== undefined;
   return hasNumber ? out : undefined;
+}
+
+/** {@link finishPolicy} on each policy; `undefined` when none has a number left. */
+export function finishPolicies(policies: readonly QuotaPolicy[]): QuotaPolicy[] | undefined {
+  const finished = policies.map(finishPolicy).filter((p): p is QuotaPolicy => p !== undefined);
+  return finished.length > 0 ? finished : undefined;
+}
+
+/** A quota's counts as reported: any of them may be missing. */
+export interface Counts {
+  /** Units allowed per window. */
+  limit?: number;
+  /** Units left in the window. */
+  remaining?: number;
+  /** Units spent in the window (`x-ratelimit-used`, Reddit's and GitHub's). */
+  used?: number;
+}
+
+/**
+ * Combines a `used` count with `limit` and `remaining` (quota units), never overestimating what is
+ * left:
+ *
+ * - `limit` missing: it is `remaining + used` (Reddit sends no limit);
+ * - `remaining` missing: it is `limit - used`;
+ * - all three present: `used` checks the other two. When they disagree, the smaller remaining wins
+ *   (`min(remaining, limit - used)`): the server has counted at least `used`, and a client that
+ *   believes less is left only waits a little longer;
+ * - `used` above `limit` (GitLab's documented 429 shows `RateLimit-Observed: 67` against a limit of
+ *   60) means nothing is left: remaining 0.
+ *
+ * A sum beyond `Number.MAX_SAFE_INTEGER` leaves `limit` unknown.
+ */
+export function reconcileUsed(counts: Counts): { limit?: number; remaining?: number } {
+  const { used } = counts;
+  let { limit, remaining } = counts;
+  if (used === undefined) return { limit, remaining };
+  if (limit === undefined) {
+    if (remaining !== undefined && Number.isSafeInteger(remaining + used)) limit = remaining + used;
+    return { limit, remaining };
+  }
+  const left = Math.max(0, limit - used);
+  remaining = remaining === undefined ? left : Math.min(remaining, left);
+  return { limit, remaining };
 }
 
 function fraction(p: QuotaPolicy): number | undefined {

@@ -7,7 +7,7 @@
  */
 import { parseRfc3339 } from './dates.js';
 import type { FieldMap } from './field-map.js';
-import { finishPolicy } from './policy.js';
+import { finishPolicies, reconcileUsed } from './policy.js';
 import type { QuotaPolicy } from './types.js';
 import { clampDelay, parseCount, parseRepeated, parseResetMs, parseSecondsToMs } from './values.js';
 
@@ -15,34 +15,47 @@ const count = (fields: FieldMap, name: string) => parseRepeated(fields.get(name)
 const reset = (fields: FieldMap, name: string, now: number) =>
   parseRepeated(fields.get(name), (v) => parseResetMs(v, now));
 
-function collect(policies: QuotaPolicy[]): QuotaPolicy[] | undefined {
-  const finished = policies.map(finishPolicy).filter((p): p is QuotaPolicy => p !== undefined);
-  return finished.length > 0 ? finished : undefined;
+/**
+ * One `<prefix>-limit` / `-remaining` / `-used` / `-reset` group as a policy, `used` reconciled
+ * with the others (see {@link reconcileUsed}); `undefined` when none of the four fields is present.
+ * Counts may be decimals (`597.0`): `limit` and `remaining` round down, `used` rounds up.
+ */
+function countedPolicy(
+  fields: FieldMap,
+  prefix: string,
+  now: number,
+  limitFallback?: string,
+): QuotaPolicy | undefined {
+  const names = ['limit', 'remaining', 'used', 'reset'].map((kind) => `${prefix}-${kind}`);
+  if (limitFallback !== undefined) names.push(limitFallback);
+  if (!names.some((name) => fields.has(name))) return undefined;
+  const reported = {
+    limit:
+      count(fields, `${prefix}-limit`) ??
+      (limitFallback === undefined ? undefined : count(fields, limitFallback)),
+    remaining: count(fields, `${prefix}-remaining`),
+    used: parseRepeated(fields.get(`${prefix}-used`), (v) => parseCount(v, 'ceil')),
+  };
+  return { ...reconcileUsed(reported), resetMs: reset(fields, `${prefix}-reset`, now) };
 }
 
 /**
  * GitHub REST API ("Rate limits for the REST API", docs.github.com): `x-ratelimit-limit`,
- * `-remaining`, `-used`, `-reset` (Unix seconds) and `-resource` (`core`, `search`, `graphql`...).
- * When `remaining` is missing it is derived from `limit - used`. Secondary limits arrive as a 403
- * or 429 with `retry-after`, read separately.
+ * `-remaining`, `-used`, `-reset` (Unix seconds) and `-resource` (`core`, `search`, `graphql`...),
+ * recognised by `x-ratelimit-resource`, which becomes the policy name. `used` is reconciled with
+ * the others as {@link reconcileUsed} says.
+ *
+ * A spent primary limit answers 403 or 429 with `x-ratelimit-remaining: 0` and the reset; a
+ * secondary limit answers 403 or 429 with `retry-after` (read separately, as `retryAfterMs`), or
+ * with `x-ratelimit-remaining: 0` and the reset. Either way the parse says when to come back; a
+ * secondary limit with neither header is told apart only by the response body, which the parser
+ * does not see.
  */
 export function parseGitHub(fields: FieldMap, now: number): QuotaPolicy[] | undefined {
   const resource = fields.get('x-ratelimit-resource');
-  const used = count(fields, 'x-ratelimit-used');
-  if (resource === undefined && used === undefined) return undefined;
-  const limit = count(fields, 'x-ratelimit-limit');
-  let remaining = count(fields, 'x-ratelimit-remaining');
-  if (remaining === undefined && limit !== undefined && used !== undefined && used <= limit) {
-    remaining = limit - used;
-  }
-  return collect([
-    {
-      name: resource?.trim() || undefined,
-      limit,
-      remaining,
-      resetMs: reset(fields, 'x-ratelimit-reset', now),
-    },
-  ]);
+  if (resource === undefined) return undefined;
+  const policy = countedPolicy(fields, 'x-ratelimit', now) ?? {};
+  return finishPolicies([{ name: resource.trim() || undefined, ...policy }]);
 }
 
 /**
@@ -67,7 +80,7 @@ export function parseDiscord(
   )
     return undefined;
   const policies =
-    collect([
+    finishPolicies([
       {
         name: bucket?.trim() || undefined,
         limit: count(fields, 'x-ratelimit-limit'),
@@ -102,7 +115,7 @@ export function parseSuffixed(fields: FieldMap, now: number): QuotaPolicy[] | un
     else policy[kind] = parseRepeated(value, parseCount);
     byName.set(suffix, policy);
   }
-  return byName.size > 0 ? collect([...byName.values()]) : undefined;
+  return byName.size > 0 ? finishPolicies([...byName.values()]) : undefined;
 }
 
 const ANTHROPIC = /^anthropic-ratelimit-(.+)-(limit|remaining|reset)$/;
@@ -131,25 +144,7 @@ export function parseAnthropic(fields: FieldMap, now: number): QuotaPolicy[] | u
     }
     byName.set(dimension, policy);
   }
-  return byName.size > 0 ? collect([...byName.values()]) : undefined;
-}
-
-/**
- * Shopify REST Admin API ("REST Admin API rate limits", shopify.dev/docs/api/usage/rate-limits):
- * `X-Shopify-Shop-Api-Call-Limit: 32/40`, requests used in a leaky bucket of 40. The leak rate is
- * not in the header, so no reset is reported.
- */
-export function parseShopify(fields: FieldMap): QuotaPolicy[] | undefined {
-  const value = fields.get('x-shopify-shop-api-call-limit');
-  if (value === undefined) return undefined;
-  const m = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(value);
-  if (!m) return undefined;
-  const used = parseCount(m[1]);
-  const limit = parseCount(m[2]);
-  if (used === undefined || limit === undefined) return undefined;
-  return collect([
-    { name: 'api-call-limit', limit, remaining: used <= limit ? limit - used : undefined },
-  ]);
+  return byName.size > 0 ? finishPolicies([...byName.values()]) : undefined;
 }
 
 const AZURE_REMAINING = /^x-ms-ratelimit-remaining-(.+)$/;
@@ -165,20 +160,30 @@ export function parseAzure(fields: FieldMap): QuotaPolicy[] | undefined {
     const m = AZURE_REMAINING.exec(name);
     if (m) policies.push({ name: m[1], remaining: parseRepeated(value, parseCount) });
   }
-  return policies.length > 0 ? collect(policies) : undefined;
+  return policies.length > 0 ? finishPolicies(policies) : undefined;
 }
 
-/** Plain `X-RateLimit-Limit` / `-Remaining` / `-Reset` (see {@link parseResetMs} for the reset). */
+/**
+ * Plain `X-RateLimit-Limit` / `-Remaining` / `-Reset`, with `-Used` where the server sends it
+ * (Reddit: `x-ratelimit-used: 3`, `x-ratelimit-remaining: 597.0`, `x-ratelimit-reset: 33`, no
+ * limit, which is then `remaining + used`). See {@link parseResetMs} for the reset and
+ * {@link reconcileUsed} for `used`.
+ */
 export function parseXRateLimit(fields: FieldMap, now: number): QuotaPolicy[] | undefined {
-  const limit = count(fields, 'x-ratelimit-limit');
-  const remaining = count(fields, 'x-ratelimit-remaining');
-  const resetMs = reset(fields, 'x-ratelimit-reset', now);
-  if (
-    !fields.has('x-ratelimit-limit') &&
-    !fields.has('x-ratelimit-remaining') &&
-    !fields.has('x-ratelimit-reset')
-  ) {
-    return undefined;
-  }
-  return collect([{ limit, remaining, resetMs }]);
+  const policy = countedPolicy(fields, 'x-ratelimit', now);
+  return policy ? finishPolicies([policy]) : undefined;
+}
+
+/**
+ * The hyphenated spelling `X-Rate-Limit-Limit` / `-Remaining` / `-Reset`: X (Twitter) API v2
+ * (docs.x.com, "Rate limits", Unix-second resets), Okta (developer.okta.com, "Rate limit best
+ * practices"), and Zendesk, whose account limit comes as a bare `X-Rate-Limit: 700`
+ * (developer.zendesk.com, "Best practices for avoiding rate limiting").
+ */
+export function parseXRateLimitHyphenated(
+  fields: FieldMap,
+  now: number,
+): QuotaPolicy[] | undefined {
+  const policy = countedPolicy(fields, 'x-rate-limit', now, 'x-rate-limit');
+  return policy ? finishPolicies([policy]) : undefined;
 }

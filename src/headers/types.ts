@@ -12,7 +12,7 @@ export type RateLimitSource =
   | 'draft-7'
   /** `RateLimit-Limit` / `-Remaining` / `-Reset` (drafts up to 6). */
   | 'draft-6'
-  /** GitHub's `x-ratelimit-*` with `x-ratelimit-used` and `x-ratelimit-resource`. */
+  /** GitHub's `x-ratelimit-*` with `x-ratelimit-resource` (and `x-ratelimit-used`). */
   | 'github'
   /** OpenAI-style `x-ratelimit-{limit,remaining,reset}-{requests,tokens}`. */
   | 'openai'
@@ -24,8 +24,14 @@ export type RateLimitSource =
   | 'shopify'
   /** Azure Resource Manager's `x-ms-ratelimit-remaining-*`. */
   | 'azure'
-  /** Plain `X-RateLimit-Limit` / `-Remaining` / `-Reset`. */
+  /** HubSpot's `X-HubSpot-RateLimit-*`: interval, secondly and daily policies. */
+  | 'hubspot'
+  /** Salesforce's `Sforce-Limit-Info: api-usage=used/limit`. */
+  | 'salesforce'
+  /** Plain `X-RateLimit-Limit` / `-Remaining` / `-Reset`, with `-Used` (Reddit, GitHub). */
   | 'x-ratelimit'
+  /** Hyphenated `X-Rate-Limit-Limit` / `-Remaining` / `-Reset` (X/Twitter, Okta, Zendesk). */
+  | 'x-rate-limit'
   /** Only a retry hint (`Retry-After`, `retry-after-ms`, `x-ms-retry-after-ms`), no quota. */
   | 'retry-after';
 

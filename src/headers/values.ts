@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { parseRfc3339 } from './dates.js';
 
 /**
  * The longest delay, in milliseconds, any parser reports: 366 days. A longer value (a hostile
@@ -18,18 +19,32 @@ export function clampDelay(ms: number): number | undefined {
   return Math.min(MAX_DELAY_MS, Math.max(0, ms));
 }
 
-const INTEGER = /^\d+$/;
 const DECIMAL = /^\d+(?:\.\d+)?$/;
 
 /**
- * A non-negative integer count (a limit or a remaining quota). Rejects signs, decimals,
- * exponents, hex and values beyond `Number.MAX_SAFE_INTEGER`.
+ * Which way {@link parseCount} rounds a fractional count. A client must never believe more quota
+ * is left than there is, so a count of what is left (`limit`, `remaining`) rounds down, and a count
+ * of what is spent (`used`) rounds up.
  */
-export function parseCount(value: string | undefined): number | undefined {
+export type CountRounding = 'floor' | 'ceil';
+
+/**
+ * A non-negative count (a limit, a remaining or a used quota) in quota units.
+ *
+ * - An integer (`597`) or a decimal (`597.0`, `596.5`, as Reddit sends): a decimal with only zeros
+ *   after the point is that integer; a fractional one is rounded as `rounding` says (down by
+ *   default, see {@link CountRounding}), never dropped.
+ * - Signs, exponents, hex, a bare point (`5.`, `.5`) and values beyond `Number.MAX_SAFE_INTEGER`
+ *   give `undefined`.
+ */
+export function parseCount(
+  value: string | undefined,
+  rounding: CountRounding = 'floor',
+): number | undefined {
   if (value === undefined) return undefined;
   const text = value.trim();
-  if (!INTEGER.test(text)) return undefined;
-  const n = Number(text);
+  if (!DECIMAL.test(text)) return undefined;
+  const n = rounding === 'floor' ? Math.floor(Number(text)) : Math.ceil(Number(text));
   return Number.isSafeInteger(n) ? n : undefined;
 }
 
@@ -53,15 +68,15 @@ export function parseMillis(value: string | undefined): number | undefined {
 }
 
 const DURATION_PART = /(\d+(?:\.\d+)?)(h|ms|m|s|us|µs|ns)/y;
-const UNIT_MS: Record<string, number> = {
-  h: 3_600_000,
-  m: 60_000,
-  s: 1000,
-  ms: 1,
-  us: 0.001,
-  µs: 0.001,
-  ns: 0.000001,
-};
+const UNIT_MS = new Map<string, number>([
+  ['h', 3_600_000],
+  ['m', 60_000],
+  ['s', 1000],
+  ['ms', 1],
+  ['us', 0.001],
+  ['µs', 0.001],
+  ['ns', 0.000001],
+]);
 
 /**
  * A Go-style duration as OpenAI sends in `x-ratelimit-reset-*`: `1s`, `6m0s`, `20ms`,
@@ -77,7 +92,7 @@ export function parseDurationMs(value: string | undefined): number | undefined {
   while (DURATION_PART.lastIndex < text.length) {
     const match = DURATION_PART.exec(text);
     if (!match) return undefined;
-    total += Number(match[1]) * (UNIT_MS[match[2] as string] as number);
+    total += Number(match[1]) * (UNIT_MS.get(match[2] as string) as number);
   }
   return clampDelay(Math.ceil(total));
 }
@@ -96,7 +111,9 @@ export const EPOCH_SECONDS_FLOOR = 1e9;
  * - a duration with units (`1s`, `6m0s`, `20ms`): a delta;
  * - a number (integer or decimal) below 1e9: delta seconds;
  * - a number from 1e9 up to 1e12: epoch seconds (Unix time, as GitHub and Discord send);
- * - a number from 1e12: epoch milliseconds.
+ * - a number from 1e12: epoch milliseconds;
+ * - an RFC 3339 / ISO 8601 timestamp with a zone (`2026-11-30T12:00:05.25Z`, Mastodon; or without
+ *   seconds, `2026-11-30T12:01Z`, Jira Cloud), see {@link parseRfc3339}.
  *
  * The boundaries sit in 2001: no real delta is 31 years long, and no real epoch timestamp is older
  * than that, so the magnitude decides without ambiguity. An epoch in the past gives 0; every
@@ -108,7 +125,12 @@ export const EPOCH_SECONDS_FLOOR = 1e9;
 export function parseResetMs(value: string | undefined, now: number): number | undefined {
   if (value === undefined) return undefined;
   const text = value.trim();
-  if (!DECIMAL.test(text)) return parseDurationMs(text);
+  if (!DECIMAL.test(text)) {
+    const duration = parseDurationMs(text);
+    if (duration !== undefined) return duration;
+    const at = parseRfc3339(text);
+    return at === undefined ? undefined : clampDelay(Math.ceil(at - now));
+  }
   const n = Number(text);
   if (n >= EPOCH_MS_FLOOR) return clampDelay(Math.ceil(n - now));
   if (n >= EPOCH_SECONDS_FLOOR) return clampDelay(Math.ceil(n * 1000 - now));

@@ -76,6 +76,46 @@ describe('draft 6: RateLimit-Limit / -Remaining / -Reset (express-rate-limit "dr
     ]);
   });
 
+  it('reads a limit and a remaining that carry their window (Docker Hub)', () => {
+    expect(
+      parseRateLimitHeaders(
+        { 'RateLimit-Limit': '100;w=21600', 'RateLimit-Remaining': '76;w=21600' },
+        { now: NOW },
+      )?.policies,
+    ).toEqual([{ limit: 100, remaining: 76, windowMs: 21_600_000 }]);
+    // Several windowed policies: the first is the current one.
+    expect(
+      parseRateLimitHeaders(
+        { 'RateLimit-Limit': '10;w=1, 1000;w=3600', 'RateLimit-Remaining': '4;w=1' },
+        { now: NOW },
+      )?.policies,
+    ).toEqual([
+      { limit: 10, remaining: 4, windowMs: 1000 },
+      { limit: 1000, windowMs: 3_600_000 },
+    ]);
+  });
+
+  it('still drops a remaining repeated with different values, with or without a list', () => {
+    expect(
+      parseRateLimitHeaders(
+        { 'RateLimit-Limit': '10', 'RateLimit-Remaining': '5, 6' },
+        { now: NOW },
+      )?.policies,
+    ).toEqual([{ limit: 10 }]);
+    expect(
+      parseRateLimitHeaders(
+        { 'RateLimit-Limit': '10', 'RateLimit-Remaining': '5;w=1, "x"' },
+        { now: NOW },
+      )?.policies,
+    ).toEqual([{ limit: 10, remaining: 5 }]);
+    expect(
+      parseRateLimitHeaders(
+        { 'RateLimit-Limit': '10', 'RateLimit-Remaining': '-5;w=1' },
+        { now: NOW },
+      )?.policies,
+    ).toEqual([{ limit: 10 }]);
+  });
+
   it('drops remaining above limit, keeps the rest', () => {
     expect(
       parse({ 'RateLimit-Limit': '10', 'RateLimit-Remaining': '11', 'RateLimit-Reset': '3' }),

@@ -34,6 +34,22 @@ const NAMES = [
   'anthropic-ratelimit-requests-reset',
   'x-shopify-shop-api-call-limit',
   'x-ms-ratelimit-remaining-subscription-reads',
+  'x-rate-limit',
+  'x-rate-limit-limit',
+  'x-rate-limit-remaining',
+  'x-rate-limit-reset',
+  'x-hubspot-ratelimit-daily',
+  'x-hubspot-ratelimit-daily-remaining',
+  'x-hubspot-ratelimit-interval-milliseconds',
+  'x-hubspot-ratelimit-max',
+  'x-hubspot-ratelimit-remaining',
+  'x-hubspot-ratelimit-secondly',
+  'x-hubspot-ratelimit-secondly-remaining',
+  'sforce-limit-info',
+  'x-ratelimit-remaining-__proto__',
+  'anthropic-ratelimit-constructor-limit',
+  '__proto__',
+  'constructor',
   'date',
 ];
 
@@ -55,6 +71,31 @@ const value = fc.oneof(
     .tuple(fc.integer(), fc.integer(), fc.integer())
     .map(([l, r, t]) => `limit=${l}, remaining=${r}, reset=${t}`),
   fc.tuple(fc.nat(), fc.constantFrom('h', 'm', 's', 'ms', 'us', 'x')).map(([n, u]) => `${n}${u}`),
+  // Decimal counts (Reddit's `597.0`), signed or not, and windowed items (Docker Hub's `76;w=21600`).
+  fc
+    .tuple(fc.integer(), fc.nat(), fc.constantFrom('', '0', '00', '5'))
+    .map(([a, b, c]) => `${a}.${b}${c}`),
+  fc.tuple(fc.integer(), fc.integer()).map(([n, w]) => `${n};w=${w}`),
+  // ISO 8601 resets, with and without seconds or zone (Mastodon, Jira).
+  fc
+    .date({ noInvalidDate: true })
+    .map((d) => d.toISOString())
+    .chain((iso) =>
+      fc.constantFrom(iso, `${iso.slice(0, 16)}Z`, iso.slice(0, 16), iso.slice(0, 10)),
+    ),
+  // Salesforce members, well-formed or not, hostile names included.
+  fc
+    .array(
+      fc
+        .tuple(
+          fc.constantFrom('api-usage', 'api-bursts', '__proto__', 'constructor', ''),
+          fc.integer(),
+          fc.integer(),
+        )
+        .map(([n, u, l]) => `${n}=${u}/${l}(appName=x)`),
+      { maxLength: 20 },
+    )
+    .map((members) => members.join('; ')),
 );
 
 const headerMap = fc.dictionary(
@@ -79,6 +120,10 @@ function assertValidCount(n: number | undefined): void {
 }
 
 function assertValidInfo(info: RateLimitInfo | undefined): void {
+  // Whatever the names were, nothing reached Object.prototype.
+  for (const field of ['name', 'limit', 'remaining', 'resetMs', 'windowMs']) {
+    expect(Object.hasOwn(Object.prototype, field)).toBe(false);
+  }
   if (!info) return;
   assertValidDelay(info.resetMs);
   assertValidDelay(info.retryAfterMs);
@@ -86,6 +131,7 @@ function assertValidInfo(info: RateLimitInfo | undefined): void {
   assertValidCount(info.limit);
   assertValidCount(info.remaining);
   for (const p of info.policies) {
+    expect(p.name === undefined || typeof p.name === 'string').toBe(true);
     assertValidDelay(p.resetMs);
     assertValidDelay(p.windowMs);
     assertValidCount(p.limit);

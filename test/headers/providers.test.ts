@@ -51,6 +51,86 @@ describe('GitHub (docs.github.com, "Rate limits for the REST API")', () => {
   });
 });
 
+describe('GitHub pushback (docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api#exceeding-the-rate-limit)', () => {
+  // "If you exceed your primary rate limit, you will receive a 403 or 429 response, and the
+  // x-ratelimit-remaining header will be 0." The status is the client's; these are the headers.
+  const reset = String(NOW / 1000 + 1200);
+
+  it('a spent primary limit: remaining 0 and the reset, the hold the client needs', () => {
+    const info = parseRateLimitHeaders(
+      {
+        'x-ratelimit-limit': '5000',
+        'x-ratelimit-remaining': '0',
+        'x-ratelimit-used': '5000',
+        'x-ratelimit-reset': reset,
+        'x-ratelimit-resource': 'core',
+      },
+      { now: NOW },
+    );
+    expect(info).toEqual({
+      source: 'github',
+      policy: 'core',
+      limit: 5000,
+      remaining: 0,
+      resetMs: 1_200_000,
+      policies: [{ name: 'core', limit: 5000, remaining: 0, resetMs: 1_200_000 }],
+    });
+  });
+
+  it('a secondary limit with retry-after: retryAfterMs, while the primary quota is not spent', () => {
+    const info = parseRateLimitHeaders(
+      {
+        'retry-after': '60',
+        'x-ratelimit-limit': '5000',
+        'x-ratelimit-remaining': '4321',
+        'x-ratelimit-used': '679',
+        'x-ratelimit-reset': reset,
+        'x-ratelimit-resource': 'core',
+      },
+      { now: NOW },
+    );
+    expect(info).toMatchObject({ source: 'github', retryAfterMs: 60_000, remaining: 4321 });
+  });
+
+  it('a secondary limit without retry-after: remaining 0 and the reset, as for a primary one', () => {
+    const info = parseRateLimitHeaders(
+      {
+        'x-ratelimit-limit': '30',
+        'x-ratelimit-remaining': '0',
+        'x-ratelimit-used': '30',
+        'x-ratelimit-reset': String(NOW / 1000 + 45),
+        'x-ratelimit-resource': 'search',
+      },
+      { now: NOW },
+    );
+    expect(info).toMatchObject({ policy: 'search', remaining: 0, resetMs: 45_000 });
+    expect(info?.retryAfterMs).toBeUndefined();
+  });
+
+  it('the same spent limit without x-ratelimit-resource still reads as spent', () => {
+    const info = parseRateLimitHeaders(
+      { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': reset },
+      { now: NOW },
+    );
+    expect(info).toMatchObject({ source: 'x-ratelimit', remaining: 0, resetMs: 1_200_000 });
+  });
+
+  it('a 403 that is not about rate limits: quota left and no retry hint, nothing to hold', () => {
+    const info = parseRateLimitHeaders(
+      {
+        'x-ratelimit-limit': '5000',
+        'x-ratelimit-remaining': '4999',
+        'x-ratelimit-used': '1',
+        'x-ratelimit-reset': reset,
+        'x-ratelimit-resource': 'core',
+      },
+      { now: NOW },
+    );
+    expect(info?.remaining).toBe(4999);
+    expect(info?.retryAfterMs).toBeUndefined();
+  });
+});
+
 describe('OpenAI (platform.openai.com/docs/guides/rate-limits, "Rate limits in headers")', () => {
   it('reads the documented headers as two policies, requests and tokens', () => {
     const info = parseRateLimitHeaders(
@@ -243,5 +323,88 @@ describe('Shopify (shopify.dev/docs/api/usage/rate-limits, "REST Admin API rate 
     expect(
       parseRateLimitHeaders({ 'X-Shopify-Shop-Api-Call-Limit': '1/x' }, { now: NOW }),
     ).toBeUndefined();
+  });
+});
+
+describe('Salesforce (developer.salesforce.com, "Limit Info Header"): bad input', () => {
+  const read = (value: string) =>
+    parseRateLimitHeaders({ 'Sforce-Limit-Info': value }, { now: NOW })?.policies;
+
+  it('reads a usage past the limit as nothing left', () => {
+    expect(read('api-usage=100010/100000')).toEqual([
+      { name: 'api-usage', limit: 100000, remaining: 0 },
+    ]);
+  });
+
+  it('skips malformed members and drops a member repeated with other numbers', () => {
+    expect(
+      read('api-usage=1/x; =3/4; api-bursts=-1/750; api-usage=9/10; api-bursts=2/750'),
+    ).toEqual([
+      { name: 'api-usage', limit: 10, remaining: 1 },
+      { name: 'api-bursts', limit: 750, remaining: 748 },
+    ]);
+    expect(read('api-usage=9/10, api-usage=9/10; api-bursts=2/750, api-bursts=3/750')).toEqual([
+      { name: 'api-usage', limit: 10, remaining: 1 },
+    ]);
+    expect(read('garbage')).toBeUndefined();
+  });
+
+  it(`reads at most ${16} members`, () => {
+    const members = Array.from({ length: 20 }, (_, i) => `quota-${i}=1/10`).join('; ');
+    expect(read(members)).toHaveLength(16);
+  });
+});
+
+describe('HubSpot (developers.hubspot.com/docs/api/usage-details): partial headers', () => {
+  it('reads an OAuth app, which has no daily limit, as the interval policy alone', () => {
+    expect(
+      parseRateLimitHeaders(
+        {
+          'X-HubSpot-RateLimit-Max': '110',
+          'X-HubSpot-RateLimit-Remaining': '109',
+          'X-HubSpot-RateLimit-Interval-Milliseconds': '10000',
+        },
+        { now: NOW },
+      ),
+    ).toEqual({
+      source: 'hubspot',
+      policy: 'interval',
+      limit: 110,
+      remaining: 109,
+      windowMs: 10_000,
+      policies: [{ name: 'interval', limit: 110, remaining: 109, windowMs: 10_000 }],
+    });
+  });
+
+  it('ignores an interval of zero or garbage, and fields that say nothing', () => {
+    expect(
+      parseRateLimitHeaders(
+        { 'X-HubSpot-RateLimit-Max': '10', 'X-HubSpot-RateLimit-Interval-Milliseconds': '0' },
+        { now: NOW },
+      )?.policies,
+    ).toEqual([{ name: 'interval', limit: 10 }]);
+    expect(
+      parseRateLimitHeaders({ 'X-HubSpot-RateLimit-Interval-Milliseconds': '10000' }, { now: NOW }),
+    ).toBeUndefined();
+  });
+});
+
+describe('x-rate-limit (X, Okta, Zendesk): the bare X-Rate-Limit', () => {
+  it('prefers X-Rate-Limit-Limit over the bare X-Rate-Limit', () => {
+    expect(
+      parseRateLimitHeaders(
+        { 'X-Rate-Limit': '700', 'X-Rate-Limit-Limit': '900', 'X-Rate-Limit-Remaining': '1' },
+        { now: NOW },
+      )?.limit,
+    ).toBe(900);
+  });
+
+  it('yields to X-RateLimit-* when a response carries both spellings', () => {
+    expect(
+      parseRateLimitHeaders(
+        { 'X-RateLimit-Remaining': '3', 'X-Rate-Limit-Remaining': '4' },
+        { now: NOW },
+      ),
+    ).toMatchObject({ source: 'x-ratelimit', remaining: 3 });
   });
 });
