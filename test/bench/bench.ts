@@ -20,7 +20,7 @@
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
-import { LimitedClient, type LimitedClientOptions } from '../../src/index.js';
+import type { LimitedClientOptions } from '../../src/index.js';
 import {
   createMockServer,
   type HeaderFamily,
@@ -31,6 +31,7 @@ import {
   type Contender,
   gotRetry,
   kyRetry,
+  limitedClientContender,
   plainFetch,
   pRetryLoop,
   RETRIES,
@@ -50,23 +51,8 @@ const jsonPath = values.json ?? positionals[0];
 const quick = values.quick;
 const sections = new Set((values.only ?? 'overhead,goodput,outage').split(','));
 
-/** LimitedClient as a contender: one client per contender instance, defaults unless told. */
-function limitedClient(name = 'LimitedClient', options: LimitedClientOptions = {}): Contender {
-  const client = new LimitedClient('http://127.0.0.1', options);
-  return {
-    name,
-    async get(url) {
-      try {
-        const response = await client.request(url);
-        await response.arrayBuffer();
-        return response.status;
-      } catch {
-        return 0; // refused to send (circuit open, budget spent) or a network error
-      }
-    },
-    close: () => client.close(),
-  };
-}
+const limitedClient = (name?: string, options?: LimitedClientOptions): Contender =>
+  limitedClientContender(name, options);
 
 type Factory = () => Contender;
 const peers: Factory[] = [
