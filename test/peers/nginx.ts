@@ -33,18 +33,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { closeServer, countResponses, type PeerServer } from './counting.js';
 
-/** Where nginx may be: `NGINX` from the environment, then PATH, then Debian's and source-build paths. */
-const CANDIDATES = [
-  process.env.NGINX,
-  'nginx',
-  '/usr/sbin/nginx',
-  '/usr/local/sbin/nginx',
-  '/usr/local/nginx/sbin/nginx',
-];
+/**
+ * Where nginx may be: `NGINX` from the environment when set (and then only there), else PATH,
+ * then Debian's and the source build's paths.
+ */
+const CANDIDATES = process.env.NGINX
+  ? [process.env.NGINX]
+  : ['nginx', '/usr/sbin/nginx', '/usr/local/sbin/nginx', '/usr/local/nginx/sbin/nginx'];
 
 /** The nginx binary that runs (`nginx -v` exits 0), or `undefined`. Looked up once. */
 export const nginxBinary: string | undefined = CANDIDATES.find(
-  (bin) => bin !== undefined && bin !== '' && spawnSync(bin, ['-v']).status === 0,
+  (bin) => spawnSync(bin, ['-v']).status === 0,
 );
 
 /** Options of {@link startNginx}. */
@@ -222,4 +221,18 @@ export async function startNginx(options: NginxLimitOptions): Promise<PeerServer
       return closing;
     },
   };
+}
+
+/**
+ * Why nginx cannot run here (not installed, or it fails to start with its own message), or
+ * `undefined` when it can: starts one instance and stops it.
+ */
+export async function nginxUnavailable(): Promise<string | undefined> {
+  if (!nginxBinary) return `no nginx binary that runs among ${CANDIDATES.join(', ')}`;
+  try {
+    await (await startNginx({ status: 429 })).close();
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
+  }
 }

@@ -34,6 +34,7 @@ export interface LimitedContender extends Contender {
    * another error's name, or `unreadable body` for a response whose body could not be read.
    */
   readonly problems: Map<string, number>;
+  close(): Promise<void>;
 }
 
 /**
