@@ -12,7 +12,7 @@
 import got from 'got';
 import ky, { HTTPError } from 'ky';
 import pRetry, { AbortError } from 'p-retry';
-import { Agent, RetryAgent, fetch as undiciFetch } from 'undici';
+import { Agent, RetryAgent, fetch as undiciFetch, request as undiciRequest } from 'undici';
 import { LimitedClient, type LimitedClientOptions } from '../../../src/index.js';
 
 /** Retries each peer may make per logical request. */
@@ -186,7 +186,11 @@ async function gotCall(url: string, method: 'GET' | 'POST', body?: string): Prom
   }
 }
 
-/** undici's RetryAgent (it honours Retry-After). */
+/**
+ * undici's RetryAgent (it honours Retry-After). GETs go through undici's fetch; POSTs through
+ * `undici.request` with a string body, because through fetch the body becomes a stream that the
+ * retry cannot send again (the retried POST fails with RequestContentLengthMismatchError).
+ */
 export function undiciRetryAgent(): Contender {
   const agent = new Agent({ connections: 64 });
   const dispatcher = new RetryAgent(agent, {
@@ -195,22 +199,30 @@ export function undiciRetryAgent(): Contender {
     methods: ['GET', 'POST'],
     retryAfter: true,
   });
-  async function call(url: string, init: RequestInit = {}): Promise<number> {
-    try {
-      const response = await undiciFetch(url, {
-        ...(init as Parameters<typeof undiciFetch>[1]),
-        dispatcher,
-      });
-      return drain(response as unknown as Response);
-    } catch (error) {
-      const cause = (error as { cause?: { statusCode?: number } }).cause;
-      return cause?.statusCode ?? 0;
-    }
-  }
   return {
     name: 'undici RetryAgent',
-    get: (url) => call(url),
-    post: (url, body) => call(url, postInit(body)),
+    async get(url) {
+      try {
+        return drain((await undiciFetch(url, { dispatcher })) as unknown as Response);
+      } catch (error) {
+        const cause = (error as { cause?: { statusCode?: number } }).cause;
+        return cause?.statusCode ?? 0;
+      }
+    },
+    async post(url, body) {
+      try {
+        const response = await undiciRequest(url, {
+          method: 'POST',
+          body,
+          headers: { 'content-type': 'application/json' },
+          dispatcher,
+        });
+        await response.body.arrayBuffer();
+        return response.statusCode;
+      } catch (error) {
+        return (error as { statusCode?: number }).statusCode ?? 0;
+      }
+    },
     close: () => agent.close(),
   };
 }
