@@ -2,7 +2,7 @@
  * The comparison users choose a client by: LimitedClient next to ky, got, undici's RetryAgent and
  * a p-retry loop over fetch, against the same in-repo mock server scenarios, in one run.
  *
- *   npm run bench -- [results.json] [--quick] [--only overhead|goodput|outage]
+ *   npm run bench -- [results.json] [--quick] [--only overhead|goodput|outage|wild]
  *
  * Sections (each prints a markdown table of ratios; the raw numbers go to the JSON file):
  * 1. overhead: requests per second against an unlimited loopback endpoint, relative to plain
@@ -13,14 +13,17 @@
  *    The contenders of one scenario run side by side, each against its own server;
  * 3. outage: a stream of requests at a fixed rate while the server answers 503 for a while:
  *    attempts that reached the server per request started during the outage, and the time from
- *    the end of the outage to the first success.
+ *    the end of the outage to the first success;
+ * 5. wild: limiters nobody here wrote (real nginx limit_req with 429 and with 503, koa-ratelimit)
+ *    and providers' dialects (a secondary limit's 429 + Retry-After beside a declared quota,
+ *    GitHub's 403 + retry-after, Reddit's decimal counts); same cells as goodput (see wild.ts).
  *
  * Loopback only; every run is bounded in requests and time and the script stops by itself.
  */
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
-import { LimitedClient, type LimitedClientOptions } from '../../src/index.js';
+import type { LimitedClientOptions } from '../../src/index.js';
 import {
   createMockServer,
   type HeaderFamily,
@@ -31,12 +34,14 @@ import {
   type Contender,
   gotRetry,
   kyRetry,
+  limitedClientContender,
   plainFetch,
   pRetryLoop,
   RETRIES,
   undiciRetryAgent,
 } from './lib/peers.js';
 import { fixed, markdownTable } from './lib/table.js';
+import { type WildResult, wild } from './wild.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -48,25 +53,10 @@ const { values, positionals } = parseArgs({
 });
 const jsonPath = values.json ?? positionals[0];
 const quick = values.quick;
-const sections = new Set((values.only ?? 'overhead,goodput,outage').split(','));
+const sections = new Set((values.only ?? 'overhead,goodput,outage,wild').split(','));
 
-/** LimitedClient as a contender: one client per contender instance, defaults unless told. */
-function limitedClient(name = 'LimitedClient', options: LimitedClientOptions = {}): Contender {
-  const client = new LimitedClient('http://127.0.0.1', options);
-  return {
-    name,
-    async get(url) {
-      try {
-        const response = await client.request(url);
-        await response.arrayBuffer();
-        return response.status;
-      } catch {
-        return 0; // refused to send (circuit open, budget spent) or a network error
-      }
-    },
-    close: () => client.close(),
-  };
-}
+const limitedClient = (name?: string, options?: LimitedClientOptions): Contender =>
+  limitedClientContender(name, options);
 
 type Factory = () => Contender;
 const peers: Factory[] = [
@@ -386,6 +376,37 @@ if (sections.has('outage')) {
     ),
     '\n',
   );
+}
+
+if (sections.has('wild')) {
+  console.log(
+    "5. In the wild: limiters nobody here wrote, and providers' dialects (each contender on its own instance, all at once)",
+  );
+  const { results, skipped } = await wild(peers, quick);
+  report.wild = { results, skipped };
+  const names = [...new Set(results.map((r) => r.client))];
+  const scenarios = [...new Set(results.map((r) => r.scenario))];
+  const cell = (r: WildResult | undefined) =>
+    r
+      ? `${r.ok < r.requests ? `${r.requests - r.ok} failed` : `${fixed(r.ratio)}x`} / ${r.rejections} / ${fixed(r.attemptsPerRequest)}`
+      : '-';
+  console.log(
+    '\nelapsed / minimum (or the calls that failed), rejections received, attempts per request',
+  );
+  console.log(
+    markdownTable(
+      ['scenario (requests, minimum)', ...names],
+      scenarios.map((s) => {
+        const first = results.find((r) => r.scenario === s);
+        return [
+          `${s} (${first?.requests}, ${fixed((first?.minimumMs ?? 0) / 1000, 1)} s)`,
+          ...names.map((n) => cell(results.find((r) => r.scenario === s && r.client === n))),
+        ];
+      }),
+    ),
+    '\n',
+  );
+  for (const line of skipped) console.log(`skipped: ${line}`);
 }
 
 if (jsonPath) {

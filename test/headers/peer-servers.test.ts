@@ -1,6 +1,7 @@
 /**
- * The parser against the rate limiters users actually run: express-rate-limit and
- * @fastify/rate-limit, started in-process on loopback, answering real HTTP requests.
+ * The parser against the rate limiters users actually run: express-rate-limit,
+ * @fastify/rate-limit, koa-ratelimit and hono-rate-limiter, started in-process on loopback,
+ * answering real HTTP requests.
  */
 import type { AddressInfo } from 'node:net';
 import fastifyRateLimit from '@fastify/rate-limit';
@@ -9,6 +10,7 @@ import { rateLimit } from 'express-rate-limit';
 import Fastify from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseRateLimitHeaders, type RateLimitInfo } from '../../src/index.js';
+import { startHono, startKoa } from '../peers/node-limiters.js';
 
 const closers: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -111,4 +113,50 @@ describe('@fastify/rate-limit 10 (in-process, loopback)', () => {
   it('enableDraftSpec: ratelimit-limit / -remaining / -reset', async () => {
     expectCountdown(await hit(await fastifyServer(true), 4), 'draft-6');
   });
+});
+
+describe('koa-ratelimit 6 (in-process, loopback)', () => {
+  it('X-RateLimit-* with a fractional epoch reset; Retry-After truncated to whole seconds', async () => {
+    const server = await startKoa({ limit: 3, windowMs: 60_000 });
+    closers.push(() => server.close());
+    const raw: Headers[] = [];
+    const results = [];
+    for (let i = 0; i < 4; i++) {
+      const response = await fetch(`${server.url}/`);
+      await response.arrayBuffer();
+      raw.push(response.headers);
+      results.push({ status: response.status, info: parseRateLimitHeaders(response.headers) });
+    }
+    // What koa really sends: epoch seconds with microsecond digits, and Retry-After floored.
+    expect(raw[0]?.get('x-ratelimit-reset')).toMatch(/^\d{10}\.\d+$/);
+    expect(raw[3]?.get('retry-after')).toMatch(/^\d+$/);
+    expectCountdown(results, 'x-ratelimit');
+  });
+
+  it('a window with under a second to go: Retry-After: 0, and the reset still says when', async () => {
+    const server = await startKoa({ limit: 1, windowMs: 900 });
+    closers.push(() => server.close());
+    await (await fetch(`${server.url}/`)).arrayBuffer();
+    const refused = await fetch(`${server.url}/`);
+    await refused.arrayBuffer();
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toBe('0');
+    const info = parseRateLimitHeaders(refused.headers);
+    expect(info?.retryAfterMs).toBe(0);
+    expect(info?.remaining).toBe(0);
+    expect(info?.resetMs).toBeGreaterThan(0);
+    expect(info?.resetMs).toBeLessThanOrEqual(900);
+  });
+});
+
+describe('hono-rate-limiter 0.5 on @hono/node-server (in-process, loopback)', () => {
+  for (const family of ['draft-6', 'draft-7'] as const) {
+    it(`standardHeaders "${family}", with RateLimit-Policy`, async () => {
+      const server = await startHono(family, { limit: 3, windowMs: 60_000 });
+      closers.push(() => server.close());
+      const results = await hit(`${server.url}/`, 4);
+      expectCountdown(results, family);
+      expect(results[0]?.info?.windowMs).toBe(60_000);
+    });
+  }
 });
