@@ -94,8 +94,14 @@ const HELD_BITS: Record<WaitReason, number> = {
   'cold-start': 4,
   probe: 8,
   'client-rate': 16,
+  pace: 32,
+  refusing: 64,
 };
-const SERVER_WAITS: ReadonlySet<Wait['reason']> = new Set(['retry-after', 'learned-limit']);
+const SERVER_WAITS: ReadonlySet<Wait['reason']> = new Set([
+  'retry-after',
+  'learned-limit',
+  'refusing',
+]);
 const noop = () => {};
 
 /** See the module comment. */

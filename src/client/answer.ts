@@ -11,23 +11,34 @@ import { isTransientNetworkError } from './network-errors.js';
 /** Statuses that count against the circuit breaker: the server failing, not refusing. */
 export const BREAKER_FAILURE_STATUSES: ReadonlySet<number> = new Set([500, 502, 503, 504]);
 
-/** Whether an answer is the server pushing back: a 429, or a 503 that says when to come back. */
+/**
+ * Whether an answer is the server pushing back, by its status and headers alone: a 429; a 503
+ * that says when to come back; a 403 that says it is about a rate limit (`Retry-After`, or a
+ * policy spent: GitHub answers its primary and secondary limits so). The host's rules may find
+ * more (a load shedder's 5xx: see `rules/host-rules.ts`).
+ */
 export function isPushback(status: number, info: RateLimitInfo | undefined): boolean {
-  return status === 429 || (status === 503 && info?.retryAfterMs !== undefined);
+  if (status === 429) return true;
+  if (status === 503) return info?.retryAfterMs !== undefined;
+  return status === 403 && (info?.retryAfterMs !== undefined || info?.remaining === 0);
 }
 
 /**
- * What an outcome says of the host's health: `failure` for a 500, 502, 503 or 504, a transient
- * network error or an attempt timeout (the host did not serve); `ok` for any other response (a 429
- * is the server protecting itself); `undefined` for anything else (an abort, an error of this
- * process, a permanent DNS failure), which says nothing about the host.
+ * What an outcome says of the host's health: `failure` for a 500, 502, 503 or 504 that is not a
+ * pushback (a load shedder's is), a transient network error or an attempt timeout (the host did not
+ * serve); `ok` for any other response (a 429 is the server protecting itself); `undefined` for
+ * anything else (an abort, an error of this process, a permanent DNS failure), which says nothing
+ * about the host.
  */
 export function healthOf(
   status: number | undefined,
   error: unknown,
   aborted: boolean,
+  pushback = false,
 ): 'ok' | 'failure' | undefined {
-  if (status !== undefined) return BREAKER_FAILURE_STATUSES.has(status) ? 'failure' : 'ok';
+  if (status !== undefined) {
+    return BREAKER_FAILURE_STATUSES.has(status) && !pushback ? 'failure' : 'ok';
+  }
   if (aborted) return undefined;
   const hostFailed =
     isTransientNetworkError(error) || (isTimeoutError(error) && error.scope === 'attempt');

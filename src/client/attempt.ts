@@ -40,6 +40,11 @@ export interface Outcome {
    * none); undefined when learning is off or the store failed.
    */
   holdUntil?: number;
+  /**
+   * Whether the answer is the server pushing back, as the host's rules see it (set when it is taken
+   * in: a load shedder's 5xx is; by status and headers alone when learning is off).
+   */
+  pushback?: boolean;
 }
 
 /** Reads a call's own options over the host's; throws a `RangeError` for a cost out of range. */

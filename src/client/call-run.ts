@@ -17,7 +17,7 @@ import {
   RetryBudgetExhaustedError,
 } from '../errors.js';
 import type { Admission } from './admission.js';
-import { healthOf, isPushback } from './answer.js';
+import { healthOf } from './answer.js';
 import { type Call, type Outcome, sendAttempt } from './attempt.js';
 import type { HostPolicy } from './host-policy.js';
 import type { HostReport } from './host-report.js';
@@ -172,11 +172,11 @@ export class CallRun {
       this.host.admission.release();
     }
     const { response, info, error } = outcome;
-    if (response) {
-      this.host.report.response(call.ctx, response.status, info, isPushback(response.status, info));
-    }
+    const pushback = outcome.pushback === true;
+    if (response) this.host.report.response(call.ctx, response.status, info, pushback);
     const aborted = call.signal?.aborted === true;
-    this.host.breaker?.record(healthOf(response?.status, error, aborted), outcome.at, probe);
+    const health = healthOf(response?.status, error, aborted, pushback);
+    this.host.breaker?.record(health, outcome.at, probe);
     return outcome;
   }
 
@@ -212,8 +212,11 @@ export class CallRun {
     if (this.host.breaker && this.host.breaker.stateAt(now) === 'open') {
       return { end: this.circuitOpen(this.host.breaker.retryAt(now)) };
     }
-    // The retry budget. A store that fails cannot grant a retry: the call ends with what it has.
-    const granted = await this.host.store.retry(now, call.ctx);
+    // The retry budget, for the retries the client decides on: one the server asked for with its
+    // own time (Retry-After, a reset), waited for in the host's hold, is the server's pacing, not a
+    // storm. A store that fails cannot grant a retry: the call ends with what it has.
+    const serverPaced = plan.hold && plan.source === 'retry-after';
+    const granted = serverPaced || (await this.host.store.retry(now, call.ctx));
     if (granted === 'store-error') return { end: this.giveUp('store-error', outcome) };
     if (!granted) {
       this.host.report.budgetExhausted(call.ctx, this.attempts);

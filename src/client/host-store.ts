@@ -23,12 +23,13 @@ import {
   bindRules,
   type HostState,
   readTransaction,
+  type Settled,
   settleTransaction,
 } from './rules/host-rules.js';
 import type { MaybePromise, StateStore } from './store.js';
 
 /** What a settle needs of an attempt's outcome, and where it records the host's hold after it. */
-export interface Settled {
+export interface SettledOutcome {
   response?: Response;
   info?: RateLimitInfo;
   /**
@@ -36,6 +37,12 @@ export interface Settled {
    * none); left undefined when learning is off or the store failed.
    */
   holdUntil?: number;
+  /**
+   * Set by the settle: whether the answer is the server pushing back, as the host's rules see it
+   * (a load shedder's 5xx is); by its status and headers alone when learning is off or the store
+   * failed.
+   */
+  pushback?: boolean;
 }
 
 /** The admission of a host that shares no state (learning, client rate and budget all off). */
@@ -94,24 +101,26 @@ export class HostStore {
    */
   settle(
     ticket: Ticket,
-    outcome: Settled,
+    outcome: SettledOutcome,
     ctx: RequestContext,
     now = this.clock.now(),
   ): Promise<void> | undefined {
-    if (!this.learns) return;
     const { response, info } = outcome;
     const status = response?.status;
+    const pushback = status !== undefined && isPushback(status, info);
+    outcome.pushback = pushback;
+    if (!this.learns) return;
     const answer = {
       ticket,
       status,
       info,
-      pushback: status !== undefined && isPushback(status, info),
+      pushback,
       now,
       random: this.clock.random(),
     };
-    let result: MaybePromise<number>;
+    let result: MaybePromise<Settled>;
     try {
-      result = this.store.update<HostState, number>(
+      result = this.store.update<HostState, Settled>(
         this.key,
         settleTransaction(this.rules, answer),
         this.policy.stateTtlMs,
@@ -121,12 +130,14 @@ export class HostStore {
       return;
     }
     if (!isPromise(result)) {
-      outcome.holdUntil = result;
+      outcome.holdUntil = result.holdUntil;
+      outcome.pushback = result.pushback;
       return;
     }
     return result.then(
-      (holdUntil) => {
-        outcome.holdUntil = holdUntil;
+      (settled) => {
+        outcome.holdUntil = settled.holdUntil;
+        outcome.pushback = settled.pushback;
       },
       (error: unknown) => this.report.storeError(ctx, 'settle', error),
     );

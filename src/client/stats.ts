@@ -71,8 +71,7 @@ export function hostStats(
   live: LiveStats,
 ): HostStats {
   const hold = state?.hold;
-  const learned = [...(state?.quota?.policies ?? [])];
-  if (state?.blind?.policy) learned.push(state.blind.policy);
+  const learned = state?.quota?.policies ?? [];
   return {
     origin,
     ...(partition === undefined ? {} : { partition }),
@@ -80,6 +79,7 @@ export function hostStats(
     ...live,
     holdUntil: hold && hold.until > now ? hold.until : 0,
     mode: config.learn ? (state?.mode ?? 'cold') : 'off',
+    paceRate: state?.pace?.rate,
     policies: learned.map((p) => ({
       name: p.name ?? p.key,
       limit: p.limit,

@@ -58,6 +58,11 @@ export interface RetryContext {
   error?: unknown;
   /** The server's `Retry-After` (or `retry-after-ms`), in milliseconds, when it sent one. */
   retryAfterMs?: number;
+  /**
+   * The server pushed back: a 429, a 503 that says when to come back, a 403 about a rate limit
+   * (`Retry-After`, or a spent policy), or a load shedder's 502/503/504 (see the README).
+   */
+  pushback: boolean;
   /** GET, HEAD, OPTIONS, PUT, DELETE, or any request that carries an idempotency key. */
   idempotent: boolean;
   /** The request carries an idempotency key (its own, or one the client added). */
@@ -107,7 +112,9 @@ export interface ClientEvents {
   /**
    * A request waits for a limit: `learned-limit` (a policy the server declared is spent until its
    * reset), `retry-after` (the host is held after a 429 or 503), `cold-start` (the host has not
-   * answered yet), `probe` (a probe after a reset is out), `client-rate` (the client's own bucket).
+   * answered yet), `probe` (a probe after a reset is out), `pace` (the adaptive pace after a
+   * refusal the headers did not explain), `refusing` (the host refuses everything: one probe at a
+   * time), `client-rate` (the client's own bucket).
    * Emitted once per request and reason.
    */
   held: EventBase & {
@@ -136,10 +143,11 @@ export interface ClientEvents {
     delayMs: number;
     /**
      * `retry-after`: the server's timing (`Retry-After`, or the reset of a spent policy);
-     * `fallback-hold`: the host's hold after a 429 that gave no timing (1 s, plus jitter);
-     * `backoff`: the client's jittered backoff.
+     * `fallback-hold`: the host's short hold after a spent policy that gave no reset (1 s, plus
+     * jitter); `pace`: after a pushback without timing, the host's adaptive pace (the retry waits
+     * in the host's queue); `backoff`: the client's jittered backoff.
      */
-    delaySource: 'retry-after' | 'fallback-hold' | 'backoff';
+    delaySource: 'retry-after' | 'fallback-hold' | 'pace' | 'backoff';
     /** The previous attempt's status, or `undefined` when it failed without a response. */
     status: number | undefined;
     /** The previous attempt's error, when it had no response. */
@@ -222,6 +230,11 @@ export interface HostStats {
   mode: 'cold' | 'blind' | 'declared' | 'off';
   /** The server's policies as the client sees them. */
   policies: PolicyStats[];
+  /**
+   * The adaptive pace, in requests per second, while the client paces the host after a refusal its
+   * headers did not explain (see `rules/pace.ts`); `undefined` when it does not.
+   */
+  paceRate: number | undefined;
   /** Retries the budget would allow now (`Infinity` when it is off). */
   budgetAvailable: number;
 }
@@ -238,6 +251,7 @@ export interface ClientStats {
     | 'holdUntil'
     | 'mode'
     | 'policies'
+    | 'paceRate'
     | 'budgetAvailable'
     | 'inFlight'
     | 'queueLength'

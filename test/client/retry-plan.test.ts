@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { isPushback } from '../../src/client/answer.js';
 import { planRetry, type RetryInput } from '../../src/client/retry/retry-plan.js';
 import { defaultShouldRetry } from '../../src/client/retry/retry-rule.js';
 import { parseRateLimitHeaders } from '../../src/headers/index.js';
@@ -9,6 +10,7 @@ function input(
   const { status, headers, ...rest } = over;
   const response = status === undefined ? undefined : new Response(null, { status, headers });
   const info = headers ? parseRateLimitHeaders(headers, { now: 0 }) : undefined;
+  const pushback = status !== undefined && isPushback(status, info);
   return {
     response,
     error: undefined,
@@ -19,6 +21,7 @@ function input(
       attempt: 1,
       response,
       retryAfterMs: info?.retryAfterMs,
+      pushback,
       idempotent: true,
       hasIdempotencyKey: false,
       networkError: false,
@@ -33,6 +36,7 @@ function input(
     random: 0.5,
     backoff: { baseDelayMs: 100, maxDelayMs: 10_000 },
     jitter: { ratio: 0.05, maxMs: 1000 },
+    pushback,
     ...rest,
   };
 }
@@ -80,8 +84,17 @@ describe('planRetry', () => {
       source: 'retry-after',
       hold: true,
     });
-    // A 429 with no timing: the fallback hold, not a backoff the retry would not wait.
+    // A 429 with no timing: the host's pace (when it next lets a request go), not a backoff the
+    // retry would not wait.
     expect(planRetry(input({ status: 429, holdUntil: 1030 }))).toEqual({
+      retry: true,
+      delayMs: 1030,
+      source: 'pace',
+      hold: true,
+    });
+    // A spent policy that gives no reset: the short fallback hold.
+    const spent = { 'x-ratelimit-limit': '10', 'x-ratelimit-remaining': '0' };
+    expect(planRetry(input({ status: 429, headers: spent, holdUntil: 1030 }))).toEqual({
       retry: true,
       delayMs: 1030,
       source: 'fallback-hold',

@@ -84,8 +84,23 @@ describe('retries', () => {
     expect(named('held').some((h) => h.reason === 'retry-after')).toBe(true);
   });
 
-  it('reports the wait a retry actually makes after a 429 without timing: the fallback hold', async () => {
+  it('reports the wait a retry actually makes after a 429 without timing: the adaptive pace', async () => {
     const { clock, fetch, client, named } = setup(sequence(429, 200));
+    const p = client.get('/x');
+    await clock.until(p, 60_000, 1);
+    const [retry] = named('retry');
+    expect(retry).toMatchObject({ delaySource: 'pace', status: 429 });
+    const gap = (fetch.calls[1]?.at ?? 0) - (fetch.calls[0]?.at ?? 0);
+    expect(gap).toBe(retry?.delayMs);
+    // Refused at one request a second: paced at 0.7 a second, the next one 1.43 s later.
+    expect(gap).toBe(1429);
+    // And growing back since (the cubic curve).
+    expect(client.stats().hosts['https://api.example.com']?.paceRate).toBeGreaterThan(0.7);
+  });
+
+  it('reports the wait after a spent policy without a reset: the fallback hold', async () => {
+    const spent = respond(429, { 'x-ratelimit-limit': '10', 'x-ratelimit-remaining': '0' });
+    const { clock, fetch, client, named } = setup(sequence(spent, 200));
     const p = client.get('/x');
     await clock.until(p, 60_000, 1);
     const [retry] = named('retry');
@@ -414,11 +429,25 @@ describe('circuit breaker', () => {
   });
 
   it('does not count 429s as failures', async () => {
-    const { client } = setup(sequence(respond(429, { 'retry-after': '0' })), {
+    const { clock, client } = setup(sequence(respond(429, { 'retry-after': '0' })), {
       retry: false,
       circuitBreaker: { consecutiveFailures: 2 },
     });
-    for (let i = 0; i < 10; i++) expect((await client.get('/x')).status).toBe(429);
+    let answered = 0;
+    for (let i = 0; i < 10; i++) {
+      // Each 429 slows the host's pace down: time has to pass for the next call. Past 10 s of
+      // nothing but 429s the host is taken as refusing, and a call that would wait is refused.
+      const p = client.get('/x').catch((e: unknown) => e);
+      await clock.until(p, 60_000, 100);
+      const outcome = await p;
+      if (outcome instanceof Response) {
+        expect(outcome.status).toBe(429);
+        answered++;
+      } else {
+        expect(isRateLimitError(outcome)).toBe(true);
+      }
+    }
+    expect(answered).toBeGreaterThanOrEqual(5);
     expect(client.stats().hosts['https://api.example.com']?.circuit).toBe('closed');
   });
 

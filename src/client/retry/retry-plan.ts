@@ -7,7 +7,6 @@
  * @module
  */
 import type { RateLimitInfo } from '../../headers/types.js';
-import { isPushback } from '../answer.js';
 import type { Call, Outcome } from '../attempt.js';
 import type { HostPolicy } from '../host-policy.js';
 import { isTransientNetworkError } from '../network-errors.js';
@@ -46,10 +45,12 @@ export interface RetryInput {
    * that hold (its jitter was drawn once, then), rather than sleeping on its own.
    */
   holdUntil?: number;
+  /** Whether the outcome is the server pushing back, as the host's rules see it. */
+  pushback: boolean;
 }
 
 /** Where a retry's delay comes from (the `retry` event's `delaySource`). */
-export type DelaySource = 'retry-after' | 'fallback-hold' | 'backoff';
+export type DelaySource = 'retry-after' | 'fallback-hold' | 'pace' | 'backoff';
 
 /** When a retry goes. */
 export interface RetryDelay {
@@ -59,8 +60,9 @@ export interface RetryDelay {
   serverWaitMs?: number;
   /**
    * `retry-after`: the server's timing (`Retry-After`, or the reset of a spent policy), plus
-   * jitter; `fallback-hold`: the host's hold after a 429 that gave no timing; `backoff`: full
-   * jitter over the exponential ceiling.
+   * jitter; `fallback-hold`: the host's short hold after a spent policy that gave no reset;
+   * `pace`: after a pushback without timing, the host's adaptive pace; `backoff`: full jitter over
+   * the exponential ceiling.
    */
   source: DelaySource;
   /** True when the retry waits for the host's hold in the admission queue rather than sleeping. */
@@ -75,20 +77,22 @@ export type RetryPlan =
   | ({ retry: true } & RetryDelay);
 
 /**
- * The server's timing first: `Retry-After`, else the reset of the exhausted policy of a 429, plus
- * a small positive jitter. After such a pushback, with learning on, that is the host's hold, which
- * the retry waits for and reports as it is (its jitter, or the fallback hold of a 429 without
- * timing). Otherwise full jitter over the exponential ceiling.
+ * The server's timing first: `Retry-After`, else the reset of the exhausted policy, plus a small
+ * positive jitter. After a pushback, with learning on, the retry waits in the host's queue for what
+ * the host's rules say (its hold, its pace) and reports the hold as it is. Otherwise full jitter
+ * over the exponential ceiling.
  */
 export function retryDelay(input: RetryInput): RetryDelay {
   const { response, info } = input;
-  if (response && isPushback(response.status, info)) {
+  if (response && input.pushback) {
     const wait = info?.retryAfterMs ?? (info?.remaining === 0 ? info.resetMs : undefined);
     if (input.holdUntil !== undefined) {
+      const source =
+        wait !== undefined ? 'retry-after' : info?.remaining === 0 ? 'fallback-hold' : 'pace';
       return {
         delayMs: Math.max(0, input.holdUntil - input.now),
         ...(wait === undefined ? {} : { serverWaitMs: wait }),
-        source: wait === undefined ? 'fallback-hold' : 'retry-after',
+        source,
         hold: true,
       };
     }
@@ -150,6 +154,7 @@ export function planAfter(outcome: Outcome, c: PlanContext): RetryPlan {
       response,
       error,
       retryAfterMs: info?.retryAfterMs,
+      pushback: outcome.pushback === true,
       idempotent: req.hasKey || IDEMPOTENT_METHODS.has(req.method),
       hasIdempotencyKey: req.hasKey,
       networkError: error !== undefined && isTransientNetworkError(error),
@@ -165,5 +170,6 @@ export function planAfter(outcome: Outcome, c: PlanContext): RetryPlan {
     backoff: policy.retry,
     jitter: policy.jitter,
     holdUntil: outcome.holdUntil,
+    pushback: outcome.pushback === true,
   });
 }

@@ -21,8 +21,9 @@ export const RETRY_STATUSES: ReadonlySet<number> = new Set([408, 425, 429, 500, 
 /**
  * The default retry rule:
  *
- * - a 429, or a 503 with `Retry-After`: retried whatever the method, since the server did not
- *   process the request;
+ * - a 429, a 503 with `Retry-After`, and a 403 about a rate limit (`Retry-After`, or a spent
+ *   policy, as GitHub answers): retried whatever the method, since the server did not process the
+ *   request;
  * - 408, 425, 500, 502, 503, 504, a transient network error (reset, refused, hang-up, DNS
  *   `EAI_AGAIN`) and an attempt timeout: retried only when the request may be repeated (an
  *   idempotent method, or an idempotency key), since the server may have acted on it;
@@ -41,7 +42,8 @@ export function defaultShouldRetry(context: RetryContext): boolean {
   if (response) {
     const status = response.status;
     if (status === 429) return true;
-    if (status === 503 && context.retryAfterMs !== undefined) return true;
+    // A refusal that did nothing: a 503 that says when to come back, a 403 about a rate limit.
+    if ((status === 503 || status === 403) && context.pushback) return true;
     if (status === 409) return context.hasIdempotencyKey === true;
     return context.idempotent && RETRY_STATUSES.has(status);
   }

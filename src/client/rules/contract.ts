@@ -35,7 +35,14 @@ import type { QuotaPolicy, RateLimitInfo } from '../../headers/types.js';
 export type Mode = 'cold' | 'blind' | 'declared';
 
 /** Why a request waits: the `held` event's `reason`. */
-export type WaitReason = 'retry-after' | 'learned-limit' | 'cold-start' | 'probe' | 'client-rate';
+export type WaitReason =
+  | 'retry-after'
+  | 'learned-limit'
+  | 'cold-start'
+  | 'probe'
+  | 'pace'
+  | 'refusing'
+  | 'client-rate';
 
 /** "Not now": until `waitMs` from now, or until another answer comes (`waitMs` undefined). */
 export interface Wait {
@@ -98,7 +105,11 @@ export interface Answer {
   status?: number;
   /** The response's rate-limit headers, parsed. */
   info?: RateLimitInfo;
-  /** The server pushed back (a 429, a 503 that says when to come back...): see `answer.ts`. */
+  /**
+   * What the status and headers alone say: the server pushed back (a 429, a 503 that says when to
+   * come back, a 403 with a rate-limit sign; see `answer.ts`). The loop may find more (a 5xx from
+   * a load shedder): rules read `view.pushback`.
+   */
   pushback: boolean;
   /**
    * What the answer says of the host's health, for the circuit breaker: `ok`, `failure` (the host
@@ -131,8 +142,14 @@ export interface View {
   counted: boolean;
   /** While settling: the policies the answer reported with counts (absent when none). */
   declared: readonly QuotaPolicy[] | undefined;
+  /** Set by the loop while settling: the answer is the server pushing back (see `host-rules.ts`). */
+  pushback: boolean;
+  /** Set by the loop while settling: the answer's headers explain it (a policy it reports is spent). */
+  explained: boolean;
   /** The host's hold, epoch milliseconds, 0 for none (published by the hold rule). */
   holdUntil: number;
+  /** When the pace lets the next request go, epoch ms, 0 for now (published by the pace). */
+  paceAt: number;
 }
 
 /**
@@ -183,6 +200,9 @@ export function newView(mode: Mode, seq: number): View {
     lostUnits: 0,
     counted: false,
     declared: undefined,
+    pushback: false,
+    explained: false,
     holdUntil: 0,
+    paceAt: 0,
   };
 }

@@ -1,8 +1,9 @@
 /**
- * The hold after a pushback. A 429, or a 503 that says when to come back, holds the whole host until
- * the server's time (`Retry-After`, else the reset of an exhausted policy, else `fallbackHoldMs`),
- * plus a small positive jitter drawn once per hold, so that a fleet told the same instant does not
- * wake at it. Never earlier than the server asked.
+ * The hold after a pushback. A pushback that says when to come back holds the whole host until the
+ * server's time (`Retry-After`, else the reset of an exhausted policy; `fallbackHoldMs` for a spent
+ * policy that gives no reset), plus a small positive jitter drawn once per hold, so that a fleet told
+ * the same instant does not wake at it. Never earlier than the server asked. A pushback with no
+ * timing at all (nginx's 429 or 503) holds nothing: the adaptive pace (`pace.ts`) slows down.
  *
  * A hold is recorded for at most `maxHoldMs`, however long the server asked for: past it one probe
  * goes (and the hold is armed again while it is out), so a wrong `Retry-After` (a timestamp sent as
@@ -32,7 +33,7 @@ export interface HoldState {
 export interface HoldConfig {
   /** Jitter added to every server-given wait. */
   jitter: WaitJitter;
-  /** Hold after a 429 that gives no timing at all, in milliseconds. @default 1000 */
+  /** Hold after a pushback whose spent policy gives no reset, in milliseconds. @default 1000 */
   fallbackHoldMs: number;
   /** Longest hold recorded, in milliseconds; past it one probe goes. `undefined`: no cap. */
   maxHoldMs?: number;
@@ -70,17 +71,19 @@ export const hold = {
     return state;
   },
   settle(current, answer, config, view) {
-    const { status, now } = answer;
+    const { status, now, info } = answer;
     let state = current;
-    if (status !== undefined && !answer.pushback) {
+    if (status !== undefined && !view.pushback) {
       // The server accepts again a request sent after the hold began: whatever is left of its
       // wait (a capped hold whose probe this was) is over.
       if (state?.base !== undefined && answer.ticket.seq > (state.seq ?? 0)) {
         state = { until: Math.min(state.until, now) };
       }
-    } else if (answer.pushback) {
+    } else if (view.pushback) {
+      // The server's time; a spent policy that gives none, a short wait. A refusal with no timing
+      // at all holds nothing: the adaptive pace slows down instead.
       const wait =
-        pushbackWait(answer.info) ?? (status === 429 ? config.fallbackHoldMs : undefined);
+        pushbackWait(info) ?? (info?.remaining === 0 ? config.fallbackHoldMs : undefined);
       if (wait !== undefined) {
         const held = Math.min(wait, config.maxHoldMs ?? Number.POSITIVE_INFINITY);
         const until = now + serverWait(held, answer.random, config.jitter);

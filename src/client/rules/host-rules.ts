@@ -10,12 +10,22 @@
  * ```
  *  requests in flight  flights.ts   what is out, and what is taken as lost (first: the others read it)
  *  hold                hold.ts      after a pushback, until the server's time
- *  cold-start ramp     ramp.ts      until the host answers; +1 per round trip while it declares nothing
+ *  refusing host       refusal.ts   refused everything for a while: waiting calls end, one probes
+ *  cold-start ramp     ramp.ts      until the host answers; doubles per round trip until it refuses
  *  declared quota      quota.ts     every policy the server reports has room for the cost
- *  blind quota         blind.ts     the quota learned from 429s alone
+ *  adaptive pace       pace.ts      after a refusal the headers do not explain: a cubic rate
  *  client bucket       bucket.ts    the caller's own rate
  *  retry budget        budget.ts    a first attempt deposits; a retry withdraws (or is refused)
  * ```
+ *
+ * Before the rules take an answer in, the loop decides what it is: the mode it moves the host to
+ * (policies declared, or answers without), and whether it is the server pushing back. A 429, a
+ * 503 with `Retry-After` and a 403 with a rate-limit sign are, by their headers (`answer.ts`). A
+ * 502, 503 or 504 without timing that comes back fast is a load shedder (nginx `limit_req`, a
+ * gateway) while requests still get through: the host accepted one in the last 5 s and since the
+ * pace was last cut, or the refused request was sent before that cut (too fast). Otherwise the
+ * host accepts nothing, even slowed down: it is failing, and the answer is a failure for the
+ * circuit breaker to count.
  *
  * The circuit breaker (`breaker.ts`) is a rule of the same shape that the pipeline runs before all
  * of these, on state of its own process.
@@ -23,7 +33,6 @@
  * @module
  */
 import type { Transaction } from '../store.js';
-import { type BlindState, blind } from './blind.js';
 import { type BucketConfig, type BucketState, bucket } from './bucket.js';
 import { type BudgetConfig, type BudgetState, budget } from './budget.js';
 import {
@@ -40,8 +49,10 @@ import {
 } from './contract.js';
 import { type FlightsConfig, type FlightsState, flights } from './flights.js';
 import { type HoldConfig, type HoldState, hold } from './hold.js';
+import { type PaceState, pace } from './pace.js';
 import { type QuotaConfig, type QuotaState, quota } from './quota.js';
 import { type RampState, ramp } from './ramp.js';
+import { type RefusalState, refusal } from './refusal.js';
 
 /** Everything shared about one host. Plain JSON. */
 export interface HostState {
@@ -51,17 +62,19 @@ export interface HostState {
   seq: number;
   flights?: FlightsState;
   hold?: HoldState;
+  /** While the host refuses every attempt. */
+  refusal?: RefusalState;
   /** While cold, or blind and ramping up. */
   ramp?: RampState;
   /** Once the host declares policies. */
   quota?: QuotaState;
-  /** While the host is blind. */
-  blind?: BlindState;
+  /** The rate the client sends at, and its pace after a refusal. */
+  pace?: PaceState;
   bucket?: BucketState;
   budget?: BudgetState;
 }
 
-/** Parameters of learning from the server's answers (flights, hold, ramp, quota, blind). */
+/** Parameters of learning from the server's answers (every rule but the bucket and the budget). */
 export interface LearnConfig extends FlightsConfig, HoldConfig, QuotaConfig {
   /** Requests in flight before the host first answers; `undefined` turns the ramp off. */
   initialWindow: number | undefined;
@@ -76,6 +89,17 @@ export interface HostRulesConfig {
 
 /** The answer of an admission: a ticket, or a wait. */
 export type AdmitResult = { ok: true; ticket: Ticket } | Wait;
+
+/** What a settle says. */
+export interface Settled {
+  /**
+   * When the host lets a request go again, epoch milliseconds (0: now): the end of its hold, or
+   * the pace's next opening, whichever is later. What a retry after a pushback waits for.
+   */
+  holdUntil: number;
+  /** Whether the answer was the server pushing back. */
+  pushback: boolean;
+}
 
 /** A rule bound to its configuration for one host. */
 export interface Bound {
@@ -95,12 +119,13 @@ export function bindRules(config: HostRulesConfig): readonly Bound[] {
   };
   add(flights, learn);
   add(hold, learn);
+  add(refusal, learn && {});
   add(
     ramp,
     learn?.initialWindow === undefined ? undefined : { initialWindow: learn.initialWindow },
   );
   add(quota, learn);
-  add(blind, learn && {});
+  add(pace, learn && {});
   add(bucket, config.bucket);
   add(budget, config.budget);
   return bound;
@@ -202,18 +227,43 @@ function declaredBy(answer: Answer) {
   return reported && reported.length > 0 ? reported : undefined;
 }
 
+/** Statuses a load shedder answers with (nginx `limit_req` answers 503 by default). */
+const SHEDDING_STATUSES: ReadonlySet<number> = new Set([502, 503, 504]);
+/** A shedder answers fast: a 5xx that took longer than this (ms) is a failing host's. */
+const SHEDDING_FAST_MS = 2000;
+/** A shedder refuses some while it accepts others: an acceptance this recent, at most (ms). */
+const SHEDDING_RECENT_MS = 5000;
+
+/** Whether an answer is the server pushing back (see the module comment). */
+function isPushbackOf(state: HostState, answer: Answer): boolean {
+  const { status, info, ticket, now } = answer;
+  if (answer.pushback) return true;
+  if (status === undefined || !SHEDDING_STATUSES.has(status) || info?.retryAfterMs !== undefined) {
+    return false;
+  }
+  if (now - ticket.at > SHEDDING_FAST_MS) return false;
+  const { cutAt, okAt } = state.pace ?? {};
+  // Sent before the last cut, at the old rate: the refusal of an overshoot already answered.
+  if (cutAt !== undefined && ticket.at <= cutAt) return true;
+  // Accepted lately, and since the last cut: the host still lets some through.
+  return okAt !== undefined && now - okAt <= SHEDDING_RECENT_MS && okAt > (cutAt ?? -1);
+}
+
 /**
- * Takes an answer into every rule, in order, after moving the mode on (policies declared, or
- * answers without). Returns the host's hold after it (epoch milliseconds, 0 for none).
+ * Takes an answer into every rule, in order, after deciding what it is (see the module comment).
+ * Returns the host's hold after it (epoch milliseconds, 0 for none), and whether the answer is a
+ * pushback.
  */
-export function settle(rules: readonly Bound[], state: HostState, answer: Answer): number {
+export function settle(rules: readonly Bound[], state: HostState, answer: Answer): Settled {
   const slots = state as unknown as Slots;
   const view = newView(state.mode, state.seq);
-  if (answer.status !== undefined) {
+  if (answer.status !== undefined && rules.length > 0) {
     view.declared = declaredBy(answer);
     if (view.declared) state.mode = 'declared';
     else if (state.mode !== 'declared') state.mode = 'blind';
     view.mode = state.mode;
+    view.pushback = isPushbackOf(state, answer);
+    view.explained = answer.info?.remaining === 0;
   }
   for (const { rule, config } of rules) {
     if (!rule.settle) continue;
@@ -222,7 +272,7 @@ export function settle(rules: readonly Bound[], state: HostState, answer: Answer
     else slots[rule.key] = next;
   }
   tidy(rules, state, answer.now);
-  return view.holdUntil;
+  return { holdUntil: Math.max(view.holdUntil, view.paceAt), pushback: view.pushback };
 }
 
 /** Drops every rule state that is equivalent to none at `now` (see `Rule.expiresAt`). */
@@ -268,14 +318,14 @@ export function admitTransaction(
 }
 
 /**
- * The transaction that takes an answer in. Returns the host's hold after it (epoch milliseconds,
- * 0 for none): what a retry after a pushback waits for. Deterministic: a replay runs it again.
+ * The transaction that takes an answer in: the host's hold after it, and whether it was a pushback
+ * (see {@link settle}). Deterministic: a replay runs it again.
  */
 export function settleTransaction(
   rules: readonly Bound[],
   answer: Answer,
-): Transaction<HostState, number> {
-  const run = (current: HostState | undefined): [HostState, number] => {
+): Transaction<HostState, Settled> {
+  const run = (current: HostState | undefined): [HostState, Settled] => {
     const state = current ?? newHostState();
     return [state, settle(rules, state, answer)];
   };

@@ -1,10 +1,12 @@
 /**
  * The cold-start ramp. Until a host has answered once, at most `initialWindow` requests are in
  * flight. A first answer that declares policies ends the ramp (the declared quota takes over). An
- * answer that declares nothing starts a gentle ramp: one more request in flight per round trip
- * (TCP's congestion avoidance), because such a server reveals its limit only by refusing, and
- * every request in flight when it does is refused too. The ramp ends for good past
- * {@link OPEN_WINDOW}, or at the first 429 of a blind host (the blind quota takes over).
+ * answer that declares nothing starts a ramp that doubles the window every round trip (one more
+ * request in flight per answer: TCP's slow start), so a host that answers fast and says nothing
+ * reaches full concurrency in a few round trips (200 in flight after eight). Its first refusal ends
+ * the ramp: from then on the adaptive pace (`pace.ts`) decides how fast to send, and the refusals
+ * the ramp costs are those in flight at that moment, at most about twice what the host had just
+ * accepted. The ramp also ends for good past {@link OPEN_WINDOW}.
  *
  * A request counts against the window until it is answered, or for {@link staleMs} at most: twice
  * the shortest answer time seen (at least 100 ms), or 1 s before any answer. So a slow request (a
@@ -13,16 +15,25 @@
  * one: a long poll's answer time says nothing about the round trip, and would stretch the bound
  * to its own length.
  *
+ * The requests that count are kept by when they were sent, in slots of {@link GRAIN_MS}: each
+ * request costs O(1) whatever the number in flight (a slot counts all its requests, and frees when
+ * the latest of them stops counting).
+ *
  * @module
  */
 import { GO, type Rule, type View } from './contract.js';
+
+/** Requests sent in one slot that still count: `[slot, latest send time (epoch ms), requests]`. */
+export type Young = [number, number, number];
 
 /** The ramp of a host that is cold, or answers without policies. */
 export interface RampState {
   /** Requests allowed in flight (its whole part counts). */
   window: number;
-  /** When each request that still counts against the window was sent, epoch milliseconds. */
-  young: number[];
+  /** The requests that still count against the window, by slot, oldest first. */
+  young: Young[];
+  /** How many requests `young` holds. */
+  count: number;
   /** The shortest time an answer took, in milliseconds, once one came. */
   minRttMs?: number;
 }
@@ -39,6 +50,8 @@ export const OPEN_WINDOW = 1024;
 export const COLD_STALE_MS = 1000;
 /** The least time a request counts against the window once answers have come, in ms. */
 export const MIN_STALE_MS = 100;
+/** The width of a slot of requests, in milliseconds. */
+export const GRAIN_MS = 10;
 
 /**
  * How long a request counts against the window at most, in milliseconds: twice the shortest answer
@@ -48,55 +61,72 @@ export function staleMs(state: RampState): number {
   return state.minRttMs === undefined ? COLD_STALE_MS : Math.max(MIN_STALE_MS, 2 * state.minRttMs);
 }
 
+/** Drops the slots whose requests no longer count at `now`. */
+function expire(state: RampState, now: number): void {
+  const until = now - staleMs(state);
+  let due = 0;
+  for (const [, latest, n] of state.young) {
+    if (latest > until) break;
+    state.count -= n;
+    due++;
+  }
+  if (due > 0) state.young.splice(0, due);
+}
+
 /** See the module comment. */
 export const ramp = {
   key: 'ramp',
   kinds: ['attempt'],
   // Only a host that has admitted nothing yet starts cold: an ended ramp does not come back.
   fresh: (config: RampConfig, _now: number, view: View): RampState | undefined =>
-    view.seq === 0 ? { window: config.initialWindow, young: [] } : undefined,
+    view.seq === 0 ? { window: config.initialWindow, young: [], count: 0 } : undefined,
+  prune(state, now) {
+    expire(state, now);
+    return state;
+  },
   check(state, { now }) {
-    const limit = Math.floor(state.window);
-    if (state.young.length < limit) return GO;
-    // Requests sent `staleMs` ago or more no longer count; the oldest that does frees first.
-    const until = now - staleMs(state);
-    let counted = 0;
-    let oldest = Number.POSITIVE_INFINITY;
-    for (const at of state.young) {
-      if (at <= until) continue;
-      counted++;
-      if (at < oldest) oldest = at;
-    }
-    if (counted < limit) return GO;
-    return { ok: false, waitMs: Math.max(1, oldest - until), reason: 'cold-start' };
+    if (state.count < Math.floor(state.window)) return GO;
+    // The oldest slot that counts frees first.
+    const oldest = state.young[0];
+    const waitMs = oldest ? oldest[1] + staleMs(state) - now : 1;
+    return { ok: false, waitMs: Math.max(1, waitMs), reason: 'cold-start' };
   },
   commit(state, { now }) {
     if (state === undefined) return undefined;
-    // Drop the entries that no longer count, in place.
-    const until = now - staleMs(state);
-    const young = state.young;
-    let kept = 0;
-    for (const at of young) if (at > until) young[kept++] = at;
-    young.length = kept;
-    young.push(now);
+    expire(state, now);
+    const slot = Math.floor(now / GRAIN_MS);
+    const last = state.young.at(-1);
+    if (last !== undefined && last[0] === slot) {
+      last[1] = Math.max(last[1], now);
+      last[2]++;
+    } else {
+      state.young.push([slot, now, 1]);
+    }
+    state.count++;
     return state;
   },
   settle(state, answer, _config, view) {
     if (state === undefined) return undefined;
     const { status, now, ticket } = answer;
-    const i = state.young.indexOf(ticket.at);
-    if (i !== -1) state.young.splice(i, 1);
+    // The answered request stops counting, if it still does.
+    const slot = Math.floor(ticket.at / GRAIN_MS);
+    for (let i = state.young.length - 1; i >= 0; i--) {
+      const entry = state.young[i] as Young;
+      if (entry[0] > slot) continue;
+      if (entry[0] === slot) {
+        state.count--;
+        if (--entry[2] === 0) state.young.splice(i, 1);
+      }
+      break;
+    }
     if (status === undefined) return state;
     if (now >= ticket.at && (state.minRttMs === undefined || now - ticket.at < state.minRttMs)) {
       state.minRttMs = now - ticket.at;
     }
-    // Policies declared: the declared quota takes over. A blind host's first 429: the blind quota.
-    if (view.mode === 'declared' || (view.mode === 'blind' && status === 429)) return undefined;
-    if (view.mode === 'blind' && !answer.pushback) {
-      // A window's worth of answers adds one: +1 per round trip.
-      state.window += 1 / Math.floor(state.window);
-      if (state.window >= OPEN_WINDOW) return undefined;
-    }
-    return state;
+    // Policies declared: the declared quota takes over. A refusal: the adaptive pace.
+    if (view.mode === 'declared' || view.pushback) return undefined;
+    // One more per answer: the window doubles every round trip.
+    state.window += 1;
+    return state.window >= OPEN_WINDOW ? undefined : state;
   },
 } satisfies Rule<RampState, RampConfig>;

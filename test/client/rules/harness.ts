@@ -92,6 +92,11 @@ export class Host {
 
   /** An answer with `status` and these header fields; returns the hold after it. */
   answer(ticket: Ticket, status: number, headers: Record<string, string>, now: number): number {
+    return this.settle(ticket, status, headers, now).holdUntil;
+  }
+
+  /** {@link answer}, with all the settle says (the hold, and whether it was a pushback). */
+  settle(ticket: Ticket, status: number, headers: Record<string, string>, now: number) {
     const info = parseRateLimitHeaders(headers, { now });
     return settle(this.rules, this.state, {
       ticket,

@@ -79,14 +79,21 @@ describe('holds after a pushback', () => {
     expect(h.holdUntil).toBeGreaterThanOrEqual(3000);
   });
 
-  it('a 429 without timing uses the reset of the spent policy, else one second', () => {
+  it('a 429 without Retry-After uses the reset of the spent policy, else a second for a spent policy without one', () => {
     const h = new Host(open);
     h.answer(h.send(0), 429, ietf(0, 4), 0);
     expect(h.holdUntil).toBeGreaterThanOrEqual(4000);
     const t = new Host(open);
-    t.answer(t.send(0), 429, {}, 0);
+    t.answer(t.send(0), 429, { 'x-ratelimit-limit': '10', 'x-ratelimit-remaining': '0' }, 0);
     expect(t.holdUntil).toBeGreaterThanOrEqual(1000);
     expect(t.holdUntil).toBeLessThanOrEqual(1050);
+  });
+
+  it('a 429 with no timing at all holds nothing: the pace slows down instead', () => {
+    const h = new Host(open);
+    expect(h.answer(h.send(0), 429, {}, 0)).toBeGreaterThan(0); // the pace's next opening
+    expect(h.holdUntil).toBe(0);
+    expect(h.check(1, 1)).toMatchObject({ ok: false, reason: 'pace' });
   });
 
   it('is dropped once over, server end included', () => {

@@ -7,6 +7,7 @@ import {
   type HostRulesConfig,
   type HostState,
   readTransaction,
+  type Settled,
   settleTransaction,
 } from '../../../src/client/rules/host-rules.js';
 import { MemoryStateStore } from '../../../src/client/store.js';
@@ -34,7 +35,7 @@ describe('host rules, through a store', () => {
     const admit = (now: number) =>
       store.update<HostState, AdmitResult>('h', admitTransaction(rules, attempt(now)), 60_000);
     const ticket0: Ticket = { kind: 'attempt', seq: 0, at: 0, cost: 0, first: true };
-    store.update<HostState, number>(
+    store.update<HostState, Settled>(
       'h',
       settleTransaction(rules, {
         ticket: ticket0,
@@ -52,7 +53,7 @@ describe('host rules, through a store', () => {
     // After the hold, a probe goes (taking a token), and its answer opens the host.
     const probe = admit(5000);
     expect(probe).toMatchObject({ ok: true });
-    store.update<HostState, number>(
+    store.update<HostState, Settled>(
       'h',
       settleTransaction(rules, {
         ticket: probe.ok ? probe.ticket : ticket0,

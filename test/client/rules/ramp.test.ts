@@ -18,7 +18,7 @@ describe('cold-start ramp', () => {
     for (let i = 0; i < 50; i++) h.send(0);
   });
 
-  it('ramps up a host that declares nothing: one more in flight per round trip', () => {
+  it('ramps up a host that declares nothing: the window doubles every round trip', () => {
     const h = new Host(learn);
     let inFlight = [h.send(0)];
     const rounds: number[] = [];
@@ -28,8 +28,18 @@ describe('cold-start ramp', () => {
       while (h.check(1, 1).ok) inFlight.push(h.commit(1, 1));
       rounds.push(inFlight.length);
     }
-    expect(rounds).toEqual([2, 3, 4, 5, 6]);
+    expect(rounds).toEqual([2, 4, 8, 16, 32]);
     expect(h.state.mode).toBe('blind');
+  });
+
+  it('ends at the first refusal: the pace takes over', () => {
+    const h = new Host(learn);
+    h.answer(h.send(0), 200, {}, 1);
+    const refused = h.send(1);
+    h.send(1);
+    h.answer(refused, 429, {}, 2);
+    expect(h.state.ramp).toBeUndefined();
+    expect(h.state.pace?.rate).toBeGreaterThan(0);
   });
 
   it('a request unanswered for a second stops holding the others back, before any answer', () => {

@@ -1,0 +1,164 @@
+/**
+ * The adaptive pace: how fast to send to a host whose refusals its headers do not explain. A
+ * server that says nothing about its limits (nginx `limit_req`, a gateway), or that enforces one it
+ * does not declare (GitHub's secondary limits), reveals its rate only by refusing. So the client
+ * measures the rate it sends at, and at a refusal it cannot explain, it cuts its own rate to
+ * {@link BETA} of that and grows back along a cubic curve: slowly near the rate that was refused,
+ * faster away from it, so that a raised limit is found. This is AWS SDK v3's adaptive retry mode
+ * (CUBIC, from TCP) over the client's own token bucket; Google's SRE book describes the same idea
+ * as client-side adaptive throttling.
+ *
+ * - **Only after a refusal.** Until the first one, nothing is paced: a host that never refuses is
+ *   never slowed down. After a minute without one, pacing stops.
+ * - **One cut per overshoot.** A refusal of a request sent before the last cut says nothing new:
+ *   the requests in flight when the rate was cut were sent at the old rate. After a cut the bucket
+ *   starts empty, so the next request waits a full interval.
+ * - **Explained refusals are not its business.** A pushback whose headers show a spent policy is
+ *   the declared quota's (it holds until the reset); one with `Retry-After` is the hold's too, but
+ *   it still cuts the pace, so that the calls waiting for the hold do not all go when it lifts.
+ * - **Growth is capped** at twice the rate actually sent, so a client that sends little does not
+ *   build up a rate it never tried.
+ *
+ * Its state also tells a load shedder from an outage (see `host-rules.ts`): when the host last
+ * accepted a request, and when the pace was last cut.
+ *
+ * @module
+ */
+import { type Answer, GO, type Rule, type View } from './contract.js';
+import { advance, count, newCounts, type SlidingCounts, total } from './sliding-counts.js';
+
+/** Measurement and pace of a host. */
+export interface PaceState {
+  /** Requests admitted over the last second, in ten slots (the rate the client sends at). */
+  sent: SlidingCounts<'sent'>;
+  /** Requests per second while pacing; absent while not. */
+  rate?: number;
+  /** The rate at the last cut, requests per second (where the cubic curve levels off). */
+  peak?: number;
+  /** When the rate was last cut, epoch milliseconds. */
+  cutAt?: number;
+  /** When the host last accepted a request (answered without pushing back), epoch milliseconds. */
+  okAt?: number;
+  /** Tokens of the pacing bucket at `at` (epoch milliseconds). */
+  tokens?: number;
+  at?: number;
+}
+
+/** The rate is cut to this share of the rate sent at when a refusal comes. */
+export const BETA = 0.7;
+/** The cubic curve's scale: how fast the rate grows back (AWS's value). */
+export const CUBIC_SCALE = 0.4;
+/** The lowest pace, in requests per second. */
+export const MIN_RATE = 0.5;
+/** Pacing stops after this long without a refusal, in milliseconds. */
+export const PACE_TTL_MS = 60_000;
+/** The window of the sending-rate measurement, in milliseconds. */
+const MEASURE_MS = 1000;
+const SERIES = ['sent'] as const;
+
+/** The rate sent at over the last second, in requests per second. */
+export function sendingRate(state: PaceState, now: number): number {
+  advance(state.sent, SERIES, MEASURE_MS, now);
+  return (total(state.sent, 'sent') * 1000) / MEASURE_MS;
+}
+
+/** The pace `t` milliseconds after a cut from `peak`: the cubic curve through `BETA × peak`. */
+export function cubic(peak: number, t: number): number {
+  const k = Math.cbrt((peak * (1 - BETA)) / CUBIC_SCALE);
+  return CUBIC_SCALE * (t / 1000 - k) ** 3 + peak;
+}
+
+/** The pacing bucket's capacity: a tenth of a second's worth, at least one request. */
+function capacity(rate: number): number {
+  return Math.max(1, rate / 10);
+}
+
+function tokensAt(state: PaceState, rate: number, now: number): number {
+  const elapsed = Math.max(0, now - (state.at ?? now));
+  return Math.min(capacity(rate), (state.tokens ?? 0) + (elapsed * rate) / 1000);
+}
+
+/** When the pace lets the next request go, epoch milliseconds; 0 when it does now (or none). */
+function nextAt(state: PaceState, now: number): number {
+  const rate = state.rate;
+  if (rate === undefined) return 0;
+  const tokens = tokensAt(state, rate, now);
+  return tokens >= 1 ? 0 : now + Math.ceil(((1 - tokens) * 1000) / rate);
+}
+
+/** Cuts the pace at `now` after a refusal. */
+export function cut(state: PaceState, now: number): void {
+  // The rate the refusal answers: what was sent over the last second (the refused request among
+  // it), or the pace when the client sent less than that.
+  const sending = Math.max(1, sendingRate(state, now));
+  const peak = Math.max(MIN_RATE, Math.min(state.rate ?? sending, sending));
+  state.peak = peak;
+  state.rate = Math.max(MIN_RATE, BETA * peak);
+  state.cutAt = now;
+  state.tokens = 0;
+  state.at = now;
+}
+
+/** See the module comment. */
+export const pace = {
+  key: 'pace',
+  kinds: ['attempt'],
+  fresh: (_config, now) => ({ sent: newCounts(SERIES, MEASURE_MS, now) }),
+  prune(state, now, _config, view) {
+    view.paceAt = nextAt(state, now);
+    return state;
+  },
+  check(state, { now }) {
+    const rate = state.rate;
+    if (rate === undefined) return GO;
+    const tokens = tokensAt(state, rate, now);
+    if (tokens >= 1) return GO;
+    return { ok: false, waitMs: Math.ceil(((1 - tokens) * 1000) / rate), reason: 'pace' };
+  },
+  commit(current, { now }, _ticket, _config, view) {
+    const state = current ?? { sent: newCounts(SERIES, MEASURE_MS, now) };
+    count(state.sent, SERIES, 'sent', MEASURE_MS, now);
+    if (state.rate !== undefined && !view.replaying) {
+      state.tokens = tokensAt(state, state.rate, now) - 1;
+      state.at = Math.max(state.at ?? now, now);
+    }
+    return state;
+  },
+  settle(state, answer, _config, view) {
+    const settled = settlePace(state, answer, view);
+    if (settled !== undefined) view.paceAt = nextAt(settled, answer.now);
+    return settled;
+  },
+} satisfies Rule<PaceState, Record<string, never>>;
+
+/** What the pace learns from an answer: a cut after a refusal, growth after an acceptance. */
+function settlePace(state: PaceState | undefined, answer: Answer, view: View) {
+  if (state === undefined || answer.status === undefined) return state;
+  const { now, ticket } = answer;
+  if (view.pushback) {
+    // A refusal the headers explain (a spent policy) is the declared quota's to handle.
+    if (view.explained) return state;
+    // One cut per overshoot: what was in flight at the last cut was sent at the old rate.
+    if (state.cutAt === undefined || ticket.at > state.cutAt) cut(state, now);
+    return state;
+  }
+  // A 5xx that is no pushback is the host failing, not accepting.
+  if (answer.status >= 500) return state;
+  state.okAt = Math.max(state.okAt ?? now, now);
+  if (state.rate === undefined || state.cutAt === undefined || state.peak === undefined) {
+    return state;
+  }
+  if (now - state.cutAt >= PACE_TTL_MS) {
+    // A minute without a refusal: pacing stops.
+    for (const key of ['rate', 'peak', 'cutAt', 'tokens', 'at'] as const) {
+      delete state[key];
+    }
+    return state;
+  }
+  const tokens = tokensAt(state, state.rate, now);
+  const grown = cubic(state.peak, now - state.cutAt);
+  state.rate = Math.max(MIN_RATE, Math.min(grown, 2 * Math.max(sendingRate(state, now), 1)));
+  state.tokens = Math.min(tokens, capacity(state.rate));
+  state.at = Math.max(state.at ?? now, now);
+  return state;
+}

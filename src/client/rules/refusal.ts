@@ -1,0 +1,57 @@
+/**
+ * A host that refuses everything. Once a host has pushed back every attempt for
+ * {@link REFUSING_MS} and at least {@link REFUSING_COUNT} times in a row, waiting in line for it is
+ * pointless: a call that would have to wait (for a hold, the pace, or another request out) ends at
+ * once (a first attempt with `RateLimitError`, a retry with its last response), and only a request
+ * that may go now, with nothing else out, goes: the probe that finds out whether the host accepts
+ * again. Its first accepted answer ends this. Without it, calls queued behind a host that answers
+ * 429 forever would each wait for every retry of those before them: minutes, not seconds.
+ *
+ * @module
+ */
+import { GO, type Rule } from './contract.js';
+
+/** A run of refusals. */
+export interface RefusalState {
+  /** When the first of them came, epoch milliseconds. */
+  since: number;
+  /** How many in a row. */
+  count: number;
+}
+
+/** Refusals in a row, at least, before a host is taken as refusing. */
+export const REFUSING_COUNT = 5;
+/** How long a run of refusals lasts, at least, before a host is taken as refusing, in ms. */
+export const REFUSING_MS = 10_000;
+
+/** Whether a host with this run of refusals is taken as refusing at `now`. */
+export function refusing(state: RefusalState | undefined, now: number): boolean {
+  return state !== undefined && state.count >= REFUSING_COUNT && now - state.since >= REFUSING_MS;
+}
+
+/** See the module comment. */
+export const refusal = {
+  key: 'refusal',
+  kinds: ['attempt'],
+  fresh: () => undefined,
+  check(state, { now }, _config, view) {
+    if (!refusing(state, now)) return GO;
+    // The probe: nothing else out, and the hold and the pace let it go now.
+    const readyAt = Math.max(view.holdUntil, view.paceAt);
+    if (view.requests === 0 && readyAt <= now) return GO;
+    // Anyone else would wait for a host that refuses everything: told at once instead.
+    return {
+      ok: false,
+      waitMs: Math.max(readyAt - now, 1000),
+      reason: 'refusing',
+      serverWaitMs: Number.POSITIVE_INFINITY,
+    };
+  },
+  settle(state, answer, _config, view) {
+    if (answer.status === undefined) return state;
+    if (!view.pushback) return undefined;
+    if (state === undefined) return { since: answer.now, count: 1 };
+    state.count++;
+    return state;
+  },
+} satisfies Rule<RefusalState, Record<string, never>>;

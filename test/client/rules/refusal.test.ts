@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { REFUSING_COUNT, REFUSING_MS } from '../../../src/client/rules/refusal.js';
+import { Host, open } from './harness.js';
+
+describe('a host that refuses everything', () => {
+  it(`after ${REFUSING_COUNT} refusals over ${REFUSING_MS} ms: one probe at a time, the others refused at once`, () => {
+    const h = new Host(open);
+    let t = 0;
+    // Refused every second (Retry-After: 1), five times over ten seconds.
+    for (let i = 0; i < REFUSING_COUNT; i++) {
+      h.answer(h.send(t), 429, { 'retry-after': '1' }, t);
+      t += REFUSING_MS / (REFUSING_COUNT - 1);
+    }
+    t = Math.max(t, h.holdUntil + 1);
+    // No request out: this one goes, as the probe (pace and hold permitting).
+    while (!h.check(1, t).ok) t += 10;
+    const probe = h.send(t);
+    // While it is out, everyone else is told at once that the host refuses.
+    expect(h.check(1, t)).toMatchObject({
+      ok: false,
+      reason: 'refusing',
+      serverWaitMs: Number.POSITIVE_INFINITY,
+    });
+    // Its acceptance ends it.
+    h.answer(probe, 200, {}, t + 1);
+    expect(h.state.refusal).toBeUndefined();
+  });
+
+  it('is not refusing before the time is up, however many refusals', () => {
+    const h = new Host(open);
+    const out = h.send(0);
+    for (let i = 0; i < 20; i++) h.answer(h.commit(1, i), 429, {}, i + 1);
+    expect(h.state.refusal?.count).toBe(20);
+    expect(h.check(1, 100)).not.toMatchObject({ reason: 'refusing' });
+    h.answer(out, 200, {}, 200);
+    expect(h.state.refusal).toBeUndefined();
+  });
+});
