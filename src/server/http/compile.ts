@@ -58,6 +58,8 @@ export interface CompiledRoute {
   headers: HeaderFamily;
   retryAfter: RetryAfterFormat;
   response: ResponseConfig;
+  /** The response's header fields, names and values in turn: the configured ones, and a JSON type. */
+  responseHeaders: string[];
   idempotency: boolean;
   failMode: FailMode;
   failOpenShare: number;
@@ -112,6 +114,7 @@ export function compileRoutes(
       headers: route.headers ?? 'ietf',
       retryAfter: route.retryAfter ?? 'seconds',
       response: route.response ?? {},
+      responseHeaders: responseHeaders(route.response?.headers),
       idempotency: route.idempotency ?? true,
       failMode: route.failMode ?? 'closed',
       failOpenShare: route.failOpenShare ?? 0.25,
@@ -134,6 +137,13 @@ export function compileRoutes(
     }
     return compiled;
   });
+}
+
+/** The configured header fields as a raw list, with `Content-Type: application/json` unless set. */
+function responseHeaders(configured: Record<string, string> | undefined): string[] {
+  const fields = Object.entries(configured ?? {}).flat();
+  const typed = Object.keys(configured ?? {}).some((name) => name.toLowerCase() === 'content-type');
+  return typed ? fields : ['Content-Type', 'application/json', ...fields];
 }
 
 function compileLimit(

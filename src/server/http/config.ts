@@ -262,6 +262,31 @@ const headerName = z
   .string({ error: 'must be a header name' })
   .regex(HEADER_NAME, { error: 'must be a header name' });
 
+/**
+ * A route's response header fields: names to values. Checked entry by entry from the object's own
+ * keys (zod's record would drop a `__proto__` key) into a null-prototype object.
+ */
+const responseHeaders = z
+  .custom<Record<string, string>>(
+    (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
+    { error: 'must be an object of header names to values' },
+  )
+  .superRefine((headers, ctx) => {
+    for (const [name, value] of Object.entries(headers)) {
+      if (!HEADER_NAME.test(name)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [name],
+          message: 'is not a header name',
+          input: name,
+        });
+      } else if (typeof value !== 'string') {
+        ctx.addIssue({ code: 'custom', path: [name], message: 'must be a string', input: value });
+      }
+    }
+  })
+  .transform((headers): Record<string, string> => Object.assign(Object.create(null), headers));
+
 const keyPart = z.union(
   [z.literal('ip'), z.literal('global'), z.strictObject({ header: headerName })],
   {
@@ -352,7 +377,7 @@ const routeSchema = z.strictObject({
         .max(599, { error: 'must be a status code from 200 to 599' })
         .optional(),
       body: z.unknown().optional(),
-      headers: z.record(headerName, z.string({ error: 'must be a string' })).optional(),
+      headers: responseHeaders.optional(),
     })
     .optional(),
   faults: faultsSchema.optional(),

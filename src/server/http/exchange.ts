@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '../../clock.js';
 
 /** The largest request body read, in bytes; larger ones get 413. */
@@ -66,16 +66,33 @@ export async function readBody(req: IncomingMessage): Promise<Buffer | undefined
   return size > MAX_BODY_BYTES ? undefined : Buffer.concat(chunks);
 }
 
-/** A request header's value (repeated fields joined with `, `), `name` in lower case. */
+/**
+ * A request header's value (repeated fields joined with `, `), or `undefined` when absent. `name`
+ * in lower case. Read from the raw header lines rather than `req.headers`, a plain object in which
+ * a name such as `constructor` finds `Object.prototype`'s and a `__proto__` field is dropped.
+ */
 export function header(req: IncomingMessage, name: string): string | undefined {
-  const value = req.headers[name];
-  return Array.isArray(value) ? value.join(', ') : value;
+  const raw = req.rawHeaders;
+  let value: string | undefined;
+  for (let i = 0; i < raw.length; i += 2) {
+    const field = raw[i] as string;
+    if (field.length !== name.length || field.toLowerCase() !== name) continue;
+    value = value === undefined ? (raw[i + 1] as string) : `${value}, ${raw[i + 1]}`;
+  }
+  return value;
 }
 
 /** Drops the connection with a TCP RST and no response: what a crashed upstream looks like. */
 export function resetConnection(req: IncomingMessage): void {
   req.socket.resetAndDestroy();
 }
+
+/**
+ * Response header fields as Node's `writeHead` takes them raw: names and values in turn
+ * (`['Retry-After', '1', 'RateLimit', '...']`). A list, not an object: names come from the
+ * configuration and are never keys of a plain object.
+ */
+export type HeaderFields = readonly string[];
 
 function httpDate(clock: Clock): string {
   return new Date(clock.now()).toUTCString();
@@ -86,16 +103,19 @@ export function sendJson(
   res: ServerResponse,
   clock: Clock,
   status: number,
-  headers: OutgoingHttpHeaders,
+  headers: HeaderFields,
   payload: unknown,
 ): void {
   const body = Buffer.from(JSON.stringify(payload));
-  res.writeHead(status, {
+  res.writeHead(status, [
     ...headers,
-    Date: httpDate(clock),
-    'Content-Type': 'application/json',
-    'Content-Length': body.length,
-  });
+    'Date',
+    httpDate(clock),
+    'Content-Type',
+    'application/json',
+    'Content-Length',
+    String(body.length),
+  ]);
   res.end(body);
 }
 
@@ -108,11 +128,17 @@ export async function send(
   exchange: Exchange,
   clock: Clock,
   status: number,
-  headers: OutgoingHttpHeaders,
+  headers: HeaderFields,
   body: Buffer,
   slow?: { chunkBytes: number; intervalMs: number },
 ): Promise<void> {
-  res.writeHead(status, { ...headers, Date: httpDate(clock), 'Content-Length': body.length });
+  res.writeHead(status, [
+    ...headers,
+    'Date',
+    httpDate(clock),
+    'Content-Length',
+    String(body.length),
+  ]);
   if (slow === undefined || res.req.method === 'HEAD') {
     res.end(body);
     return;

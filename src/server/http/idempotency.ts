@@ -6,27 +6,20 @@
  */
 import { createHash } from 'node:crypto';
 
-/** A response as stored for replay. */
-export interface StoredResponse {
-  status: number;
-  headers: Record<string, string>;
-  body: Buffer;
-}
-
 /** What {@link IdempotencyStore.begin} found. */
-export type Claim =
+export type Claim<R> =
   /** The key is new: run the side effect, then {@link IdempotencyStore.complete} or `abandon`. */
   | { kind: 'new' }
   /** The key's request ran before: replay its response. */
-  | { kind: 'replay'; response: StoredResponse }
+  | { kind: 'replay'; response: R }
   /** The key's request is still running (409 Conflict). */
   | { kind: 'in-progress' }
   /** The key was used for a different request (422 Unprocessable Content). */
   | { kind: 'mismatch' };
 
-type Entry =
+type Entry<R> =
   | { state: 'running'; fingerprint: string; expiresAt: number }
-  | { state: 'done'; fingerprint: string; expiresAt: number; response: StoredResponse };
+  | { state: 'done'; fingerprint: string; expiresAt: number; response: R };
 
 /**
  * The fingerprint of a request: method, path with query, and a hash of the body. Two requests with
@@ -38,10 +31,10 @@ export function fingerprint(method: string, url: string, body: Buffer): string {
 
 /**
  * Keys to entries, in memory, bounded by count (oldest first) and by age. Times are the server's
- * clock, passed in.
+ * clock, passed in. `R` is what a replay needs of the stored response.
  */
-export class IdempotencyStore {
-  readonly #entries = new Map<string, Entry>();
+export class IdempotencyStore<R> {
+  readonly #entries = new Map<string, Entry<R>>();
   readonly #ttlMs: number;
   readonly #maxEntries: number;
 
@@ -56,7 +49,7 @@ export class IdempotencyStore {
   }
 
   /** Looks `key` up for a request with `print`, claiming it when it is new. */
-  begin(key: string, print: string, now: number): Claim {
+  begin(key: string, print: string, now: number): Claim<R> {
     const entry = this.#entries.get(key);
     if (entry !== undefined && entry.expiresAt > now) {
       if (entry.fingerprint !== print) return { kind: 'mismatch' };
@@ -71,7 +64,7 @@ export class IdempotencyStore {
   }
 
   /** Stores the response of a claimed key, for replay until the key expires. */
-  complete(key: string, response: StoredResponse, now: number): void {
+  complete(key: string, response: R, now: number): void {
     const entry = this.#entries.get(key);
     if (entry === undefined) return;
     this.#entries.set(key, {

@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { KeyConfig, KeyPart } from './config.js';
+import { header } from './exchange.js';
 
 /**
  * The client's IP address. `trustProxy`: `false` takes the socket's peer; `true` the first address
@@ -16,8 +17,7 @@ import type { KeyConfig, KeyPart } from './config.js';
 export function clientIp(req: IncomingMessage, trustProxy: boolean | number): string {
   const peer = normalizeIp(req.socket.remoteAddress ?? 'unknown');
   if (trustProxy === false || trustProxy === 0) return peer;
-  const forwarded = req.headers['x-forwarded-for'];
-  const listed = (Array.isArray(forwarded) ? forwarded.join(',') : (forwarded ?? ''))
+  const listed = (header(req, 'x-forwarded-for') ?? '')
     .split(',')
     .map((a) => a.trim())
     .filter((a) => a !== '');
@@ -39,8 +39,7 @@ function parts(key: KeyConfig | undefined): KeyPart[] {
 const LONGEST_VALUE = 128;
 
 function headerValue(req: IncomingMessage, name: string): string {
-  const raw = req.headers[name.toLowerCase()];
-  const value = Array.isArray(raw) ? raw.join(', ') : (raw ?? '');
+  const value = header(req, name.toLowerCase()) ?? '';
   if (value.length <= LONGEST_VALUE) return value;
   return `sha256:${createHash('sha256').update(value).digest('base64url')}`;
 }

@@ -59,7 +59,7 @@ export function mostRestrictive(
   return sorted[0] as PolicyReport;
 }
 
-function ietfFields(policies: readonly PolicyReport[]): Record<string, string> {
+function ietfFields(policies: readonly PolicyReport[]): string[] {
   const declared: (Item | InnerList)[] = policies.map((p) => {
     const params = new Map<string, number | string>([['q', p.limit]]);
     if (p.concurrency) params.set('qu', 'concurrent-requests');
@@ -71,7 +71,7 @@ function ietfFields(policies: readonly PolicyReport[]): Record<string, string> {
     if (!p.concurrency) params.set('t', ceilSeconds(p.resetMs));
     return [p.name, params];
   });
-  return { 'RateLimit-Policy': serializeList(declared), RateLimit: serializeList(current) };
+  return ['RateLimit-Policy', serializeList(declared), 'RateLimit', serializeList(current)];
 }
 
 function legacyPolicy(p: PolicyReport): string {
@@ -81,7 +81,7 @@ function legacyPolicy(p: PolicyReport): string {
 }
 
 /**
- * The rate-limit fields of one response.
+ * The rate-limit fields of one response, as a raw list of names and values in turn.
  *
  * - `ietf` (the current draft, structured lists; every policy):
  *   `RateLimit-Policy: "per-ip";q=100;w=60` and `RateLimit: "per-ip";r=99;t=60`;
@@ -101,34 +101,39 @@ export function rateLimitFields(
   policies: readonly PolicyReport[],
   rejected: boolean,
   now: number,
-): Record<string, string> {
-  if (family === 'none' || policies.length === 0) return {};
+): string[] {
+  if (family === 'none' || policies.length === 0) return [];
   if (family === 'ietf') return ietfFields(policies);
   const top = mostRestrictive(policies, rejected);
   const reset = ceilSeconds(top.resetMs);
   switch (family) {
     case 'draft-7':
-      return {
-        RateLimit: serializeDictionary({
-          limit: top.limit,
-          remaining: top.remaining,
-          reset,
-        }),
-        'RateLimit-Policy': legacyPolicy(top),
-      };
+      return [
+        'RateLimit',
+        serializeDictionary({ limit: top.limit, remaining: top.remaining, reset }),
+        'RateLimit-Policy',
+        legacyPolicy(top),
+      ];
     case 'draft-6':
-      return {
-        'RateLimit-Limit': String(top.limit),
-        'RateLimit-Remaining': String(top.remaining),
-        'RateLimit-Reset': String(reset),
-        'RateLimit-Policy': legacyPolicy(top),
-      };
+      return [
+        'RateLimit-Limit',
+        String(top.limit),
+        'RateLimit-Remaining',
+        String(top.remaining),
+        'RateLimit-Reset',
+        String(reset),
+        'RateLimit-Policy',
+        legacyPolicy(top),
+      ];
     case 'x-ratelimit':
-      return {
-        'X-RateLimit-Limit': String(top.limit),
-        'X-RateLimit-Remaining': String(top.remaining),
-        'X-RateLimit-Reset': String(ceilSeconds(now + top.resetMs)),
-      };
+      return [
+        'X-RateLimit-Limit',
+        String(top.limit),
+        'X-RateLimit-Remaining',
+        String(top.remaining),
+        'X-RateLimit-Reset',
+        String(ceilSeconds(now + top.resetMs)),
+      ];
   }
 }
 

@@ -11,12 +11,20 @@ import { MemoryStore } from '../memory-store.js';
 import { type Admission, admit, clientKey, type StoreFailure } from './admission.js';
 import { type CompiledRoute, compileRoutes } from './compile.js';
 import { type FailMode, type MockServerConfig, parseConfig } from './config.js';
-import { Exchange, header, readBody, resetConnection, send, sendJson } from './exchange.js';
+import {
+  Exchange,
+  type HeaderFields,
+  header,
+  readBody,
+  resetConnection,
+  send,
+  sendJson,
+} from './exchange.js';
 import { latencyFor } from './faults.js';
 import { fingerprint, IdempotencyStore } from './idempotency.js';
 import { clientIp, requestKey } from './keys.js';
 import { mostRestrictive, rateLimitFields, retryAfterField } from './rate-limit-headers.js';
-import { respond } from './respond.js';
+import { type HandlerResponse, respond } from './respond.js';
 import { methodMatches } from './routes.js';
 import { type MockServerStats, StatsRecorder } from './stats.js';
 
@@ -109,7 +117,7 @@ export async function createMockServer(config: MockServerConfig): Promise<MockSe
     pipeline.handle(req, res).catch((error: unknown) => {
       if (res.headersSent) res.destroy();
       else
-        sendJson(res, pipeline.clock, 500, {}, { error: 'internal_error', message: String(error) });
+        sendJson(res, pipeline.clock, 500, [], { error: 'internal_error', message: String(error) });
     });
   });
   await listen(server, parsed.port ?? 0, parsed.host ?? '127.0.0.1');
@@ -147,7 +155,7 @@ interface Call {
   /** The request's key in `stats()`. */
   client: string;
   /** The rate-limit fields of an admitted request, sent with whatever it gets. */
-  limitHeaders: Record<string, string>;
+  limitHeaders: HeaderFields;
 }
 
 /** The stages a request goes through, in the order documented on {@link createMockServer}. */
@@ -157,7 +165,7 @@ class Pipeline {
   readonly #routes: CompiledRoute[];
   readonly #trustProxy: boolean | number;
   readonly #idempotencyHeader: string;
-  readonly #idempotency: IdempotencyStore;
+  readonly #idempotency: IdempotencyStore<HandlerResponse>;
   readonly #closing = new AbortController();
   readonly #startedAt: number;
   readonly #storeErrorListeners = new Set<MockServerEvents['store-error']>();
@@ -219,17 +227,17 @@ class Pipeline {
       }
       const body = await readBody(req);
       if (body === undefined) {
-        sendJson(res, this.clock, 413, { Connection: 'close' }, { error: 'payload_too_large' });
+        sendJson(res, this.clock, 413, ['Connection', 'close'], { error: 'payload_too_large' });
         return undefined;
       }
       const query = new URLSearchParams(queryAt < 0 ? '' : url.slice(queryAt + 1));
       const call = { req, res, exchange, route, params, method, url, path, query, body };
-      return { ...call, client: '', limitHeaders: {} };
+      return { ...call, client: '', limitHeaders: [] };
     }
     if (allowed.size > 0) {
-      const headers = { Allow: [...allowed].join(', ') };
+      const headers = ['Allow', [...allowed].join(', ')];
       sendJson(res, this.clock, 405, headers, { error: 'method_not_allowed' });
-    } else sendJson(res, this.clock, 404, {}, { error: 'not_found', path });
+    } else sendJson(res, this.clock, 404, [], { error: 'not_found', path });
     return undefined;
   }
 
@@ -275,17 +283,11 @@ class Pipeline {
     const { route } = call;
     this.stats.count(route.label, call.client, 'failedClosed');
     const failed = route.limits[admission.failures[0]?.limit ?? 0];
-    sendJson(
-      call.res,
-      this.clock,
-      503,
-      { 'Retry-After': '1' },
-      {
-        error: 'limiter_unavailable',
-        message: `The rate limiter cannot decide: the store of policy "${failed?.name}" is unavailable. Retry shortly.`,
-        policy: failed?.name,
-      },
-    );
+    sendJson(call.res, this.clock, 503, ['Retry-After', '1'], {
+      error: 'limiter_unavailable',
+      message: `The rate limiter cannot decide: the store of policy "${failed?.name}" is unavailable. Retry shortly.`,
+      policy: failed?.name,
+    });
   }
 
   /** Gives back an admitted take of limit `i` (a concurrency slot, a leaky-bucket turn). */
@@ -326,7 +328,7 @@ class Pipeline {
     const limit = route.limits[admission.reports.indexOf(top)];
     const headers = rateLimitFields(route.headers, admission.reports, true, now);
     const retryAfter = retryAfterField(route.retryAfter, top.retryAfterMs, now);
-    if (retryAfter !== undefined) headers['Retry-After'] = retryAfter;
+    if (retryAfter !== undefined) headers.push('Retry-After', retryAfter);
     const seconds = Math.ceil(top.retryAfterMs / 1000);
     sendJson(call.res, this.clock, 429, headers, {
       error: 'rate_limited',
@@ -357,9 +359,9 @@ class Pipeline {
     const unavailable = route.faults.unavailable;
     if (unavailable?.trigger.fires(sinceStart, this.clock)) {
       this.stats.count(route.label, call.client, 'unavailable');
-      const headers: Record<string, string> = { ...call.limitHeaders };
+      const headers = [...call.limitHeaders];
       if (unavailable.retryAfterSeconds !== undefined) {
-        headers['Retry-After'] = String(unavailable.retryAfterSeconds);
+        headers.push('Retry-After', String(unavailable.retryAfterSeconds));
       }
       sendJson(call.res, this.clock, 503, headers, { error: 'unavailable', route: route.label });
       return true;
@@ -389,7 +391,7 @@ class Pipeline {
     if (claim.kind === 'replay') {
       this.stats.count(route.label, call.client, 'replays');
       const { status, headers, body } = claim.response;
-      const replayed = { ...headers, ...call.limitHeaders, 'Idempotent-Replayed': 'true' };
+      const replayed = [...headers, ...call.limitHeaders, 'Idempotent-Replayed', 'true'];
       await send(call.res, call.exchange, this.clock, status, replayed, body);
       return false;
     }
@@ -429,7 +431,7 @@ class Pipeline {
       resetConnection(call.req);
       return;
     }
-    const headers = { ...response.headers, ...call.limitHeaders };
+    const headers = [...response.headers, ...call.limitHeaders];
     const { slowBody } = route.faults;
     await send(
       call.res,
