@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { validateHeaderValue } from 'node:http';
 import { z } from 'zod';
 import type { Clock } from '../../clock.js';
 import { InvalidOptionError } from '../../errors.js';
@@ -129,7 +130,11 @@ export interface ResponseConfig {
    * (`{ ok, route, method, path, params, query, execution, body }`).
    */
   body?: unknown;
-  /** Extra response headers. */
+  /**
+   * Extra response header fields. Values must be valid header values (no CR, LF or other control
+   * characters, latin1 only) and names may not be `Content-Length`, `Transfer-Encoding`,
+   * `Connection` or `Date`, which the server writes: `createMockServer` refuses them.
+   */
   headers?: Record<string, string>;
 }
 
@@ -262,9 +267,23 @@ const headerName = z
   .string({ error: 'must be a header name' })
   .regex(HEADER_NAME, { error: 'must be a header name' });
 
+/** Fields the server writes itself: a second copy would break the response's framing. */
+const SET_BY_SERVER = new Set(['content-length', 'transfer-encoding', 'connection', 'date']);
+
+/** Whether Node would refuse `value` in a header field (CR, LF, other controls, past latin1). */
+function isHeaderValue(value: string): boolean {
+  try {
+    validateHeaderValue('x', value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * A route's response header fields: names to values. Checked entry by entry from the object's own
- * keys (zod's record would drop a `__proto__` key) into a null-prototype object.
+ * keys (zod's record would drop a `__proto__` key) into a null-prototype object. A value Node would
+ * refuse is refused here, at start-up, rather than with a 500 on every request.
  */
 const responseHeaders = z
   .custom<Record<string, string>>(
@@ -282,6 +301,21 @@ const responseHeaders = z
         });
       } else if (typeof value !== 'string') {
         ctx.addIssue({ code: 'custom', path: [name], message: 'must be a string', input: value });
+      } else if (SET_BY_SERVER.has(name.toLowerCase())) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [name],
+          message: 'is set by the server (Content-Length, Transfer-Encoding, Connection, Date)',
+          input: value,
+        });
+      } else if (!isHeaderValue(value)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [name],
+          message:
+            'must be a header value (no CR, LF or other control characters; latin1 characters only)',
+          input: value,
+        });
       }
     }
   })
