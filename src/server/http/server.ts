@@ -27,6 +27,7 @@ import { mostRestrictive, rateLimitFields, retryAfterField } from './rate-limit-
 import { type HandlerResponse, respond } from './respond.js';
 import { methodMatches } from './routes.js';
 import { type MockServerStats, StatsRecorder } from './stats.js';
+import { parseTarget } from './target.js';
 
 /** A running mock server, from {@link createMockServer}. */
 export interface MockServer {
@@ -83,7 +84,9 @@ export interface StoreErrorEvent {
  * the field (`invalid option routes[0].limits[0].windowMs: must be a positive integer, got 0`).
  *
  * What a request goes through, in order:
- * 1. the first route whose method and path match (else 404, or 405 with `Allow`);
+ * 1. the first route whose method and path match (else 404, or 405 with `Allow`). The path is the
+ *    target's, in origin-form or absolute-form (`GET http://h/items/1`), normalised (see
+ *    `parseTarget`); any other target is a 400, and `OPTIONS *` a 204;
  * 2. the server's `limits`, then the route's: admitted only if every one admits it; otherwise 429
  *    with the header fields, `Retry-After` and a JSON body naming the policy and its scope, and
  *    nothing spent in any limit (each admitted take is refunded). When a limit's store fails, the
@@ -214,9 +217,21 @@ class Pipeline {
     exchange: Exchange,
   ): Promise<Call | undefined> {
     const method = (req.method ?? 'GET').toUpperCase();
-    const url = req.url ?? '/';
-    const queryAt = url.indexOf('?');
-    const path = queryAt < 0 ? url : url.slice(0, queryAt);
+    const target = parseTarget(req.url ?? '/');
+    if (target.form !== 'path') {
+      if (target.form === 'asterisk' && method === 'OPTIONS') {
+        res.writeHead(204, ['Date', new Date(this.clock.now()).toUTCString()]).end();
+      } else {
+        sendJson(res, this.clock, 400, [], {
+          error: 'bad_request_target',
+          message: 'The request target must be a path (/items/1) or an absolute http(s) URL.',
+        });
+      }
+      return undefined;
+    }
+    const { path } = target;
+    // The target in origin-form, whatever form it came in: what a replay must repeat.
+    const url = target.query === '' ? path : `${path}?${target.query}`;
     const allowed = new Set<string>();
     for (const route of this.#routes) {
       const params = route.match(path);
@@ -230,7 +245,7 @@ class Pipeline {
         sendJson(res, this.clock, 413, ['Connection', 'close'], { error: 'payload_too_large' });
         return undefined;
       }
-      const query = new URLSearchParams(queryAt < 0 ? '' : url.slice(queryAt + 1));
+      const query = new URLSearchParams(target.query);
       const call = { req, res, exchange, route, params, method, url, path, query, body };
       return { ...call, client: '', limitHeaders: [] };
     }
