@@ -5,32 +5,48 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '../../clock.js';
+import type { Connections, Endable } from './connections.js';
 
 /** The largest request body read, in bytes; larger ones get 413. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 /**
- * One request and its response: aborts its signal when the response closes (finished, or the
- * client went away) or the server closes, and runs cleanups once, even when registered late.
+ * One request and its response. It ends when the response closes (sent, or the client went away),
+ * when its connection closes (which covers pipelined responses still queued, see
+ * {@link Connections}) or when the server closes; it then aborts its signal and runs its cleanups,
+ * once, even those registered late.
  */
-export class Exchange {
+export class Exchange implements Endable {
   readonly signal: AbortSignal;
-  #closed = false;
+  #ended = false;
   readonly #cleanups: (() => void)[] = [];
+  readonly #closed: AbortController;
 
-  constructor(res: ServerResponse, serverSignal: AbortSignal) {
-    const closed = new AbortController();
-    this.signal = AbortSignal.any([closed.signal, serverSignal]);
-    res.once('close', () => {
-      this.#closed = true;
-      closed.abort();
-      for (const cleanup of this.#cleanups.splice(0)) cleanup();
-    });
+  constructor(
+    req: IncomingMessage,
+    res: ServerResponse,
+    serverSignal: AbortSignal,
+    connections: Connections,
+  ) {
+    this.#closed = new AbortController();
+    this.signal = AbortSignal.any([this.#closed.signal, serverSignal]);
+    const socket = req.socket;
+    res.once('close', () => this.end());
+    this.onClose(() => connections.delete(socket, this));
+    connections.add(socket, this);
   }
 
-  /** Runs `cleanup` when the response closes; at once if it already has. */
+  /** Ends the exchange: aborts its signal and runs its cleanups. Idempotent. */
+  end(): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#closed.abort();
+    for (const cleanup of this.#cleanups.splice(0)) cleanup();
+  }
+
+  /** Runs `cleanup` when the exchange ends; at once if it already has. */
   onClose(cleanup: () => void): void {
-    if (this.#closed) cleanup();
+    if (this.#ended) cleanup();
     else this.#cleanups.push(cleanup);
   }
 

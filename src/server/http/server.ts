@@ -11,6 +11,7 @@ import { MemoryStore } from '../memory-store.js';
 import { type Admission, admit, clientKey, type StoreFailure } from './admission.js';
 import { type CompiledRoute, compileRoutes } from './compile.js';
 import { type FailMode, type MockServerConfig, parseConfig } from './config.js';
+import { Connections } from './connections.js';
 import {
   Exchange,
   type HeaderFields,
@@ -99,7 +100,8 @@ export interface StoreErrorEvent {
  *    (counted in `stats()`, its response stored for replay), then the `reset` fault
  *    `after-handler`;
  * 7. the response (slowly, with `slowBody`). Concurrency slots are released when the response
- *    ends or the client goes away, whichever comes first.
+ *    ends or the client goes away, whichever comes first; a connection that closes ends every
+ *    request on it, pipelined ones whose responses were still queued included.
  *
  * @example
  * const server = await createMockServer({
@@ -170,6 +172,7 @@ class Pipeline {
   readonly #idempotencyHeader: string;
   readonly #idempotency: IdempotencyStore<HandlerResponse>;
   readonly #closing = new AbortController();
+  readonly #connections = new Connections();
   readonly #startedAt: number;
   readonly #storeErrorListeners = new Set<MockServerEvents['store-error']>();
 
@@ -198,7 +201,7 @@ class Pipeline {
   }
 
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const exchange = new Exchange(res, this.#closing.signal);
+    const exchange = new Exchange(req, res, this.#closing.signal, this.#connections);
     const call = await this.#route(req, res, exchange);
     if (call === undefined) return;
     const admission = await this.#admit(call);
