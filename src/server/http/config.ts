@@ -219,10 +219,19 @@ export interface IdempotencyConfig {
    */
   ttlMs?: number;
   /**
-   * The most responses kept; the oldest go first.
+   * The most keys kept; the oldest go first.
    * @default 10_000
    */
   maxEntries?: number;
+  /**
+   * The most bytes the store holds, the oldest keys going first. Each key counts its own length,
+   * its request's fingerprint (43) and 256 for the rest. Responses are not stored: a replay
+   * rebuilds the response from the replayed request (the fingerprint proves it is the same) and
+   * the number of the side effect, so a 1 MiB body costs a replay nothing. Keys longer than 128
+   * characters are kept as their SHA-256.
+   * @default 4_194_304 (4 MiB)
+   */
+  maxBytes?: number;
 }
 
 /** The configuration of {@link createMockServer}, and of the CLI's JSON file. */
@@ -447,6 +456,7 @@ const configSchema = z.strictObject({
       header: headerName.optional(),
       ttlMs: positiveInteger.optional(),
       maxEntries: positiveInteger.optional(),
+      maxBytes: positiveInteger.optional(),
     })
     .optional(),
   store: storeSchema.optional(),

@@ -35,13 +35,20 @@ function parts(key: KeyConfig | undefined): KeyPart[] {
   return Array.isArray(key) ? key : [key];
 }
 
-/** Header values longer than this are hashed, so that a key's size stays bounded. */
-const LONGEST_VALUE = 128;
+/** Header values longer than this (in characters) are hashed, so that a key's size stays bounded. */
+export const LONGEST_KEY_VALUE = 128;
+
+/**
+ * `value` as part of a key: itself up to {@link LONGEST_KEY_VALUE} characters, else
+ * `sha256:<43 characters>`, so that what a client sends cannot make a key (and what it keys) big.
+ */
+export function boundedValue(value: string): string {
+  if (value.length <= LONGEST_KEY_VALUE) return value;
+  return `sha256:${createHash('sha256').update(value).digest('base64url')}`;
+}
 
 function headerValue(req: IncomingMessage, name: string): string {
-  const value = header(req, name.toLowerCase()) ?? '';
-  if (value.length <= LONGEST_VALUE) return value;
-  return `sha256:${createHash('sha256').update(value).digest('base64url')}`;
+  return boundedValue(header(req, name.toLowerCase()) ?? '');
 }
 
 /**

@@ -3,19 +3,33 @@
  *
  * @module
  */
-import type { IncomingMessage } from 'node:http';
 import type { CompiledRoute } from './compile.js';
-import { type HeaderFields, header } from './exchange.js';
+import type { HeaderFields } from './exchange.js';
 
-/** What the handler knows of the request. */
+/**
+ * What the handler knows of the request. A response is a function of these alone (and of the
+ * route): that is what lets a replay rebuild it instead of storing it.
+ */
 export interface HandlerInput {
   method: string;
   path: string;
   params: Record<string, string>;
   query: URLSearchParams;
   body: Buffer;
-  req: IncomingMessage;
+  /** Whether the request said its body is JSON (its `Content-Type` mentions `json`). */
+  json: boolean;
+  /** The number of this side effect on the route, from 1. */
   execution: number;
+}
+
+/**
+ * What a replay needs besides the replayed request: the side effect's number, and how its body was
+ * read. A replay carries the same method, target and body as the original (the idempotency
+ * fingerprint proves it), so these few numbers rebuild the original response byte for byte.
+ */
+export interface ResponseRecipe {
+  execution: number;
+  json: boolean;
 }
 
 /** A response before it is sent: status, header fields (names and values in turn), body. */
@@ -39,7 +53,7 @@ export function respond(route: CompiledRoute, input: HandlerInput): HandlerRespo
           params: input.params,
           query: queryObject(input.query),
           execution: input.execution,
-          body: echo(input.req, input.body),
+          body: echo(input.body, input.json),
         };
   return {
     status: response.status ?? 200,
@@ -55,10 +69,10 @@ function queryObject(query: URLSearchParams): Record<string, string> {
   return out;
 }
 
-function echo(req: IncomingMessage, body: Buffer): unknown {
+function echo(body: Buffer, json: boolean): unknown {
   if (body.length === 0) return undefined;
   const text = body.toString('utf8');
-  if (!/json/i.test(header(req, 'content-type') ?? '')) return text;
+  if (!json) return text;
   try {
     return JSON.parse(text) as unknown;
   } catch {

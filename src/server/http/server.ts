@@ -23,9 +23,9 @@ import {
 } from './exchange.js';
 import { latencyFor } from './faults.js';
 import { fingerprint, IdempotencyStore } from './idempotency.js';
-import { clientIp, requestKey } from './keys.js';
+import { boundedValue, clientIp, requestKey } from './keys.js';
 import { mostRestrictive, rateLimitFields, retryAfterField } from './rate-limit-headers.js';
-import { type HandlerResponse, respond } from './respond.js';
+import { type ResponseRecipe, respond } from './respond.js';
 import { methodMatches } from './routes.js';
 import { type MockServerStats, StatsRecorder } from './stats.js';
 import { parseTarget } from './target.js';
@@ -36,7 +36,10 @@ export interface MockServer {
   readonly url: string;
   /** The port it listens on (the one picked, when the config said 0). */
   readonly port: number;
-  /** A snapshot of the counters: admitted, rejected, side effects; per route and client key. */
+  /**
+   * A snapshot of the counters: admitted, rejected, side effects; per route and client key; and
+   * what clients make the server hold now (`held`).
+   */
   stats(): MockServerStats;
   /** Sets every counter back to zero. Limits keep their state. */
   resetStats(): void;
@@ -131,7 +134,7 @@ export async function createMockServer(config: MockServerConfig): Promise<MockSe
   return {
     url: `http://${urlHost(address.address)}:${address.port}`,
     port: address.port,
-    stats: () => pipeline.stats.snapshot(),
+    stats: () => pipeline.snapshot(),
     resetStats: () => pipeline.stats.reset(),
     on: (event, listener) => pipeline.on(event, listener),
     close() {
@@ -157,6 +160,8 @@ interface Call {
   path: string;
   query: URLSearchParams;
   body: Buffer;
+  /** Whether the body is JSON by its `Content-Type`. */
+  json: boolean;
   /** The request's key in `stats()`. */
   client: string;
   /** The rate-limit fields of an admitted request, sent with whatever it gets. */
@@ -170,7 +175,7 @@ class Pipeline {
   readonly #routes: CompiledRoute[];
   readonly #trustProxy: boolean | number;
   readonly #idempotencyHeader: string;
-  readonly #idempotency: IdempotencyStore<HandlerResponse>;
+  readonly #idempotency: IdempotencyStore<ResponseRecipe>;
   readonly #closing = new AbortController();
   readonly #connections = new Connections();
   readonly #startedAt: number;
@@ -181,12 +186,21 @@ class Pipeline {
     this.#routes = compileRoutes(config, config.store ?? new MemoryStore(), this.clock);
     this.#trustProxy = config.trustProxy ?? false;
     this.#idempotencyHeader = (config.idempotency?.header ?? 'Idempotency-Key').toLowerCase();
-    this.#idempotency = new IdempotencyStore(
-      config.idempotency?.ttlMs ?? 86_400_000,
-      config.idempotency?.maxEntries ?? 10_000,
-    );
+    this.#idempotency = new IdempotencyStore({
+      ttlMs: config.idempotency?.ttlMs ?? 86_400_000,
+      maxEntries: config.idempotency?.maxEntries ?? 10_000,
+      maxBytes: config.idempotency?.maxBytes ?? 4 * 1024 * 1024,
+    });
     for (const route of this.#routes) this.stats.declare(route.label);
     this.#startedAt = this.clock.now();
+  }
+
+  /** The counters, and what clients make the server hold now. */
+  snapshot(): MockServerStats {
+    return this.stats.snapshot({
+      idempotencyKeys: this.#idempotency.size,
+      idempotencyBytes: this.#idempotency.bytes,
+    });
   }
 
   on<E extends keyof MockServerEvents>(event: E, listener: MockServerEvents[E]): () => void {
@@ -249,7 +263,8 @@ class Pipeline {
         return undefined;
       }
       const query = new URLSearchParams(target.query);
-      const call = { req, res, exchange, route, params, method, url, path, query, body };
+      const json = /json/i.test(header(req, 'content-type') ?? '');
+      const call = { req, res, exchange, route, params, method, url, path, query, body, json };
       return { ...call, client: '', limitHeaders: [] };
     }
     if (allowed.size > 0) {
@@ -402,13 +417,13 @@ class Pipeline {
     const { route } = call;
     const key = route.idempotency ? header(call.req, this.#idempotencyHeader) : undefined;
     if (key === undefined) return undefined;
-    const claimKey = `${route.label}\n${key}`;
+    const claimKey = `${route.label}\n${boundedValue(key)}`;
     const print = fingerprint(call.method, call.url, call.body);
     const claim = this.#idempotency.begin(claimKey, print, this.clock.now());
     if (claim.kind === 'new') return claimKey;
     if (claim.kind === 'replay') {
       this.stats.count(route.label, call.client, 'replays');
-      const { status, headers, body } = claim.response;
+      const { status, headers, body } = respond(route, { ...call, ...claim.response });
       const replayed = [...headers, ...call.limitHeaders, 'Idempotent-Replayed', 'true'];
       await send(call.res, call.exchange, this.clock, status, replayed, body);
       return false;
@@ -441,7 +456,9 @@ class Pipeline {
     }
     const execution = this.stats.count(route.label, call.client, 'sideEffects');
     const response = respond(route, { ...call, execution });
-    if (claimKey !== undefined) this.#idempotency.complete(claimKey, response, this.clock.now());
+    if (claimKey !== undefined) {
+      this.#idempotency.complete(claimKey, { execution, json: call.json }, this.clock.now());
+    }
     const reset = route.faults.reset;
     const sinceStart = this.clock.now() - this.#startedAt;
     if (reset?.when === 'after-handler' && reset.trigger.fires(sinceStart, this.clock)) {

@@ -42,6 +42,17 @@ export interface RouteStats extends KeyStats {
   keys: Record<string, KeyStats>;
 }
 
+/**
+ * What clients make the server hold at the moment of a snapshot, each under a bound (see the
+ * README's "Bounds" table).
+ */
+export interface HeldStats {
+  /** Keys in the `Idempotency-Key` store (at most `idempotency.maxEntries`). */
+  idempotencyKeys: number;
+  /** Bytes of the `Idempotency-Key` store, as counted against `idempotency.maxBytes`. */
+  idempotencyBytes: number;
+}
+
 /** A snapshot of every counter, from {@link MockServer.stats}. */
 export interface MockServerStats {
   /** Requests admitted, over all routes. */
@@ -59,6 +70,8 @@ export interface MockServerStats {
    * that a route named `__proto__` is listed like any other.
    */
   routes: Record<string, RouteStats>;
+  /** What clients make the server hold now (not reset by `resetStats()`). */
+  held: HeldStats;
 }
 
 /** Which counter an event bumps. */
@@ -128,8 +141,11 @@ export class StatsRecorder {
     return entry.counters[counter];
   }
 
-  /** A deep copy of every counter, in null-prototype objects keyed by route label and key. */
-  snapshot(): MockServerStats {
+  /**
+   * A deep copy of every counter, in null-prototype objects keyed by route label and key, with
+   * `held` as the server measures it.
+   */
+  snapshot(held: HeldStats): MockServerStats {
     const routes: Record<string, RouteStats> = Object.create(null);
     let admitted = 0;
     let rejected = 0;
@@ -146,7 +162,7 @@ export class StatsRecorder {
       degraded += counters.degraded;
       failedClosed += counters.failedClosed;
     }
-    return { admitted, rejected, sideEffects, degraded, failedClosed, routes };
+    return { admitted, rejected, sideEffects, degraded, failedClosed, routes, held };
   }
 
   /** Sets every counter back to zero (routes stay listed). */
