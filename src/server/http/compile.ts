@@ -13,7 +13,6 @@ import type { RateLimiter } from '../algorithms/limiter.js';
 import { SlidingLog } from '../algorithms/sliding-log.js';
 import { SlidingWindowCounter } from '../algorithms/sliding-window-counter.js';
 import { TokenBucket } from '../algorithms/token-bucket.js';
-import { MemoryStore } from '../memory-store.js';
 import type { RateLimitStore } from '../store.js';
 import {
   type FailMode,
@@ -71,16 +70,20 @@ export interface CompiledRoute {
   };
 }
 
-/** Compiles every route of a validated configuration. */
+/**
+ * Compiles every route of a validated configuration.
+ * @param store where limits keep their state unless one names its own store.
+ * @param localStore where the local copies of the limits (for routes failing open) keep theirs.
+ */
 export function compileRoutes(
   config: MockServerConfig,
   store: RateLimitStore,
   clock: Clock,
+  localStore: RateLimitStore,
 ): CompiledRoute[] {
   const edgeConfigs = config.limits ?? [];
   // Local copies of the limits, for routes failing open, share one memory store. The server's
   // limits serve every route, so theirs must fit the costliest request.
-  const localStore = new MemoryStore();
   const edgeFallback = {
     store: localStore,
     minUnits: Math.max(1, ...config.routes.map((route) => route.cost ?? 1)),

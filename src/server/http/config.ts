@@ -257,6 +257,24 @@ export interface MockServerConfig {
   limits?: LimitConfig[];
   /** The routes, matched in order; the first that matches answers. */
   routes: RouteConfig[];
+  /**
+   * The most connections open at once. Past it, a new connection is closed as soon as it opens.
+   * @default 1024
+   */
+  maxConnections?: number;
+  /**
+   * The most requests in flight on one connection: a client pipelining requests (sending the next
+   * before the previous answers came back) gets 503 with `Connection: close` for the one past it.
+   * @default 16
+   */
+  maxPipelinedRequests?: number;
+  /**
+   * The most request-body bytes held at once, over every request (each body is also at most
+   * 1 MiB, else 413). A request whose body does not fit gets 503 with `Retry-After: 1` and
+   * `Connection: close`.
+   * @default 67_108_864 (64 MiB)
+   */
+  maxBufferedBodyBytes?: number;
   /** The `Idempotency-Key` store. */
   idempotency?: IdempotencyConfig;
   /**
@@ -451,6 +469,9 @@ const configSchema = z.strictObject({
   routes: z
     .array(routeSchema, { error: 'must be an array of routes' })
     .min(1, { error: 'must hold at least one route' }),
+  maxConnections: positiveInteger.optional(),
+  maxPipelinedRequests: positiveInteger.optional(),
+  maxBufferedBodyBytes: positiveInteger.optional(),
   idempotency: z
     .strictObject({
       header: headerName.optional(),

@@ -11,46 +11,55 @@ export interface Endable {
 }
 
 /**
- * Tracks the exchanges in flight per connection, so that a connection's end ends every one of
- * them. Node emits `close` on the response at the head of a connection when the connection dies,
- * but not on the pipelined responses queued behind it, and a request's own `close` (Node 20) fires
- * as soon as its body has been read, long before its response: only the socket says the client is
- * gone. One `close` listener per socket, whatever the number of requests on it.
+ * Tracks the open connections and the exchanges in flight on each, so that a connection's end ends
+ * every one of them. Node emits `close` on the response at the head of a connection when the
+ * connection dies, but not on the pipelined responses queued behind it, and a request's own
+ * `close` (Node 20) fires as soon as its body has been read, long before its response: only the
+ * socket says the client is gone. One `close` listener per socket, whatever the number of requests
+ * on it.
  */
 export class Connections {
   readonly #open = new Map<Socket, Set<Endable>>();
+  #requests = 0;
+
+  /** Records a new connection (the server's `connection` event). */
+  accept(socket: Socket): void {
+    const exchanges = new Set<Endable>();
+    this.#open.set(socket, exchanges);
+    socket.once('close', () => {
+      // Each end() calls delete(), which counts the request out.
+      for (const exchange of [...exchanges]) exchange.end();
+      this.#open.delete(socket);
+    });
+  }
 
   /**
    * Records `exchange` as in flight on `socket`, to be ended when the socket closes (at once if it
    * already has). Returns the number now in flight on the socket, this one included.
    */
   add(socket: Socket, exchange: Endable): number {
-    let exchanges = this.#open.get(socket);
+    const exchanges = this.#open.get(socket);
     if (exchanges === undefined) {
-      if (socket.destroyed) {
-        exchange.end();
-        return 1;
-      }
-      const created = new Set<Endable>();
-      exchanges = created;
-      this.#open.set(socket, created);
-      socket.once('close', () => {
-        this.#open.delete(socket);
-        for (const open of created) open.end();
-        created.clear();
-      });
+      exchange.end();
+      return 1;
     }
     exchanges.add(exchange);
+    this.#requests += 1;
     return exchanges.size;
   }
 
   /** Forgets `exchange`, which has ended. */
   delete(socket: Socket, exchange: Endable): void {
-    this.#open.get(socket)?.delete(exchange);
+    if (this.#open.get(socket)?.delete(exchange)) this.#requests -= 1;
   }
 
-  /** The connections that have carried a request and are still open. */
+  /** Open connections. */
   get size(): number {
     return this.#open.size;
+  }
+
+  /** Requests in flight, over every connection. */
+  get requests(): number {
+    return this.#requests;
   }
 }

@@ -7,9 +7,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '../../clock.js';
 import type { Connections, Endable } from './connections.js';
 
-/** The largest request body read, in bytes; larger ones get 413. */
-export const MAX_BODY_BYTES = 1024 * 1024;
-
 /**
  * One request and its response. It ends when the response closes (sent, or the client went away),
  * when its connection closes (which covers pipelined responses still queued, see
@@ -18,6 +15,8 @@ export const MAX_BODY_BYTES = 1024 * 1024;
  */
 export class Exchange implements Endable {
   readonly signal: AbortSignal;
+  /** Requests in flight on its connection when it arrived, itself included: 1 unless pipelined. */
+  readonly pipelined: number;
   #ended = false;
   readonly #cleanups: (() => void)[] = [];
   readonly #closed: AbortController;
@@ -33,7 +32,7 @@ export class Exchange implements Endable {
     const socket = req.socket;
     res.once('close', () => this.end());
     this.onClose(() => connections.delete(socket, this));
-    connections.add(socket, this);
+    this.pipelined = connections.add(socket, this);
   }
 
   /** Ends the exchange: aborts its signal and runs its cleanups. Idempotent. */
@@ -61,25 +60,6 @@ export class Exchange implements Endable {
       return false;
     }
   }
-}
-
-/**
- * The request body, or `undefined` when it is over {@link MAX_BODY_BYTES}. An oversized body is
- * still read (and dropped) up to 16 times that, so the client finishes sending and can read the
- * 413; past that the connection is cut.
- */
-export async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > 16 * MAX_BODY_BYTES) {
-      req.destroy();
-      return undefined;
-    }
-    if (size <= MAX_BODY_BYTES) chunks.push(chunk as Buffer);
-  }
-  return size > MAX_BODY_BYTES ? undefined : Buffer.concat(chunks);
 }
 
 /**

@@ -4,11 +4,12 @@
  * @module
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { type Clock, systemClock } from '../../clock.js';
 import type { Acquisition } from '../algorithms/limiter.js';
 import { MemoryStore } from '../memory-store.js';
 import { type Admission, admit, clientKey, type StoreFailure } from './admission.js';
+import { BodyBudget, readBody } from './body.js';
 import { type CompiledRoute, compileRoutes } from './compile.js';
 import { type FailMode, type MockServerConfig, parseConfig } from './config.js';
 import { Connections } from './connections.js';
@@ -16,7 +17,6 @@ import {
   Exchange,
   type HeaderFields,
   header,
-  readBody,
   resetConnection,
   send,
   sendJson,
@@ -121,13 +121,17 @@ export interface StoreErrorEvent {
 export async function createMockServer(config: MockServerConfig): Promise<MockServer> {
   const parsed = parseConfig(config);
   const pipeline = new Pipeline(parsed);
-  const server = createServer((req, res) => {
+  const server = createServer(SERVER_OPTIONS, (req, res) => {
     pipeline.handle(req, res).catch((error: unknown) => {
       if (res.headersSent) res.destroy();
       else
         sendJson(res, pipeline.clock, 500, [], { error: 'internal_error', message: String(error) });
     });
   });
+  server.maxConnections = parsed.maxConnections ?? DEFAULT_BOUNDS.maxConnections;
+  server.maxHeadersCount = MAX_HEADERS_COUNT;
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  server.on('connection', (socket: Socket) => pipeline.accept(socket));
   await listen(server, parsed.port ?? 0, parsed.host ?? '127.0.0.1');
   const address = server.address() as AddressInfo;
   let closed: Promise<void> | undefined;
@@ -147,6 +151,32 @@ export async function createMockServer(config: MockServerConfig): Promise<MockSe
     },
   };
 }
+
+/** Defaults of the bounds a configuration may change. */
+const DEFAULT_BOUNDS = {
+  maxConnections: 1024,
+  maxPipelinedRequests: 16,
+  maxBufferedBodyBytes: 64 * 1024 * 1024,
+  idempotencyMaxEntries: 10_000,
+  idempotencyMaxBytes: 4 * 1024 * 1024,
+};
+
+/**
+ * Node's bounds on a request's head and timing, pinned so that a process flag
+ * (`--max-http-header-size`) or a new Node default does not move them: the request line and header
+ * fields within 16 KiB (else 431), within 60 s, the whole request within 300 s (else 408).
+ */
+const SERVER_OPTIONS = {
+  maxHeaderSize: 16 * 1024,
+  headersTimeout: 60_000,
+  requestTimeout: 300_000,
+};
+
+/** Header fields read per request; Node drops the rest. */
+const MAX_HEADERS_COUNT = 2000;
+
+/** Milliseconds an idle keep-alive connection stays open. */
+const KEEP_ALIVE_TIMEOUT_MS = 5000;
 
 /** One request on its way through the pipeline, with what the stages learn about it. */
 interface Call {
@@ -178,19 +208,30 @@ class Pipeline {
   readonly #idempotency: IdempotencyStore<ResponseRecipe>;
   readonly #closing = new AbortController();
   readonly #connections = new Connections();
+  readonly #bodies: BodyBudget;
+  readonly #maxPipelined: number;
+  /** The memory stores the limits use, for `held.limiterKeys`. */
+  readonly #memoryStores: MemoryStore[];
   readonly #startedAt: number;
   readonly #storeErrorListeners = new Set<MockServerEvents['store-error']>();
 
   constructor(config: MockServerConfig) {
     this.clock = config.clock ?? systemClock;
-    this.#routes = compileRoutes(config, config.store ?? new MemoryStore(), this.clock);
+    const store = config.store ?? new MemoryStore();
+    const localStore = new MemoryStore();
+    this.#routes = compileRoutes(config, store, this.clock, localStore);
+    this.#memoryStores = store instanceof MemoryStore ? [store, localStore] : [localStore];
     this.#trustProxy = config.trustProxy ?? false;
     this.#idempotencyHeader = (config.idempotency?.header ?? 'Idempotency-Key').toLowerCase();
     this.#idempotency = new IdempotencyStore({
       ttlMs: config.idempotency?.ttlMs ?? 86_400_000,
-      maxEntries: config.idempotency?.maxEntries ?? 10_000,
-      maxBytes: config.idempotency?.maxBytes ?? 4 * 1024 * 1024,
+      maxEntries: config.idempotency?.maxEntries ?? DEFAULT_BOUNDS.idempotencyMaxEntries,
+      maxBytes: config.idempotency?.maxBytes ?? DEFAULT_BOUNDS.idempotencyMaxBytes,
     });
+    this.#bodies = new BodyBudget(
+      config.maxBufferedBodyBytes ?? DEFAULT_BOUNDS.maxBufferedBodyBytes,
+    );
+    this.#maxPipelined = config.maxPipelinedRequests ?? DEFAULT_BOUNDS.maxPipelinedRequests;
     for (const route of this.#routes) this.stats.declare(route.label);
     this.#startedAt = this.clock.now();
   }
@@ -198,9 +239,18 @@ class Pipeline {
   /** The counters, and what clients make the server hold now. */
   snapshot(): MockServerStats {
     return this.stats.snapshot({
+      connections: this.#connections.size,
+      requests: this.#connections.requests,
+      bodyBytes: this.#bodies.held,
+      limiterKeys: this.#memoryStores.reduce((sum, store) => sum + store.size, 0),
       idempotencyKeys: this.#idempotency.size,
       idempotencyBytes: this.#idempotency.bytes,
     });
+  }
+
+  /** Tracks a new connection. */
+  accept(socket: Socket): void {
+    this.#connections.accept(socket);
   }
 
   on<E extends keyof MockServerEvents>(event: E, listener: MockServerEvents[E]): () => void {
@@ -216,6 +266,13 @@ class Pipeline {
 
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const exchange = new Exchange(req, res, this.#closing.signal, this.#connections);
+    if (exchange.pipelined > this.#maxPipelined) {
+      sendJson(res, this.clock, 503, ['Connection', 'close', 'Retry-After', '1'], {
+        error: 'too_many_pipelined_requests',
+        message: `More than ${this.#maxPipelined} requests in flight on one connection; the connection closes after this answer.`,
+      });
+      return;
+    }
     const call = await this.#route(req, res, exchange);
     if (call === undefined) return;
     const admission = await this.#admit(call);
@@ -257,11 +314,21 @@ class Pipeline {
         if (route.method !== undefined) allowed.add(route.method);
         continue;
       }
-      const body = await readBody(req);
-      if (body === undefined) {
+      const read = await readBody(req, this.#bodies);
+      if (read.kind === 'aborted') return undefined;
+      if (read.kind === 'too-large') {
         sendJson(res, this.clock, 413, ['Connection', 'close'], { error: 'payload_too_large' });
         return undefined;
       }
+      if (read.kind === 'busy') {
+        sendJson(res, this.clock, 503, ['Connection', 'close', 'Retry-After', '1'], {
+          error: 'server_busy',
+          message: 'The server holds as many request bodies as it may; retry shortly.',
+        });
+        return undefined;
+      }
+      const { body } = read;
+      exchange.onClose(read.release);
       const query = new URLSearchParams(target.query);
       const json = /json/i.test(header(req, 'content-type') ?? '');
       const call = { req, res, exchange, route, params, method, url, path, query, body, json };

@@ -47,6 +47,17 @@ export interface RouteStats extends KeyStats {
  * README's "Bounds" table).
  */
 export interface HeldStats {
+  /** Open connections (at most `maxConnections`). */
+  connections: number;
+  /** Requests in flight (at most `maxPipelinedRequests` per connection). */
+  requests: number;
+  /** Request-body bytes held (at most `maxBufferedBodyBytes`). */
+  bodyBytes: number;
+  /**
+   * Keys in the memory stores of the limits: the default store (unless `store` is another kind)
+   * and that of the local copies used while failing open. At most their `maxKeys` each.
+   */
+  limiterKeys: number;
   /** Keys in the `Idempotency-Key` store (at most `idempotency.maxEntries`). */
   idempotencyKeys: number;
   /** Bytes of the `Idempotency-Key` store, as counted against `idempotency.maxBytes`. */

@@ -5,7 +5,14 @@ import { describe, expect, it } from 'vitest';
 import { IdempotencyStore } from '../../../src/server/http/idempotency.js';
 import { MAX_KEYS_PER_ROUTE, StatsRecorder } from '../../../src/server/http/stats.js';
 
-const held = { idempotencyKeys: 0, idempotencyBytes: 0 };
+const held = {
+  connections: 0,
+  requests: 0,
+  bodyBytes: 0,
+  limiterKeys: 0,
+  idempotencyKeys: 0,
+  idempotencyBytes: 0,
+};
 
 describe('StatsRecorder', () => {
   it(`lists ${MAX_KEYS_PER_ROUTE} client keys per route, then counts the rest under (other)`, () => {
