@@ -123,6 +123,7 @@ function report(limit: CompiledLimit, result: TakeResult): PolicyReport {
     resetMs: result.resetMs,
     retryAfterMs: result.retryAfterMs,
     concurrency: limit.concurrency,
+    field: limit.field,
   };
   if (limit.windowMs !== undefined) out.windowMs = limit.windowMs;
   return out;
@@ -131,6 +132,7 @@ function report(limit: CompiledLimit, result: TakeResult): PolicyReport {
 /** The stats key of a request: its limits' keys, without `global` unless that is all there is. */
 export function clientKey(keys: string[], ip: string): string {
   if (keys.length === 0) return `ip:${ip}`;
+  if (keys.length === 1) return keys[0] as string;
   const distinct = [...new Set(keys)];
   const specific = distinct.filter((k) => k !== 'global');
   return (specific.length > 0 ? specific : distinct).join(' ');

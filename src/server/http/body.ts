@@ -53,6 +53,29 @@ export type BodyRead =
   /** The request was aborted before its end. Nothing stays reserved. */
   | { kind: 'aborted' };
 
+/** The read of a request without a body: nothing reserved, nothing to release. */
+export const NO_BODY: Extract<BodyRead, { kind: 'body' }> = Object.freeze({
+  kind: 'body',
+  body: Buffer.alloc(0),
+  release: () => {},
+});
+
+/**
+ * Whether the request has a body to read: a `Content-Length` other than 0, or a
+ * `Transfer-Encoding` (RFC 9112 §6.3: without either, a request has none). Lets a bodiless request
+ * skip the stream machinery.
+ */
+export function declaresBody(req: IncomingMessage): boolean {
+  const raw = req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i] as string;
+    if (name.length === 14 && name.toLowerCase() === 'content-length') {
+      if (raw[i + 1] !== '0') return true;
+    } else if (name.length === 17 && name.toLowerCase() === 'transfer-encoding') return true;
+  }
+  return false;
+}
+
 /**
  * Reads the request body into memory, reserving its bytes in `budget` as they arrive. A body over
  * {@link MAX_BODY_BYTES}, or one the budget cannot hold, is still read (and dropped) up to 16 MiB,

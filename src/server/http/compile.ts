@@ -28,6 +28,7 @@ import {
 } from './config.js';
 import { Trigger } from './faults.js';
 import { keyScope } from './keys.js';
+import { describePolicy, type PolicyField } from './rate-limit-headers.js';
 import { compilePath, type PathMatcher } from './routes.js';
 
 /** A limit ready to decide: its limiter and what the headers and error bodies say about it. */
@@ -40,6 +41,8 @@ export interface CompiledLimit {
   windowMs: number | undefined;
   concurrency: boolean;
   leaky: boolean;
+  /** Its name and quota as the IETF fields write them, serialised once. */
+  field: PolicyField;
   /**
    * This limit scaled to `share`, in this server's memory, created on first use: what a route
    * failing open decides on while the limit's store fails.
@@ -54,11 +57,15 @@ export interface CompiledRoute {
   match: PathMatcher;
   cost: number;
   limits: CompiledLimit[];
+  /** Whether a limit is a leaky bucket: admitted requests may have to wait their turn. */
+  leaky: boolean;
   headers: HeaderFamily;
   retryAfter: RetryAfterFormat;
   response: ResponseConfig;
   /** The response's header fields, names and values in turn: the configured ones, and a JSON type. */
   responseHeaders: string[];
+  /** The configured response body, serialised; `undefined` for the echo. */
+  responseBody: Buffer | undefined;
   idempotency: boolean;
   failMode: FailMode;
   failOpenShare: number;
@@ -114,10 +121,15 @@ export function compileRoutes(
       match: compilePath(route.path),
       cost: route.cost ?? 1,
       limits: [...edge, ...own],
+      leaky: [...edge, ...own].some((limit) => limit.leaky),
       headers: route.headers ?? 'ietf',
       retryAfter: route.retryAfter ?? 'seconds',
       response: route.response ?? {},
       responseHeaders: responseHeaders(route.response?.headers),
+      responseBody:
+        route.response?.body === undefined
+          ? undefined
+          : Buffer.from(JSON.stringify(route.response.body)),
       idempotency: route.idempotency ?? true,
       failMode: route.failMode ?? 'closed',
       failOpenShare: route.failOpenShare ?? 0.25,
@@ -158,12 +170,15 @@ function compileLimit(
   fallback: Fallback,
 ): CompiledLimit {
   const locals = new Map<number, RateLimiter>();
+  const described = describeLimit(limit);
+  const limiter = makeLimiter(limit, { store: limit.store ?? store, clock, name: namespace });
   return {
-    ...describeLimit(limit),
+    ...described,
     name,
     key: limit.key,
     scope: keyScope(limit.key),
-    limiter: makeLimiter(limit, { store: limit.store ?? store, clock, name: namespace }),
+    limiter,
+    field: describePolicy(name, limiter.limit, described.windowMs, described.concurrency),
     local(share) {
       let local = locals.get(share);
       if (local === undefined) {

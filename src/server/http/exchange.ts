@@ -7,57 +7,77 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '../../clock.js';
 import type { Connections, Endable } from './connections.js';
 
+/** What an exchange's pending wait is aborted with: cheaper than the default DOMException. */
+const ENDED = new Error('the exchange ended');
+
 /**
- * One request and its response. It ends when the response closes (sent, or the client went away),
- * when its connection closes (which covers pipelined responses still queued, see
- * {@link Connections}) or when the server closes; it then aborts its signal and runs its cleanups,
- * once, even those registered late.
+ * One request and its response. It ends when the response closes (sent, or the client went away)
+ * or when its connection closes (which covers pipelined responses still queued, see
+ * {@link Connections}); it then runs its cleanups, once, even those registered late. A request
+ * that never waits costs no `AbortController`: one is made for the first wait.
  */
 export class Exchange implements Endable {
-  readonly signal: AbortSignal;
   /** Requests in flight on its connection when it arrived, itself included: 1 unless pipelined. */
   readonly pipelined: number;
   #ended = false;
-  readonly #cleanups: (() => void)[] = [];
-  readonly #closed: AbortController;
+  #cleanups: (() => void)[] | undefined;
+  #waits: AbortController | undefined;
+  readonly #server: AbortSignal;
 
+  /** @param server aborts when the server closes, ending every wait. */
   constructor(
     req: IncomingMessage,
     res: ServerResponse,
-    serverSignal: AbortSignal,
+    server: AbortSignal,
     connections: Connections,
   ) {
-    this.#closed = new AbortController();
-    this.signal = AbortSignal.any([this.#closed.signal, serverSignal]);
+    this.#server = server;
     const socket = req.socket;
     res.once('close', () => this.end());
     this.onClose(() => connections.delete(socket, this));
     this.pipelined = connections.add(socket, this);
   }
 
-  /** Ends the exchange: aborts its signal and runs its cleanups. Idempotent. */
+  /** Whether the exchange has ended: nothing more should be sent. */
+  get ended(): boolean {
+    return this.#ended;
+  }
+
+  /** Ends the exchange: cancels its waits and runs its cleanups. Idempotent. */
   end(): void {
     if (this.#ended) return;
     this.#ended = true;
-    this.#closed.abort();
-    for (const cleanup of this.#cleanups.splice(0)) cleanup();
+    this.#waits?.abort(ENDED);
+    const cleanups = this.#cleanups;
+    this.#cleanups = undefined;
+    if (cleanups !== undefined) for (const cleanup of cleanups) cleanup();
   }
 
   /** Runs `cleanup` when the exchange ends; at once if it already has. */
   onClose(cleanup: () => void): void {
     if (this.#ended) cleanup();
+    else if (this.#cleanups === undefined) this.#cleanups = [cleanup];
     else this.#cleanups.push(cleanup);
   }
 
-  /** Sleeps `ms` on `clock`; false when the exchange ended first (nothing more should be sent). */
+  /**
+   * Sleeps `ms` on `clock`; false when the exchange ended (or the server closed) first, and then
+   * nothing more should be sent.
+   */
   async wait(clock: Clock, ms: number): Promise<boolean> {
-    if (this.signal.aborted) return false;
+    if (this.#ended || this.#server.aborted) return false;
     if (ms <= 0) return true;
+    this.#waits ??= new AbortController();
+    const waits = this.#waits;
+    const onServerClose = () => waits.abort(ENDED);
+    this.#server.addEventListener('abort', onServerClose, { once: true });
     try {
-      await clock.sleep(ms, this.signal);
+      await clock.sleep(ms, waits.signal);
       return true;
     } catch {
       return false;
+    } finally {
+      this.#server.removeEventListener('abort', onServerClose);
     }
   }
 }
@@ -90,8 +110,17 @@ export function resetConnection(req: IncomingMessage): void {
  */
 export type HeaderFields = readonly string[];
 
-function httpDate(clock: Clock): string {
-  return new Date(clock.now()).toUTCString();
+let dateSecond = Number.NaN;
+let dateField = '';
+
+/** The `Date` field for now on `clock`, formatted once per second. */
+export function httpDate(clock: Clock): string {
+  const second = Math.floor(clock.now() / 1000);
+  if (second !== dateSecond) {
+    dateSecond = second;
+    dateField = new Date(second * 1000).toUTCString();
+  }
+  return dateField;
 }
 
 /** Answers with a JSON body, at once. The `Date` field comes from the server's clock. */
@@ -116,10 +145,11 @@ export function sendJson(
 }
 
 /**
- * Answers with `body`, at once or `slow.chunkBytes` every `slow.intervalMs` on the server's clock.
- * Stops writing (without ending) when the exchange ends first; the connection is gone by then.
+ * Answers with `body`, at once or `slow.chunkBytes` every `slow.intervalMs` on the server's clock
+ * (then the returned promise says when it is done). Stops writing (without ending) when the
+ * exchange ends first; the connection is gone by then.
  */
-export async function send(
+export function send(
   res: ServerResponse,
   exchange: Exchange,
   clock: Clock,
@@ -127,7 +157,7 @@ export async function send(
   headers: HeaderFields,
   body: Buffer,
   slow?: { chunkBytes: number; intervalMs: number },
-): Promise<void> {
+): Promise<void> | undefined {
   res.writeHead(status, [
     ...headers,
     'Date',
@@ -137,8 +167,18 @@ export async function send(
   ]);
   if (slow === undefined || res.req.method === 'HEAD') {
     res.end(body);
-    return;
+    return undefined;
   }
+  return sendSlowly(res, exchange, clock, body, slow);
+}
+
+async function sendSlowly(
+  res: ServerResponse,
+  exchange: Exchange,
+  clock: Clock,
+  body: Buffer,
+  slow: { chunkBytes: number; intervalMs: number },
+): Promise<void> {
   for (let at = 0; at < body.length; at += slow.chunkBytes) {
     if (at > 0 && !(await exchange.wait(clock, slow.intervalMs))) return;
     res.write(body.subarray(at, at + slow.chunkBytes));

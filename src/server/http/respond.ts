@@ -8,7 +8,7 @@ import type { HeaderFields } from './exchange.js';
 
 /**
  * What the handler knows of the request. A response is a function of these alone (and of the
- * route): that is what lets a replay rebuild it instead of storing it.
+ * route and the side effect's number): that is what lets a replay rebuild it instead of storing it.
  */
 export interface HandlerInput {
   method: string;
@@ -16,16 +16,12 @@ export interface HandlerInput {
   params: Record<string, string>;
   query: URLSearchParams;
   body: Buffer;
-  /** Whether the request said its body is JSON (its `Content-Type` mentions `json`). */
-  json: boolean;
-  /** The number of this side effect on the route, from 1. */
-  execution: number;
 }
 
 /**
- * What a replay needs besides the replayed request: the side effect's number, and how its body was
- * read. A replay carries the same method, target and body as the original (the idempotency
- * fingerprint proves it), so these few numbers rebuild the original response byte for byte.
+ * What a replay needs besides the replayed request: the side effect's number, and whether its body
+ * was read as JSON. A replay carries the same method, target and body as the original (the
+ * idempotency fingerprint proves it), so these rebuild the original response byte for byte.
  */
 export interface ResponseRecipe {
   execution: number;
@@ -39,27 +35,33 @@ export interface HandlerResponse {
   body: Buffer;
 }
 
-/** The route's answer: its configured body, or an echo of the request. */
-export function respond(route: CompiledRoute, input: HandlerInput): HandlerResponse {
+/**
+ * The route's answer: its configured body (serialised once, at start-up), or an echo of the
+ * request with the number of the side effect (`execution`, from 1) and its body, parsed when
+ * `json`.
+ */
+export function respond(
+  route: CompiledRoute,
+  input: HandlerInput,
+  execution: number,
+  json: boolean,
+): HandlerResponse {
   const { response } = route;
-  const payload =
-    response.body !== undefined
-      ? response.body
-      : {
-          ok: true,
-          route: route.label,
-          method: input.method,
-          path: input.path,
-          params: input.params,
-          query: queryObject(input.query),
-          execution: input.execution,
-          body: echo(input.body, input.json),
-        };
-  return {
-    status: response.status ?? 200,
-    headers: route.responseHeaders,
-    body: Buffer.from(JSON.stringify(payload)),
+  const status = response.status ?? 200;
+  if (route.responseBody !== undefined) {
+    return { status, headers: route.responseHeaders, body: route.responseBody };
+  }
+  const payload = {
+    ok: true,
+    route: route.label,
+    method: input.method,
+    path: input.path,
+    params: input.params,
+    query: queryObject(input.query),
+    execution,
+    body: echo(input.body, json),
   };
+  return { status, headers: route.responseHeaders, body: Buffer.from(JSON.stringify(payload)) };
 }
 
 /** The query as a null-prototype object (a repeated name keeps its last value). */

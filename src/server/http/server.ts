@@ -9,7 +9,7 @@ import { type Clock, systemClock } from '../../clock.js';
 import type { Acquisition } from '../algorithms/limiter.js';
 import { MemoryStore } from '../memory-store.js';
 import { type Admission, admit, clientKey, type StoreFailure } from './admission.js';
-import { BodyBudget, readBody } from './body.js';
+import { BodyBudget, declaresBody, NO_BODY, readBody } from './body.js';
 import { type CompiledRoute, compileRoutes } from './compile.js';
 import { type FailMode, type MockServerConfig, parseConfig } from './config.js';
 import { Connections } from './connections.js';
@@ -17,6 +17,7 @@ import {
   Exchange,
   type HeaderFields,
   header,
+  httpDate,
   resetConnection,
   send,
   sendJson,
@@ -277,9 +278,9 @@ class Pipeline {
     if (call === undefined) return;
     const admission = await this.#admit(call);
     if (admission === undefined) return;
-    if (!(await this.#waitTurn(call, admission))) return;
+    if (call.route.leaky && !(await this.#waitTurn(call, admission))) return;
     if (this.#failBeforeHandler(call)) return;
-    const claimKey = await this.#claim(call);
+    const claimKey = this.#claim(call);
     if (claimKey === false) return;
     await this.#runHandler(call, claimKey);
   }
@@ -294,7 +295,7 @@ class Pipeline {
     const target = parseTarget(req.url ?? '/');
     if (target.form !== 'path') {
       if (target.form === 'asterisk' && method === 'OPTIONS') {
-        res.writeHead(204, ['Date', new Date(this.clock.now()).toUTCString()]).end();
+        res.writeHead(204, ['Date', httpDate(this.clock)]).end();
       } else {
         sendJson(res, this.clock, 400, [], {
           error: 'bad_request_target',
@@ -314,7 +315,7 @@ class Pipeline {
         if (route.method !== undefined) allowed.add(route.method);
         continue;
       }
-      const read = await readBody(req, this.#bodies);
+      const read = declaresBody(req) ? await readBody(req, this.#bodies) : NO_BODY;
       if (read.kind === 'aborted') return undefined;
       if (read.kind === 'too-large') {
         sendJson(res, this.clock, 413, ['Connection', 'close'], { error: 'payload_too_large' });
@@ -328,11 +329,22 @@ class Pipeline {
         return undefined;
       }
       const { body } = read;
-      exchange.onClose(read.release);
-      const query = new URLSearchParams(target.query);
-      const json = /json/i.test(header(req, 'content-type') ?? '');
-      const call = { req, res, exchange, route, params, method, url, path, query, body, json };
-      return { ...call, client: '', limitHeaders: [] };
+      if (read !== NO_BODY) exchange.onClose(read.release);
+      return {
+        req,
+        res,
+        exchange,
+        route,
+        params,
+        method,
+        url,
+        path,
+        query: new URLSearchParams(target.query),
+        body,
+        json: body.length > 0 && /json/i.test(header(req, 'content-type') ?? ''),
+        client: '',
+        limitHeaders: [],
+      };
     }
     if (allowed.size > 0) {
       const headers = ['Allow', [...allowed].join(', ')];
@@ -477,10 +489,10 @@ class Pipeline {
 
   /**
    * The `Idempotency-Key` check: replays a stored response, or refuses a key in use or reused.
-   * Resolves to the claimed store key (`undefined` without an idempotency key), or `false` when it
+   * Returns the claimed store key (`undefined` without an idempotency key), or `false` when it
    * answered.
    */
-  async #claim(call: Call): Promise<string | undefined | false> {
+  #claim(call: Call): string | undefined | false {
     const { route } = call;
     const key = route.idempotency ? header(call.req, this.#idempotencyHeader) : undefined;
     if (key === undefined) return undefined;
@@ -490,9 +502,10 @@ class Pipeline {
     if (claim.kind === 'new') return claimKey;
     if (claim.kind === 'replay') {
       this.stats.count(route.label, call.client, 'replays');
-      const { status, headers, body } = respond(route, { ...call, ...claim.response });
+      const { execution, json } = claim.response;
+      const { status, headers, body } = respond(route, call, execution, json);
       const replayed = [...headers, ...call.limitHeaders, 'Idempotent-Replayed', 'true'];
-      await send(call.res, call.exchange, this.clock, status, replayed, body);
+      send(call.res, call.exchange, this.clock, status, replayed, body);
       return false;
     }
     this.stats.count(route.label, call.client, 'idempotencyConflicts');
@@ -522,7 +535,7 @@ class Pipeline {
       }
     }
     const execution = this.stats.count(route.label, call.client, 'sideEffects');
-    const response = respond(route, { ...call, execution });
+    const response = respond(route, call, execution, call.json);
     if (claimKey !== undefined) {
       this.#idempotency.complete(claimKey, { execution, json: call.json }, this.clock.now());
     }
