@@ -91,7 +91,7 @@ export class MemoryStore implements RateLimitStore {
     const entry = this.#entries.get(id);
     const decision = decide(spec.logic, spec.config, entry?.state, request.now, request.cost);
     if (entry !== undefined) entry.used = true;
-    if (decision.state !== entry?.state) this.#write(spec, id, decision.state, request.now);
+    if (decision.state !== entry?.state) this.#write(spec, id, entry, decision.state, request.now);
     this.#sweep(request.now);
     return { result: decision.result, receipt: decision.receipt };
   }
@@ -116,7 +116,7 @@ export class MemoryStore implements RateLimitStore {
       request.receipt,
       spec.config,
     );
-    this.#write(spec, id, state, request.now);
+    this.#write(spec, id, entry, state, request.now);
     this.#sweep(request.now);
   }
 
@@ -143,15 +143,27 @@ export class MemoryStore implements RateLimitStore {
     this.#hand = undefined;
   }
 
-  #write(spec: LimiterSpec, id: string, state: unknown, now: number): void {
+  /** Writes `state` for `id`, whose current entry is `entry`: in place, or as a new key. */
+  #write(
+    spec: LimiterSpec,
+    id: string,
+    entry: Entry | undefined,
+    state: unknown,
+    now: number,
+  ): void {
     if (state === undefined) this.#entries.delete(id);
     else {
       const expiresAt = spec.logic.expiresAt(state, spec.config);
       if (expiresAt <= now) this.#entries.delete(id);
       else {
-        const size = this.#entries.size;
+        if (entry !== undefined) {
+          entry.state = state;
+          entry.expiresAt = expiresAt;
+          entry.used = true;
+          return;
+        }
         this.#entries.set(id, { state, expiresAt, used: true });
-        if (this.#entries.size > size && size >= this.#maxKeys) this.#evict(now);
+        if (this.#entries.size > this.#maxKeys) this.#evict(now);
       }
     }
   }

@@ -19,13 +19,13 @@
  * without a limit, express + express-rate-limit and fastify + @fastify/rate-limit with the same
  * limit (so everything is admitted and the limiter's cost is what differs). autocannon drives each
  * with 50 connections for `--seconds` (default 5) after a second of warm-up; `--rounds` rounds
- * (default 3), the order reversed every other round. Prints requests/s per round, the median and
- * the ratios of the medians.
+ * (default 3), the order reversed every other round. Prints requests/s per round, the median, the
+ * spread, each server's CPU time per request (steadier than the rate on a shared machine) and the
+ * ratios of the medians.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { fork } from 'node:child_process';
 import { once } from 'node:events';
 import { performance } from 'node:perf_hooks';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
@@ -195,38 +195,40 @@ async function algorithms(): Promise<void> {
 
 const CONTENDER_SCRIPT = fileURLToPath(new URL('./lib/http-contender.ts', import.meta.url));
 
-/** Starts a contender in a process of its own; resolves once it listens. */
-async function startContender(name: ContenderName): Promise<{ port: number; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', CONTENDER_SCRIPT, name], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
-  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
-  const [line] = (await once(lines, 'line')) as [string];
-  lines.close();
-  return { port: (JSON.parse(line) as { port: number }).port, child };
+/** One contender's run: requests per second, and its server's CPU time per request. */
+interface HttpRun {
+  rate: number;
+  cpuMicrosPerRequest: number;
 }
 
-async function stopContender(child: ChildProcess): Promise<void> {
+/**
+ * Requests per second of one contender, in a process of its own: 50 connections, after a second
+ * of warm-up; and the CPU time its process spent per request meanwhile, which a shared machine
+ * disturbs less than the rate.
+ */
+async function runContender(name: ContenderName, seconds: number): Promise<HttpRun> {
+  const child = fork(CONTENDER_SCRIPT, [name], { execArgv: ['--import', 'tsx'] });
   const exited = once(child, 'exit');
-  child.stdin?.end();
-  await exited;
-}
-
-/** Requests per second of one contender: 50 connections, after a second of warm-up. */
-async function requestsPerSecond(name: ContenderName, seconds: number): Promise<number> {
-  const { port, child } = await startContender(name);
   try {
+    const [{ port }] = (await once(child, 'message')) as [{ port: number }];
     const url = `http://127.0.0.1:${port}/x`;
     await autocannon({ url, connections: 50, duration: 1 });
+    child.send('measure');
     const result = await autocannon({ url, connections: 50, duration: seconds });
     if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0) {
       throw new Error(
         `${name}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`,
       );
     }
-    return result.requests.total / seconds;
+    child.send('stop');
+    const [{ cpuMicros }] = (await once(child, 'message')) as [{ cpuMicros: number }];
+    return {
+      rate: result.requests.total / seconds,
+      cpuMicrosPerRequest: cpuMicros / result.requests.total,
+    };
   } finally {
-    await stopContender(child);
+    if (child.exitCode === null) child.kill();
+    await exited;
   }
 }
 
@@ -236,36 +238,40 @@ async function http(): Promise<void> {
   console.log(
     `\nHTTP: GET /x, 50 connections (autocannon), ${seconds} s each, ${rounds} rounds, order reversed every other round; every server in its own process (Node ${process.version})\n`,
   );
-  const rates = new Map<ContenderName, number[]>(CONTENDERS.map((name) => [name, []]));
+  const runs = new Map<ContenderName, HttpRun[]>(CONTENDERS.map((name) => [name, []]));
   for (let round = 0; round < rounds; round++) {
     const order = round % 2 === 0 ? [...CONTENDERS] : [...CONTENDERS].reverse();
     const line: string[] = [];
     for (const name of order) {
-      const rate = await requestsPerSecond(name, seconds);
-      rates.get(name)?.push(rate);
-      line.push(`${name} ${Math.round(rate)}`);
+      const run = await runContender(name, seconds);
+      runs.get(name)?.push(run);
+      line.push(`${name} ${Math.round(run.rate)}/s ${run.cpuMicrosPerRequest.toFixed(0)} µs`);
     }
     console.log(`round ${round + 1}: ${line.join(', ')}`);
   }
-  const medianOf = (name: ContenderName) => median(rates.get(name) ?? []);
-  console.log(`\n${'server'.padEnd(32)}${'median req/s'.padStart(14)}${'min-max'.padStart(18)}`);
+  const rateOf = (name: ContenderName) => median((runs.get(name) ?? []).map((r) => r.rate));
+  const cpuOf = (name: ContenderName) =>
+    median((runs.get(name) ?? []).map((r) => r.cpuMicrosPerRequest));
+  console.log(
+    `\n${'server'.padEnd(32)}${'median req/s'.padStart(14)}${'min-max'.padStart(18)}${'CPU µs/request'.padStart(17)}`,
+  );
   for (const name of CONTENDERS) {
-    const values = rates.get(name) ?? [];
-    const spread = `${Math.round(Math.min(...values))}-${Math.round(Math.max(...values))}`;
+    const rates = (runs.get(name) ?? []).map((r) => r.rate);
+    const spread = `${Math.round(Math.min(...rates))}-${Math.round(Math.max(...rates))}`;
     console.log(
-      `${name.padEnd(32)}${String(Math.round(medianOf(name))).padStart(14)}${spread.padStart(18)}`,
+      `${name.padEnd(32)}${String(Math.round(rateOf(name))).padStart(14)}${spread.padStart(18)}${cpuOf(name).toFixed(0).padStart(17)}`,
     );
   }
-  const mock = medianOf('mock server');
-  const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}x`;
+  const ratios = (a: ContenderName, b: ContenderName) =>
+    `${(rateOf(a) / rateOf(b)).toFixed(2)}x in req/s, ${(cpuOf(b) / cpuOf(a)).toFixed(2)}x in CPU per request`;
   console.log(
-    `\nmock server / express + express-rate-limit: ${ratio(mock, medianOf('express + express-rate-limit'))} (target at least 1.5x)`,
+    `\nmock server / express + express-rate-limit: ${ratios('mock server', 'express + express-rate-limit')} (target at least 1.5x)`,
   );
   console.log(
-    `mock server / fastify + @fastify/rate-limit: ${ratio(mock, medianOf('fastify + @fastify/rate-limit'))}`,
+    `mock server / fastify + @fastify/rate-limit: ${ratios('mock server', 'fastify + @fastify/rate-limit')}`,
   );
   console.log(
-    `mock server / itself without a limit: ${ratio(mock, medianOf('mock server, no limit'))} (target at least 0.9x)`,
+    `mock server / itself without a limit: ${ratios('mock server', 'mock server, no limit')} (target at least 0.9x)`,
   );
 }
 

@@ -55,12 +55,14 @@ export interface Admission {
  * Redis, when its lease does), an error toward rejecting.
  */
 export async function admit(route: CompiledRoute, keys: string[], now: number): Promise<Admission> {
+  const { limits } = route;
   const acquisitions: Acquisition[] = [];
   const results: TakeResult[] = [];
   const failures: StoreFailure[] = [];
   const options = { cost: route.cost, now };
   let rejected = -1;
-  for (const [i, limit] of route.limits.entries()) {
+  for (let i = 0; i < limits.length; i++) {
+    const limit = limits[i] as CompiledLimit;
     const key = keys[i] as string;
     let acquisition: Acquisition;
     try {
@@ -89,8 +91,9 @@ export async function admit(route: CompiledRoute, keys: string[], now: number): 
   }
   if (rejected >= 0) {
     await giveBack(acquisitions, failures);
-    for (const [i, limit] of route.limits.entries()) {
+    for (let i = 0; i < limits.length; i++) {
       if (i === rejected) continue;
+      const limit = limits[i] as CompiledLimit;
       const key = keys[i] as string;
       try {
         results[i] = await limit.limiter.peek(key, options);
@@ -100,7 +103,10 @@ export async function admit(route: CompiledRoute, keys: string[], now: number): 
       }
     }
   }
-  const reports = route.limits.map((limit, i) => report(limit, results[i] as TakeResult));
+  const reports: PolicyReport[] = [];
+  for (let i = 0; i < limits.length; i++) {
+    reports.push(report(limits[i] as CompiledLimit, results[i] as TakeResult));
+  }
   return { allowed: rejected < 0, failedClosed: false, acquisitions, results, reports, failures };
 }
 

@@ -27,7 +27,7 @@ import {
   routeLabel,
 } from './config.js';
 import { Trigger } from './faults.js';
-import { keyScope } from './keys.js';
+import { compileKey, type KeyFunction, keyScope } from './keys.js';
 import { describePolicy, type PolicyField } from './rate-limit-headers.js';
 import { compilePath, type PathMatcher } from './routes.js';
 
@@ -36,6 +36,8 @@ export interface CompiledLimit {
   limiter: RateLimiter;
   name: string;
   key: KeyConfig | undefined;
+  /** The key of a request under this limit. */
+  keyOf: KeyFunction;
   scope: string;
   description: string;
   windowMs: number | undefined;
@@ -59,6 +61,8 @@ export interface CompiledRoute {
   limits: CompiledLimit[];
   /** Whether a limit is a leaky bucket: admitted requests may have to wait their turn. */
   leaky: boolean;
+  /** Whether a limit counts requests in flight: admitted requests hold a slot until they end. */
+  concurrency: boolean;
   headers: HeaderFamily;
   retryAfter: RetryAfterFormat;
   response: ResponseConfig;
@@ -122,6 +126,7 @@ export function compileRoutes(
       cost: route.cost ?? 1,
       limits: [...edge, ...own],
       leaky: [...edge, ...own].some((limit) => limit.leaky),
+      concurrency: [...edge, ...own].some((limit) => limit.concurrency),
       headers: route.headers ?? 'ietf',
       retryAfter: route.retryAfter ?? 'seconds',
       response: route.response ?? {},
@@ -176,6 +181,7 @@ function compileLimit(
     ...described,
     name,
     key: limit.key,
+    keyOf: compileKey(limit.key),
     scope: keyScope(limit.key),
     limiter,
     field: describePolicy(name, limiter.limit, described.windowMs, described.concurrency),

@@ -47,23 +47,33 @@ export function boundedValue(value: string): string {
   return `sha256:${createHash('sha256').update(value).digest('base64url')}`;
 }
 
+/** A header's value as part of a key; `name` in lower case. */
 function headerValue(req: IncomingMessage, name: string): string {
-  return boundedValue(header(req, name.toLowerCase()) ?? '');
+  return boundedValue(header(req, name) ?? '');
 }
 
+/** A request's key under one limit, from the request and its client IP. */
+export type KeyFunction = (req: IncomingMessage, ip: string) => string;
+
 /**
- * The key of a request under a limit: `ip:203.0.113.7`, `global`, `x-api-key:abc`, or the parts
- * of a composite joined with `|`. Requests without a keyed header share the key with an empty
- * value.
+ * Compiles a key configuration into the function that keys requests: `ip:203.0.113.7`, `global`,
+ * `x-api-key:abc`, or the parts of a composite joined with `|`. Requests without a keyed header
+ * share the key with an empty value.
  */
+export function compileKey(key: KeyConfig | undefined): KeyFunction {
+  const compiled = parts(key).map((part): KeyFunction => {
+    if (part === 'ip') return (_req, ip) => `ip:${ip}`;
+    if (part === 'global') return () => 'global';
+    const name = part.header.toLowerCase();
+    return (req) => `${name}:${headerValue(req, name)}`;
+  });
+  if (compiled.length === 1) return compiled[0] as KeyFunction;
+  return (req, ip) => compiled.map((keyOf) => keyOf(req, ip)).join('|');
+}
+
+/** The key of a request under a limit configured with `key` (see {@link compileKey}). */
 export function requestKey(key: KeyConfig | undefined, req: IncomingMessage, ip: string): string {
-  return parts(key)
-    .map((part) => {
-      if (part === 'ip') return `ip:${ip}`;
-      if (part === 'global') return 'global';
-      return `${part.header.toLowerCase()}:${headerValue(req, part.header)}`;
-    })
-    .join('|');
+  return compileKey(key)(req, ip);
 }
 
 /**

@@ -24,7 +24,7 @@ import {
 } from './exchange.js';
 import { latencyFor } from './faults.js';
 import { fingerprint, IdempotencyStore } from './idempotency.js';
-import { boundedValue, clientIp, requestKey } from './keys.js';
+import { boundedValue, clientIp } from './keys.js';
 import { mostRestrictive, rateLimitFields, retryAfterField } from './rate-limit-headers.js';
 import { type ResponseRecipe, respond } from './respond.js';
 import { methodMatches } from './routes.js';
@@ -361,16 +361,18 @@ class Pipeline {
     const { req, route } = call;
     const now = this.clock.now();
     const ip = clientIp(req, this.#trustProxy);
-    const keys = route.limits.map((limit) => requestKey(limit.key, req, ip));
+    const keys = route.limits.map((limit) => limit.keyOf(req, ip));
     call.client = clientKey(keys, ip);
     const admission = await admit(route, keys, now);
-    if (admission.failures.length > 0) this.#storeFailed(call, admission.failures);
-    if (admission.failedClosed) {
-      this.#failClosed(call, admission);
-      return undefined;
-    }
-    if (admission.failures.some((failure) => failure.operation === 'take')) {
-      this.stats.count(route.label, call.client, 'degraded');
+    if (admission.failures.length > 0) {
+      this.#storeFailed(call, admission.failures);
+      if (admission.failedClosed) {
+        this.#failClosed(call, admission);
+        return undefined;
+      }
+      if (admission.failures.some((failure) => failure.operation === 'take')) {
+        this.stats.count(route.label, call.client, 'degraded');
+      }
     }
     if (!admission.allowed) {
       this.stats.count(route.label, call.client, 'rejected');
@@ -378,9 +380,11 @@ class Pipeline {
       return undefined;
     }
     this.stats.count(route.label, call.client, 'admitted');
-    for (const [i, acquisition] of admission.acquisitions.entries()) {
-      if (route.limits[i]?.concurrency)
-        call.exchange.onClose(() => this.#release(call, i, acquisition));
+    if (route.concurrency) {
+      for (const [i, acquisition] of admission.acquisitions.entries()) {
+        if (route.limits[i]?.concurrency)
+          call.exchange.onClose(() => this.#release(call, i, acquisition));
+      }
     }
     call.limitHeaders = rateLimitFields(route.headers, admission.reports, false, now);
     return admission;

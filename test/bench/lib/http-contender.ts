@@ -2,12 +2,11 @@
  * One HTTP server of the server benchmark, run in a process of its own so that the load generator
  * does not share its event loop:
  *
- *   npx tsx test/bench/lib/http-contender.ts <name>
+ *   fork('test/bench/lib/http-contender.ts', [name], { execArgv: ['--import', 'tsx'] })
  *
  * Every contender answers `GET /x` with the JSON `{"ok":true}`; the limited ones put the same limit
  * on it, a fixed window of {@link LIMIT} per minute per client IP, with the IETF header fields,
- * high enough that every request is admitted, so that what is measured is the limiter's cost. It
- * prints `{"port":n}` once listening and stops when its standard input closes.
+ * high enough that every request is admitted, so that what is measured is the limiter's cost.
  */
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -81,19 +80,28 @@ async function start(name: ContenderName): Promise<{ port: number; close(): Prom
   }
 }
 
-/** Run as a script: start the contender named on the command line. */
+/**
+ * Run as a script (forked, with an IPC channel): start the contender named on the command line,
+ * send `{ port }`; on `'measure'` start counting CPU time; on `'stop'` send `{ cpuMicros }` (user
+ * and system time since `'measure'`) and exit.
+ */
 async function main(): Promise<void> {
   const name = process.argv[2] as ContenderName;
-  if (!CONTENDERS.includes(name)) {
-    console.error(`unknown contender ${JSON.stringify(name)}; one of ${CONTENDERS.join(', ')}`);
+  if (!CONTENDERS.includes(name) || process.send === undefined) {
+    console.error(`usage: fork with an IPC channel, one of ${CONTENDERS.join(', ')}`);
     process.exit(2);
   }
   const server = await start(name);
-  process.stdout.write(`${JSON.stringify({ port: server.port })}\n`);
-  process.stdin.resume();
-  process.stdin.on('end', () => {
-    server.close().then(() => process.exit(0));
+  let since = process.cpuUsage();
+  process.on('message', (message) => {
+    if (message === 'measure') since = process.cpuUsage();
+    if (message === 'stop') {
+      const used = process.cpuUsage(since);
+      process.send?.({ cpuMicros: used.user + used.system });
+      server.close().then(() => process.exit(0));
+    }
   });
+  process.send({ port: server.port });
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await main();
