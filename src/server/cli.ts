@@ -93,7 +93,9 @@ function scalar(value: string): string | number {
 export function parseLimitSpec(spec: string): LimitConfig {
   const colon = spec.indexOf(':');
   const algorithm = colon < 0 ? spec : spec.slice(0, colon);
-  const limit: Record<string, unknown> = { algorithm };
+  // Parameter names come from the command line: a null prototype keeps `__proto__=1` a key, which
+  // validation then refuses like any unknown option.
+  const limit: Record<string, unknown> = Object.assign(Object.create(null), { algorithm });
   const params = colon < 0 ? '' : spec.slice(colon + 1);
   for (const pair of params.split(',').filter((p) => p !== '')) {
     const eq = pair.indexOf('=');

@@ -82,7 +82,7 @@ export {
   type MockServerEvents,
   type StoreErrorEvent,
 } from './http/server.js';
-export type { KeyStats, MockServerStats, RouteStats } from './http/stats.js';
+export type { HeldStats, KeyStats, MockServerStats, RouteStats } from './http/stats.js';
 export { MemoryStore, type MemoryStoreOptions } from './memory-store.js';
 export type { LimiterSpec, RateLimitStore, StoreDecision, StoreRequest } from './store.js';
 export type { AlgorithmName, TakeOptions, TakeResult } from './types.js';

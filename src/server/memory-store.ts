@@ -18,27 +18,42 @@ export interface MemoryStoreOptions {
    * @default 2
    */
   sweepPerOperation?: number;
+  /**
+   * The most keys held, over every limiter sharing the store. A new key past it evicts a key that
+   * has not been used since the eviction hand last passed it (second chance, an approximation of
+   * least recently used); a key with concurrency slots in flight is never evicted. An evicted key
+   * that comes back starts fresh, the one error this bound can make: toward admitting, for a key
+   * idle longer than the others held.
+   * @default 100_000 (about 25 MB of keys of a few dozen characters)
+   */
+  maxKeys?: number;
 }
 
 interface Entry {
   state: unknown;
   expiresAt: number;
+  /** Used since the eviction hand last passed: spared once. */
+  used: boolean;
 }
 
-const optionsSchema = z.strictObject({ sweepPerOperation: positiveInteger.optional() });
+const optionsSchema = z.strictObject({
+  sweepPerOperation: positiveInteger.optional(),
+  maxKeys: positiveInteger.optional(),
+});
 
 /**
  * Keeps limiter state in a `Map`, in this process. Operations run synchronously inside the returned
  * promise, so each is atomic; state is not shared with other processes (use a Redis store for
  * that).
  *
- * Memory is bounded twice over:
+ * Memory is bounded three times over:
  * - per key, by the algorithm: a few numbers, or for the sliding log at most one entry per
  *   distinct millisecond in the window (and never more than its limit);
  * - in the number of keys: every take advances a sweep over the map by `sweepPerOperation` entries
  *   (a clock hand, not a timer) and deletes those whose state has expired, that is, is equivalent
  *   to a fresh key. A million distinct keys seen once each shrink back to the keys still live as
- *   soon as traffic continues; {@link MemoryStore.prune} sweeps everything at once.
+ *   soon as traffic continues; {@link MemoryStore.prune} sweeps everything at once;
+ * - and never past `maxKeys`, however many are live: the same hand evicts a key not used lately.
  *
  * Time comes from the requests (`now`), so the store has no timer, never keeps a process alive and
  * behaves the same on fake time.
@@ -51,11 +66,19 @@ const optionsSchema = z.strictObject({ sweepPerOperation: positiveInteger.option
 export class MemoryStore implements RateLimitStore {
   readonly #entries = new Map<string, Entry>();
   readonly #sweepPerOperation: number;
+  readonly #maxKeys: number;
   #hand: Iterator<[string, Entry]> | undefined;
+  #evicted = 0;
 
   constructor(options: MemoryStoreOptions = {}) {
     const parsed = parseOptions(optionsSchema, options);
     this.#sweepPerOperation = parsed.sweepPerOperation ?? 2;
+    this.#maxKeys = parsed.maxKeys ?? 100_000;
+  }
+
+  /** Keys evicted so far because the store was full (`maxKeys`), not because they expired. */
+  get evicted(): number {
+    return this.#evicted;
   }
 
   /** Number of keys currently held (expired ones included until the sweep reaches them). */
@@ -67,7 +90,8 @@ export class MemoryStore implements RateLimitStore {
     const id = entryId(spec, key);
     const entry = this.#entries.get(id);
     const decision = decide(spec.logic, spec.config, entry?.state, request.now, request.cost);
-    if (decision.state !== entry?.state) this.#write(spec, id, decision.state, request.now);
+    if (entry !== undefined) entry.used = true;
+    if (decision.state !== entry?.state) this.#write(spec, id, entry, decision.state, request.now);
     this.#sweep(request.now);
     return { result: decision.result, receipt: decision.receipt };
   }
@@ -92,7 +116,7 @@ export class MemoryStore implements RateLimitStore {
       request.receipt,
       spec.config,
     );
-    this.#write(spec, id, state, request.now);
+    this.#write(spec, id, entry, state, request.now);
     this.#sweep(request.now);
   }
 
@@ -119,12 +143,54 @@ export class MemoryStore implements RateLimitStore {
     this.#hand = undefined;
   }
 
-  #write(spec: LimiterSpec, id: string, state: unknown, now: number): void {
+  /** Writes `state` for `id`, whose current entry is `entry`: in place, or as a new key. */
+  #write(
+    spec: LimiterSpec,
+    id: string,
+    entry: Entry | undefined,
+    state: unknown,
+    now: number,
+  ): void {
     if (state === undefined) this.#entries.delete(id);
     else {
       const expiresAt = spec.logic.expiresAt(state, spec.config);
       if (expiresAt <= now) this.#entries.delete(id);
-      else this.#entries.set(id, { state, expiresAt });
+      else {
+        if (entry !== undefined) {
+          entry.state = state;
+          entry.expiresAt = expiresAt;
+          entry.used = true;
+          return;
+        }
+        this.#entries.set(id, { state, expiresAt, used: true });
+        if (this.#entries.size > this.#maxKeys) this.#evict(now);
+      }
+    }
+  }
+
+  /**
+   * Advances the hand until the store is back within `maxKeys`: expired keys go, a used key loses
+   * its mark and stays, an unused one goes; a key whose state never expires on its own (slots in
+   * flight) stays. Two turns of the hand at most, so a store full of such keys may pass the bound
+   * (they are bounded by the requests in flight).
+   */
+  #evict(now: number): void {
+    for (let steps = 2 * this.#entries.size + 2; this.#entries.size > this.#maxKeys; steps--) {
+      if (steps === 0) return;
+      this.#hand ??= this.#entries.entries();
+      const next = this.#hand.next();
+      if (next.done) {
+        this.#hand = undefined;
+        continue;
+      }
+      const [id, entry] = next.value;
+      if (entry.expiresAt <= now) this.#entries.delete(id);
+      else if (entry.expiresAt === Number.POSITIVE_INFINITY) continue;
+      else if (entry.used) entry.used = false;
+      else {
+        this.#entries.delete(id);
+        this.#evicted += 1;
+      }
     }
   }
 

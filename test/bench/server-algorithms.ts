@@ -1,9 +1,11 @@
 /**
- * Decisions per second of each server algorithm, on the memory store.
+ * The mock server's speed: decisions per second of each algorithm on the memory store, then
+ * requests per second over HTTP next to express and fastify with their rate limiters.
  *
- *   npm run bench:server             (or: npx tsx test/bench/server-algorithms.ts [decisions])
+ *   npm run bench:server      (or: npx tsx test/bench/server-algorithms.ts [decisions]
+ *                                  [--http-only | --no-http] [--rounds n] [--seconds s])
  *
- * Two columns per algorithm, measured in one process one after the other:
+ * Algorithms: two columns per algorithm, measured in one process one after the other:
  * - `decide()`: the pure arithmetic alone, synchronous, state kept in a plain Map;
  * - `take()`: the public call, through the MemoryStore (async, namespaced keys, idle-key sweep).
  * Traffic: 1000 keys in turn, fake time advancing 1 ms every 150 decisions, so each key asks 150
@@ -11,8 +13,22 @@
  * about two in three are admitted, so both paths (admit, reject) are measured. Concurrency takes
  * and releases a slot per request. Rates are medians of five runs; the last column compares each algorithm's
  * `take()` with the fixed window's, the cheapest.
+ *
+ * HTTP: each server runs in a process of its own (test/bench/lib/http-contender.ts) and answers
+ * `GET /x` with `{"ok":true}`: the mock server with a fixed window of 1e9 per minute per IP and
+ * without a limit, express + express-rate-limit and fastify + @fastify/rate-limit with the same
+ * limit (so everything is admitted and the limiter's cost is what differs). autocannon drives each
+ * with 50 connections for `--seconds` (default 5) after a second of warm-up; `--rounds` rounds
+ * (default 3), the order reversed every other round. Prints requests/s per round, the median, the
+ * spread, each server's CPU time per request (steadier than the rate on a shared machine) and the
+ * ratios of the medians.
  */
+import { fork } from 'node:child_process';
+import { once } from 'node:events';
 import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
 import {
   type AlgorithmLogic,
   ConcurrencyLimit,
@@ -32,8 +48,18 @@ import {
   TokenBucket,
   tokenBucket,
 } from '../../src/server/index.js';
+import { CONTENDERS, type ContenderName } from './lib/http-contender.js';
 
-const DECISIONS = Number(process.argv[2]) || 200_000;
+const { values: flags, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    'http-only': { type: 'boolean', default: false },
+    'no-http': { type: 'boolean', default: false },
+    rounds: { type: 'string', default: '3' },
+    seconds: { type: 'string', default: '5' },
+  },
+});
+const DECISIONS = Number(positionals[0]) || 200_000;
 const KEYS = 1000;
 const RUNS = 5;
 const START = 1_764_500_000_000;
@@ -132,7 +158,7 @@ function median(values: number[]): number {
 
 const format = (n: number) => `${(n / 1e6).toFixed(2)} M/s`.padStart(11);
 
-async function main(): Promise<void> {
+async function algorithms(): Promise<void> {
   console.log(
     `server algorithms, ${DECISIONS.toLocaleString('en')} decisions over ${KEYS} keys, median of ${RUNS} runs (Node ${process.version})\n`,
   );
@@ -165,4 +191,89 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+// ---- HTTP ----------------------------------------------------------------------------------------
+
+const CONTENDER_SCRIPT = fileURLToPath(new URL('./lib/http-contender.ts', import.meta.url));
+
+/** One contender's run: requests per second, and its server's CPU time per request. */
+interface HttpRun {
+  rate: number;
+  cpuMicrosPerRequest: number;
+}
+
+/**
+ * Requests per second of one contender, in a process of its own: 50 connections, after a second
+ * of warm-up; and the CPU time its process spent per request meanwhile, which a shared machine
+ * disturbs less than the rate.
+ */
+async function runContender(name: ContenderName, seconds: number): Promise<HttpRun> {
+  const child = fork(CONTENDER_SCRIPT, [name], { execArgv: ['--import', 'tsx'] });
+  const exited = once(child, 'exit');
+  try {
+    const [{ port }] = (await once(child, 'message')) as [{ port: number }];
+    const url = `http://127.0.0.1:${port}/x`;
+    await autocannon({ url, connections: 50, duration: 1 });
+    child.send('measure');
+    const result = await autocannon({ url, connections: 50, duration: seconds });
+    if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0) {
+      throw new Error(
+        `${name}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`,
+      );
+    }
+    child.send('stop');
+    const [{ cpuMicros }] = (await once(child, 'message')) as [{ cpuMicros: number }];
+    return {
+      rate: result.requests.total / seconds,
+      cpuMicrosPerRequest: cpuMicros / result.requests.total,
+    };
+  } finally {
+    if (child.exitCode === null) child.kill();
+    await exited;
+  }
+}
+
+async function http(): Promise<void> {
+  const rounds = Number(flags.rounds);
+  const seconds = Number(flags.seconds);
+  console.log(
+    `\nHTTP: GET /x, 50 connections (autocannon), ${seconds} s each, ${rounds} rounds, order reversed every other round; every server in its own process (Node ${process.version})\n`,
+  );
+  const runs = new Map<ContenderName, HttpRun[]>(CONTENDERS.map((name) => [name, []]));
+  for (let round = 0; round < rounds; round++) {
+    const order = round % 2 === 0 ? [...CONTENDERS] : [...CONTENDERS].reverse();
+    const line: string[] = [];
+    for (const name of order) {
+      const run = await runContender(name, seconds);
+      runs.get(name)?.push(run);
+      line.push(`${name} ${Math.round(run.rate)}/s ${run.cpuMicrosPerRequest.toFixed(0)} µs`);
+    }
+    console.log(`round ${round + 1}: ${line.join(', ')}`);
+  }
+  const rateOf = (name: ContenderName) => median((runs.get(name) ?? []).map((r) => r.rate));
+  const cpuOf = (name: ContenderName) =>
+    median((runs.get(name) ?? []).map((r) => r.cpuMicrosPerRequest));
+  console.log(
+    `\n${'server'.padEnd(32)}${'median req/s'.padStart(14)}${'min-max'.padStart(18)}${'CPU µs/request'.padStart(17)}`,
+  );
+  for (const name of CONTENDERS) {
+    const rates = (runs.get(name) ?? []).map((r) => r.rate);
+    const spread = `${Math.round(Math.min(...rates))}-${Math.round(Math.max(...rates))}`;
+    console.log(
+      `${name.padEnd(32)}${String(Math.round(rateOf(name))).padStart(14)}${spread.padStart(18)}${cpuOf(name).toFixed(0).padStart(17)}`,
+    );
+  }
+  const ratios = (a: ContenderName, b: ContenderName) =>
+    `${(rateOf(a) / rateOf(b)).toFixed(2)}x in req/s, ${(cpuOf(b) / cpuOf(a)).toFixed(2)}x in CPU per request`;
+  console.log(
+    `\nmock server / express + express-rate-limit: ${ratios('mock server', 'express + express-rate-limit')} (target at least 1.5x)`,
+  );
+  console.log(
+    `mock server / fastify + @fastify/rate-limit: ${ratios('mock server', 'fastify + @fastify/rate-limit')}`,
+  );
+  console.log(
+    `mock server / itself without a limit: ${ratios('mock server', 'mock server, no limit')} (target at least 0.9x)`,
+  );
+}
+
+if (!flags['http-only']) await algorithms();
+if (!flags['no-http']) await http();

@@ -8,8 +8,10 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { isInvalidOptionError } from '../../src/errors.js';
 import { parseRateLimitHeaders } from '../../src/headers/index.js';
 import { type CliIo, parseCli, runCli } from '../../src/server/cli.js';
+import { createMockServer, type MockServerConfig } from '../../src/server/index.js';
 import { until } from './http/helpers.js';
 
 describe('parseCli', () => {
@@ -93,6 +95,19 @@ describe('parseCli', () => {
     await expect(parseCli(['--limits', 'x'])).rejects.toThrow(/Unknown option '--limits'/);
     await expect(parseCli(['-l', 'gcra:rate'])).rejects.toThrow('expected param=value, got rate');
     expect(await parseCli(['--help'])).toBeUndefined();
+  });
+
+  it('keeps a limit parameter named like a prototype property, for validation to refuse', async () => {
+    const before = Object.getOwnPropertyNames(Object.prototype);
+    for (const name of ['__proto__', 'constructor', 'toString']) {
+      const options = await parseCli(['-l', `fixed-window:limit=1,windowMs=1000,${name}=5`]);
+      const problem = await createMockServer(options?.config as MockServerConfig).then(
+        (server) => server.close().then(() => undefined),
+        (error: unknown) => error,
+      );
+      expect(isInvalidOptionError(problem) && problem.option).toBe(`routes[0].limits[0].${name}`);
+    }
+    expect(Object.getOwnPropertyNames(Object.prototype)).toEqual(before);
   });
 });
 

@@ -62,7 +62,47 @@ describe('MemoryStore', () => {
     expect((await a.take('k', { now: 0 })).allowed).toBe(false);
   });
 
+  it('holds at most maxKeys live keys, evicting ones not used lately', async () => {
+    const store = new MemoryStore({ maxKeys: 1000 });
+    const window = new FixedWindow({ limit: 1, windowMs: 3_600_000, store });
+    for (let i = 0; i < 1000; i++) await window.take(`k${i}`, { now: 0 });
+    expect(store.size).toBe(1000);
+    expect(store.evicted).toBe(0);
+    await window.take('k1000', { now: 0 });
+    expect(store.size).toBe(1000);
+    expect(store.evicted).toBe(1);
+    for (let i = 1001; i < 5000; i++) await window.take(`k${i}`, { now: 0 });
+    expect(store.size).toBe(1000);
+    expect(store.evicted).toBe(4000);
+  });
+
+  it('keeps a key in use through a flood of fresh keys: no fresh quota by eviction', async () => {
+    const store = new MemoryStore({ maxKeys: 100 });
+    const window = new FixedWindow({ limit: 1, windowMs: 3_600_000, store });
+    expect((await window.take('victim', { now: 0 })).allowed).toBe(true);
+    for (let round = 0; round < 500; round++) {
+      for (let i = 0; i < 10; i++) await window.take(`flood-${round}-${i}`, { now: 0 });
+      // Rejected takes count as use: the key at its limit is the one an attacker wants evicted.
+      expect((await window.take('victim', { now: 0 })).allowed).toBe(false);
+    }
+    expect(store.size).toBe(100);
+    expect(store.evicted).toBe(4901);
+  });
+
+  it('never evicts a concurrency key with slots in flight to make room', async () => {
+    const store = new MemoryStore({ maxKeys: 10 });
+    const slots = new ConcurrencyLimit({ limit: 1, store });
+    const window = new FixedWindow({ limit: 1, windowMs: 3_600_000, store });
+    for (let i = 0; i < 5; i++) await slots.take(`held-${i}`, { now: 0 });
+    for (let i = 0; i < 1000; i++) await window.take(`w${i}`, { now: 0 });
+    for (let i = 0; i < 5; i++) {
+      expect((await slots.take(`held-${i}`, { now: 0 })).allowed).toBe(false);
+    }
+    expect(store.size).toBe(10);
+  });
+
   it('rejects bad options', () => {
     expect(() => new MemoryStore({ sweepPerOperation: 0 })).toThrow(/sweepPerOperation/);
+    expect(() => new MemoryStore({ maxKeys: 0 })).toThrow(/maxKeys/);
   });
 });

@@ -91,7 +91,7 @@ export abstract class RateLimiter<S = unknown, C = unknown> {
    * const { allowed, retryAfterMs } = await limiter.take('user-42');
    */
   async take(key: string, options: TakeOptions = {}): Promise<TakeResult> {
-    return (await this.#take(key, options)).result;
+    return (await this.store.take(this.spec, key, this.#request(options))).result;
   }
 
   /**
@@ -117,8 +117,10 @@ export abstract class RateLimiter<S = unknown, C = unknown> {
    * if (b && !b.result.allowed) await a.refund();
    */
   async acquire(key: string, options: TakeOptions = {}): Promise<Acquisition> {
-    const { result, receipt, cost, now } = await this.#take(key, options);
+    const request = this.#request(options);
+    const { result, receipt } = await this.store.take(this.spec, key, request);
     if (!result.allowed) return { result, refund: noRefund };
+    const { cost, now } = request;
     let done = false;
     return {
       result,
@@ -128,12 +130,6 @@ export abstract class RateLimiter<S = unknown, C = unknown> {
         await this.store.refund(this.spec, key, { cost, now, receipt });
       },
     };
-  }
-
-  async #take(key: string, options: TakeOptions) {
-    const request = this.#request(options);
-    const { result, receipt } = await this.store.take(this.spec, key, request);
-    return { result, receipt, ...request };
   }
 
   #request(options: TakeOptions): { cost: number; now: number } {

@@ -55,12 +55,14 @@ export interface Admission {
  * Redis, when its lease does), an error toward rejecting.
  */
 export async function admit(route: CompiledRoute, keys: string[], now: number): Promise<Admission> {
+  const { limits } = route;
   const acquisitions: Acquisition[] = [];
   const results: TakeResult[] = [];
   const failures: StoreFailure[] = [];
   const options = { cost: route.cost, now };
   let rejected = -1;
-  for (const [i, limit] of route.limits.entries()) {
+  for (let i = 0; i < limits.length; i++) {
+    const limit = limits[i] as CompiledLimit;
     const key = keys[i] as string;
     let acquisition: Acquisition;
     try {
@@ -89,8 +91,9 @@ export async function admit(route: CompiledRoute, keys: string[], now: number): 
   }
   if (rejected >= 0) {
     await giveBack(acquisitions, failures);
-    for (const [i, limit] of route.limits.entries()) {
+    for (let i = 0; i < limits.length; i++) {
       if (i === rejected) continue;
+      const limit = limits[i] as CompiledLimit;
       const key = keys[i] as string;
       try {
         results[i] = await limit.limiter.peek(key, options);
@@ -100,7 +103,10 @@ export async function admit(route: CompiledRoute, keys: string[], now: number): 
       }
     }
   }
-  const reports = route.limits.map((limit, i) => report(limit, results[i] as TakeResult));
+  const reports: PolicyReport[] = [];
+  for (let i = 0; i < limits.length; i++) {
+    reports.push(report(limits[i] as CompiledLimit, results[i] as TakeResult));
+  }
   return { allowed: rejected < 0, failedClosed: false, acquisitions, results, reports, failures };
 }
 
@@ -123,6 +129,7 @@ function report(limit: CompiledLimit, result: TakeResult): PolicyReport {
     resetMs: result.resetMs,
     retryAfterMs: result.retryAfterMs,
     concurrency: limit.concurrency,
+    field: limit.field,
   };
   if (limit.windowMs !== undefined) out.windowMs = limit.windowMs;
   return out;
@@ -131,6 +138,7 @@ function report(limit: CompiledLimit, result: TakeResult): PolicyReport {
 /** The stats key of a request: its limits' keys, without `global` unless that is all there is. */
 export function clientKey(keys: string[], ip: string): string {
   if (keys.length === 0) return `ip:${ip}`;
+  if (keys.length === 1) return keys[0] as string;
   const distinct = [...new Set(keys)];
   const specific = distinct.filter((k) => k !== 'global');
   return (specific.length > 0 ? specific : distinct).join(' ');

@@ -13,7 +13,6 @@ import type { RateLimiter } from '../algorithms/limiter.js';
 import { SlidingLog } from '../algorithms/sliding-log.js';
 import { SlidingWindowCounter } from '../algorithms/sliding-window-counter.js';
 import { TokenBucket } from '../algorithms/token-bucket.js';
-import { MemoryStore } from '../memory-store.js';
 import type { RateLimitStore } from '../store.js';
 import {
   type FailMode,
@@ -28,7 +27,8 @@ import {
   routeLabel,
 } from './config.js';
 import { Trigger } from './faults.js';
-import { keyScope } from './keys.js';
+import { compileKey, type KeyFunction, keyScope } from './keys.js';
+import { describePolicy, type PolicyField } from './rate-limit-headers.js';
 import { compilePath, type PathMatcher } from './routes.js';
 
 /** A limit ready to decide: its limiter and what the headers and error bodies say about it. */
@@ -36,11 +36,15 @@ export interface CompiledLimit {
   limiter: RateLimiter;
   name: string;
   key: KeyConfig | undefined;
+  /** The key of a request under this limit. */
+  keyOf: KeyFunction;
   scope: string;
   description: string;
   windowMs: number | undefined;
   concurrency: boolean;
   leaky: boolean;
+  /** Its name and quota as the IETF fields write them, serialised once. */
+  field: PolicyField;
   /**
    * This limit scaled to `share`, in this server's memory, created on first use: what a route
    * failing open decides on while the limit's store fails.
@@ -55,9 +59,17 @@ export interface CompiledRoute {
   match: PathMatcher;
   cost: number;
   limits: CompiledLimit[];
+  /** Whether a limit is a leaky bucket: admitted requests may have to wait their turn. */
+  leaky: boolean;
+  /** Whether a limit counts requests in flight: admitted requests hold a slot until they end. */
+  concurrency: boolean;
   headers: HeaderFamily;
   retryAfter: RetryAfterFormat;
   response: ResponseConfig;
+  /** The response's header fields, names and values in turn: the configured ones, and a JSON type. */
+  responseHeaders: string[];
+  /** The configured response body, serialised; `undefined` for the echo. */
+  responseBody: Buffer | undefined;
   idempotency: boolean;
   failMode: FailMode;
   failOpenShare: number;
@@ -69,16 +81,20 @@ export interface CompiledRoute {
   };
 }
 
-/** Compiles every route of a validated configuration. */
+/**
+ * Compiles every route of a validated configuration.
+ * @param store where limits keep their state unless one names its own store.
+ * @param localStore where the local copies of the limits (for routes failing open) keep theirs.
+ */
 export function compileRoutes(
   config: MockServerConfig,
   store: RateLimitStore,
   clock: Clock,
+  localStore: RateLimitStore,
 ): CompiledRoute[] {
   const edgeConfigs = config.limits ?? [];
   // Local copies of the limits, for routes failing open, share one memory store. The server's
   // limits serve every route, so theirs must fit the costliest request.
-  const localStore = new MemoryStore();
   const edgeFallback = {
     store: localStore,
     minUnits: Math.max(1, ...config.routes.map((route) => route.cost ?? 1)),
@@ -109,9 +125,16 @@ export function compileRoutes(
       match: compilePath(route.path),
       cost: route.cost ?? 1,
       limits: [...edge, ...own],
+      leaky: [...edge, ...own].some((limit) => limit.leaky),
+      concurrency: [...edge, ...own].some((limit) => limit.concurrency),
       headers: route.headers ?? 'ietf',
       retryAfter: route.retryAfter ?? 'seconds',
       response: route.response ?? {},
+      responseHeaders: responseHeaders(route.response?.headers),
+      responseBody:
+        route.response?.body === undefined
+          ? undefined
+          : Buffer.from(JSON.stringify(route.response.body)),
       idempotency: route.idempotency ?? true,
       failMode: route.failMode ?? 'closed',
       failOpenShare: route.failOpenShare ?? 0.25,
@@ -136,6 +159,13 @@ export function compileRoutes(
   });
 }
 
+/** The configured header fields as a raw list, with `Content-Type: application/json` unless set. */
+function responseHeaders(configured: Record<string, string> | undefined): string[] {
+  const fields = Object.entries(configured ?? {}).flat();
+  const typed = Object.keys(configured ?? {}).some((name) => name.toLowerCase() === 'content-type');
+  return typed ? fields : ['Content-Type', 'application/json', ...fields];
+}
+
 function compileLimit(
   limit: LimitConfig,
   name: string,
@@ -145,12 +175,16 @@ function compileLimit(
   fallback: Fallback,
 ): CompiledLimit {
   const locals = new Map<number, RateLimiter>();
+  const described = describeLimit(limit);
+  const limiter = makeLimiter(limit, { store: limit.store ?? store, clock, name: namespace });
   return {
-    ...describeLimit(limit),
+    ...described,
     name,
     key: limit.key,
+    keyOf: compileKey(limit.key),
     scope: keyScope(limit.key),
-    limiter: makeLimiter(limit, { store: limit.store ?? store, clock, name: namespace }),
+    limiter,
+    field: describePolicy(name, limiter.limit, described.windowMs, described.concurrency),
     local(share) {
       let local = locals.get(share);
       if (local === undefined) {

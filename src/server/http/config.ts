@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { validateHeaderValue } from 'node:http';
 import { z } from 'zod';
 import type { Clock } from '../../clock.js';
 import { InvalidOptionError } from '../../errors.js';
@@ -129,7 +130,11 @@ export interface ResponseConfig {
    * (`{ ok, route, method, path, params, query, execution, body }`).
    */
   body?: unknown;
-  /** Extra response headers. */
+  /**
+   * Extra response header fields. Values must be valid header values (no CR, LF or other control
+   * characters, latin1 only) and names may not be `Content-Length`, `Transfer-Encoding`,
+   * `Connection` or `Date`, which the server writes: `createMockServer` refuses them.
+   */
   headers?: Record<string, string>;
 }
 
@@ -214,10 +219,19 @@ export interface IdempotencyConfig {
    */
   ttlMs?: number;
   /**
-   * The most responses kept; the oldest go first.
+   * The most keys kept; the oldest go first.
    * @default 10_000
    */
   maxEntries?: number;
+  /**
+   * The most bytes the store holds, the oldest keys going first. Each key counts its own length,
+   * its request's fingerprint (43) and 256 for the rest. Responses are not stored: a replay
+   * rebuilds the response from the replayed request (the fingerprint proves it is the same) and
+   * the number of the side effect, so a 1 MiB body costs a replay nothing. Keys longer than 128
+   * characters are kept as their SHA-256.
+   * @default 4_194_304 (4 MiB)
+   */
+  maxBytes?: number;
 }
 
 /** The configuration of {@link createMockServer}, and of the CLI's JSON file. */
@@ -243,6 +257,24 @@ export interface MockServerConfig {
   limits?: LimitConfig[];
   /** The routes, matched in order; the first that matches answers. */
   routes: RouteConfig[];
+  /**
+   * The most connections open at once. Past it, a new connection is closed as soon as it opens.
+   * @default 1024
+   */
+  maxConnections?: number;
+  /**
+   * The most requests in flight on one connection: a client pipelining requests (sending the next
+   * before the previous answers came back) gets 503 with `Connection: close` for the one past it.
+   * @default 16
+   */
+  maxPipelinedRequests?: number;
+  /**
+   * The most request-body bytes held at once, over every request (each body is also at most
+   * 1 MiB, else 413). A request whose body does not fit gets 503 with `Retry-After: 1` and
+   * `Connection: close`.
+   * @default 67_108_864 (64 MiB)
+   */
+  maxBufferedBodyBytes?: number;
   /** The `Idempotency-Key` store. */
   idempotency?: IdempotencyConfig;
   /**
@@ -261,6 +293,60 @@ const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const headerName = z
   .string({ error: 'must be a header name' })
   .regex(HEADER_NAME, { error: 'must be a header name' });
+
+/** Fields the server writes itself: a second copy would break the response's framing. */
+const SET_BY_SERVER = new Set(['content-length', 'transfer-encoding', 'connection', 'date']);
+
+/** Whether Node would refuse `value` in a header field (CR, LF, other controls, past latin1). */
+function isHeaderValue(value: string): boolean {
+  try {
+    validateHeaderValue('x', value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A route's response header fields: names to values. Checked entry by entry from the object's own
+ * keys (zod's record would drop a `__proto__` key) into a null-prototype object. A value Node would
+ * refuse is refused here, at start-up, rather than with a 500 on every request.
+ */
+const responseHeaders = z
+  .custom<Record<string, string>>(
+    (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
+    { error: 'must be an object of header names to values' },
+  )
+  .superRefine((headers, ctx) => {
+    for (const [name, value] of Object.entries(headers)) {
+      if (!HEADER_NAME.test(name)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [name],
+          message: 'is not a header name',
+          input: name,
+        });
+      } else if (typeof value !== 'string') {
+        ctx.addIssue({ code: 'custom', path: [name], message: 'must be a string', input: value });
+      } else if (SET_BY_SERVER.has(name.toLowerCase())) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [name],
+          message: 'is set by the server (Content-Length, Transfer-Encoding, Connection, Date)',
+          input: value,
+        });
+      } else if (!isHeaderValue(value)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [name],
+          message:
+            'must be a header value (no CR, LF or other control characters; latin1 characters only)',
+          input: value,
+        });
+      }
+    }
+  })
+  .transform((headers): Record<string, string> => Object.assign(Object.create(null), headers));
 
 const keyPart = z.union(
   [z.literal('ip'), z.literal('global'), z.strictObject({ header: headerName })],
@@ -352,7 +438,7 @@ const routeSchema = z.strictObject({
         .max(599, { error: 'must be a status code from 200 to 599' })
         .optional(),
       body: z.unknown().optional(),
-      headers: z.record(headerName, z.string({ error: 'must be a string' })).optional(),
+      headers: responseHeaders.optional(),
     })
     .optional(),
   faults: faultsSchema.optional(),
@@ -383,11 +469,15 @@ const configSchema = z.strictObject({
   routes: z
     .array(routeSchema, { error: 'must be an array of routes' })
     .min(1, { error: 'must hold at least one route' }),
+  maxConnections: positiveInteger.optional(),
+  maxPipelinedRequests: positiveInteger.optional(),
+  maxBufferedBodyBytes: positiveInteger.optional(),
   idempotency: z
     .strictObject({
       header: headerName.optional(),
       ttlMs: positiveInteger.optional(),
       maxEntries: positiveInteger.optional(),
+      maxBytes: positiveInteger.optional(),
     })
     .optional(),
   store: storeSchema.optional(),

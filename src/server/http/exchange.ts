@@ -3,73 +3,99 @@
  *
  * @module
  */
-import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '../../clock.js';
+import type { Connections, Endable } from './connections.js';
 
-/** The largest request body read, in bytes; larger ones get 413. */
-export const MAX_BODY_BYTES = 1024 * 1024;
+/** What an exchange's pending wait is aborted with: cheaper than the default DOMException. */
+const ENDED = new Error('the exchange ended');
 
 /**
- * One request and its response: aborts its signal when the response closes (finished, or the
- * client went away) or the server closes, and runs cleanups once, even when registered late.
+ * One request and its response. It ends when the response closes (sent, or the client went away)
+ * or when its connection closes (which covers pipelined responses still queued, see
+ * {@link Connections}); it then runs its cleanups, once, even those registered late. A request
+ * that never waits costs no `AbortController`: one is made for the first wait.
  */
-export class Exchange {
-  readonly signal: AbortSignal;
-  #closed = false;
-  readonly #cleanups: (() => void)[] = [];
+export class Exchange implements Endable {
+  /** Requests in flight on its connection when it arrived, itself included: 1 unless pipelined. */
+  readonly pipelined: number;
+  #ended = false;
+  #cleanups: (() => void)[] | undefined;
+  #waits: AbortController | undefined;
+  readonly #server: AbortSignal;
 
-  constructor(res: ServerResponse, serverSignal: AbortSignal) {
-    const closed = new AbortController();
-    this.signal = AbortSignal.any([closed.signal, serverSignal]);
-    res.once('close', () => {
-      this.#closed = true;
-      closed.abort();
-      for (const cleanup of this.#cleanups.splice(0)) cleanup();
-    });
+  /** @param server aborts when the server closes, ending every wait. */
+  constructor(
+    req: IncomingMessage,
+    res: ServerResponse,
+    server: AbortSignal,
+    connections: Connections,
+  ) {
+    this.#server = server;
+    const socket = req.socket;
+    res.once('close', () => this.end());
+    this.onClose(() => connections.delete(socket, this));
+    this.pipelined = connections.add(socket, this);
   }
 
-  /** Runs `cleanup` when the response closes; at once if it already has. */
+  /** Whether the exchange has ended: nothing more should be sent. */
+  get ended(): boolean {
+    return this.#ended;
+  }
+
+  /** Ends the exchange: cancels its waits and runs its cleanups. Idempotent. */
+  end(): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#waits?.abort(ENDED);
+    const cleanups = this.#cleanups;
+    this.#cleanups = undefined;
+    if (cleanups !== undefined) for (const cleanup of cleanups) cleanup();
+  }
+
+  /** Runs `cleanup` when the exchange ends; at once if it already has. */
   onClose(cleanup: () => void): void {
-    if (this.#closed) cleanup();
+    if (this.#ended) cleanup();
+    else if (this.#cleanups === undefined) this.#cleanups = [cleanup];
     else this.#cleanups.push(cleanup);
   }
 
-  /** Sleeps `ms` on `clock`; false when the exchange ended first (nothing more should be sent). */
+  /**
+   * Sleeps `ms` on `clock`; false when the exchange ended (or the server closed) first, and then
+   * nothing more should be sent.
+   */
   async wait(clock: Clock, ms: number): Promise<boolean> {
-    if (this.signal.aborted) return false;
+    if (this.#ended || this.#server.aborted) return false;
     if (ms <= 0) return true;
+    this.#waits ??= new AbortController();
+    const waits = this.#waits;
+    const onServerClose = () => waits.abort(ENDED);
+    this.#server.addEventListener('abort', onServerClose, { once: true });
     try {
-      await clock.sleep(ms, this.signal);
+      await clock.sleep(ms, waits.signal);
       return true;
     } catch {
       return false;
+    } finally {
+      this.#server.removeEventListener('abort', onServerClose);
     }
   }
 }
 
 /**
- * The request body, or `undefined` when it is over {@link MAX_BODY_BYTES}. An oversized body is
- * still read (and dropped) up to 16 times that, so the client finishes sending and can read the
- * 413; past that the connection is cut.
+ * A request header's value (repeated fields joined with `, `), or `undefined` when absent. `name`
+ * in lower case. Read from the raw header lines rather than `req.headers`, a plain object in which
+ * a name such as `constructor` finds `Object.prototype`'s and a `__proto__` field is dropped.
  */
-export async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > 16 * MAX_BODY_BYTES) {
-      req.destroy();
-      return undefined;
-    }
-    if (size <= MAX_BODY_BYTES) chunks.push(chunk as Buffer);
-  }
-  return size > MAX_BODY_BYTES ? undefined : Buffer.concat(chunks);
-}
-
-/** A request header's value (repeated fields joined with `, `), `name` in lower case. */
 export function header(req: IncomingMessage, name: string): string | undefined {
-  const value = req.headers[name];
-  return Array.isArray(value) ? value.join(', ') : value;
+  const raw = req.rawHeaders;
+  let value: string | undefined;
+  for (let i = 0; i < raw.length; i += 2) {
+    const field = raw[i] as string;
+    if (field.length !== name.length || field.toLowerCase() !== name) continue;
+    value = value === undefined ? (raw[i + 1] as string) : `${value}, ${raw[i + 1]}`;
+  }
+  return value;
 }
 
 /** Drops the connection with a TCP RST and no response: what a crashed upstream looks like. */
@@ -77,8 +103,24 @@ export function resetConnection(req: IncomingMessage): void {
   req.socket.resetAndDestroy();
 }
 
-function httpDate(clock: Clock): string {
-  return new Date(clock.now()).toUTCString();
+/**
+ * Response header fields as Node's `writeHead` takes them raw: names and values in turn
+ * (`['Retry-After', '1', 'RateLimit', '...']`). A list, not an object: names come from the
+ * configuration and are never keys of a plain object.
+ */
+export type HeaderFields = readonly string[];
+
+let dateSecond = Number.NaN;
+let dateField = '';
+
+/** The `Date` field for now on `clock`, formatted once per second. */
+export function httpDate(clock: Clock): string {
+  const second = Math.floor(clock.now() / 1000);
+  if (second !== dateSecond) {
+    dateSecond = second;
+    dateField = new Date(second * 1000).toUTCString();
+  }
+  return dateField;
 }
 
 /** Answers with a JSON body, at once. The `Date` field comes from the server's clock. */
@@ -86,37 +128,57 @@ export function sendJson(
   res: ServerResponse,
   clock: Clock,
   status: number,
-  headers: OutgoingHttpHeaders,
+  headers: HeaderFields,
   payload: unknown,
 ): void {
   const body = Buffer.from(JSON.stringify(payload));
-  res.writeHead(status, {
+  res.writeHead(status, [
     ...headers,
-    Date: httpDate(clock),
-    'Content-Type': 'application/json',
-    'Content-Length': body.length,
-  });
+    'Date',
+    httpDate(clock),
+    'Content-Type',
+    'application/json',
+    'Content-Length',
+    String(body.length),
+  ]);
   res.end(body);
 }
 
 /**
- * Answers with `body`, at once or `slow.chunkBytes` every `slow.intervalMs` on the server's clock.
- * Stops writing (without ending) when the exchange ends first; the connection is gone by then.
+ * Answers with `body`, at once or `slow.chunkBytes` every `slow.intervalMs` on the server's clock
+ * (then the returned promise says when it is done). Stops writing (without ending) when the
+ * exchange ends first; the connection is gone by then.
  */
-export async function send(
+export function send(
   res: ServerResponse,
   exchange: Exchange,
   clock: Clock,
   status: number,
-  headers: OutgoingHttpHeaders,
+  headers: HeaderFields,
   body: Buffer,
   slow?: { chunkBytes: number; intervalMs: number },
-): Promise<void> {
-  res.writeHead(status, { ...headers, Date: httpDate(clock), 'Content-Length': body.length });
+): Promise<void> | undefined {
+  res.writeHead(status, [
+    ...headers,
+    'Date',
+    httpDate(clock),
+    'Content-Length',
+    String(body.length),
+  ]);
   if (slow === undefined || res.req.method === 'HEAD') {
     res.end(body);
-    return;
+    return undefined;
   }
+  return sendSlowly(res, exchange, clock, body, slow);
+}
+
+async function sendSlowly(
+  res: ServerResponse,
+  exchange: Exchange,
+  clock: Clock,
+  body: Buffer,
+  slow: { chunkBytes: number; intervalMs: number },
+): Promise<void> {
   for (let at = 0; at < body.length; at += slow.chunkBytes) {
     if (at > 0 && !(await exchange.wait(clock, slow.intervalMs))) return;
     res.write(body.subarray(at, at + slow.chunkBytes));

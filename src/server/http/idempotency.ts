@@ -6,48 +6,63 @@
  */
 import { createHash } from 'node:crypto';
 
-/** A response as stored for replay. */
-export interface StoredResponse {
-  status: number;
-  headers: Record<string, string>;
-  body: Buffer;
-}
-
 /** What {@link IdempotencyStore.begin} found. */
-export type Claim =
+export type Claim<R> =
   /** The key is new: run the side effect, then {@link IdempotencyStore.complete} or `abandon`. */
   | { kind: 'new' }
   /** The key's request ran before: replay its response. */
-  | { kind: 'replay'; response: StoredResponse }
+  | { kind: 'replay'; response: R }
   /** The key's request is still running (409 Conflict). */
   | { kind: 'in-progress' }
   /** The key was used for a different request (422 Unprocessable Content). */
   | { kind: 'mismatch' };
 
-type Entry =
-  | { state: 'running'; fingerprint: string; expiresAt: number }
-  | { state: 'done'; fingerprint: string; expiresAt: number; response: StoredResponse };
+type Entry<R> =
+  | { state: 'running'; fingerprint: string; expiresAt: number; bytes: number }
+  | { state: 'done'; fingerprint: string; expiresAt: number; bytes: number; response: R };
 
 /**
- * The fingerprint of a request: method, path with query, and a hash of the body. Two requests with
- * one key and different fingerprints are a client's bug.
+ * The bytes an entry is counted for besides its key and fingerprint: the `Map` slot, the entry
+ * and a stored response of a few numbers: about 130 as measured on Node 20, rounded up generously.
+ */
+export const ENTRY_OVERHEAD_BYTES = 256;
+
+/**
+ * The fingerprint of a request: a SHA-256 of its method, its target in origin-form and its body, 43
+ * characters whatever their size. Two requests with one key and different fingerprints are a
+ * client's bug.
  */
 export function fingerprint(method: string, url: string, body: Buffer): string {
-  return `${method} ${url} ${createHash('sha256').update(body).digest('base64url')}`;
+  return createHash('sha256').update(`${method} ${url}\n`).update(body).digest('base64url');
+}
+
+/** Limits of an {@link IdempotencyStore}. */
+export interface IdempotencyLimits {
+  /** Milliseconds an entry is kept. */
+  ttlMs: number;
+  /** The most entries kept. */
+  maxEntries: number;
+  /**
+   * The most bytes kept, counting each entry as its key's and fingerprint's length plus
+   * {@link ENTRY_OVERHEAD_BYTES}.
+   */
+  maxBytes: number;
 }
 
 /**
- * Keys to entries, in memory, bounded by count (oldest first) and by age. Times are the server's
- * clock, passed in.
+ * Keys to entries, in memory, bounded by age, by count and by bytes; past a bound the oldest go
+ * first. Times are the server's clock, passed in. `R`, what a replay needs of the stored response,
+ * must be a few numbers (it is counted in {@link ENTRY_OVERHEAD_BYTES}), not the response's body:
+ * the mock server rebuilds the body from the replayed request, which the fingerprint proves is the
+ * same.
  */
-export class IdempotencyStore {
-  readonly #entries = new Map<string, Entry>();
-  readonly #ttlMs: number;
-  readonly #maxEntries: number;
+export class IdempotencyStore<R> {
+  readonly #entries = new Map<string, Entry<R>>();
+  readonly #limits: IdempotencyLimits;
+  #bytes = 0;
 
-  constructor(ttlMs: number, maxEntries: number) {
-    this.#ttlMs = ttlMs;
-    this.#maxEntries = maxEntries;
+  constructor(limits: IdempotencyLimits) {
+    this.#limits = limits;
   }
 
   /** Number of keys held. */
@@ -55,8 +70,13 @@ export class IdempotencyStore {
     return this.#entries.size;
   }
 
+  /** Bytes held, as counted against `maxBytes`. */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
   /** Looks `key` up for a request with `print`, claiming it when it is new. */
-  begin(key: string, print: string, now: number): Claim {
+  begin(key: string, print: string, now: number): Claim<R> {
     const entry = this.#entries.get(key);
     if (entry !== undefined && entry.expiresAt > now) {
       if (entry.fingerprint !== print) return { kind: 'mismatch' };
@@ -64,33 +84,51 @@ export class IdempotencyStore {
         ? { kind: 'replay', response: entry.response }
         : { kind: 'in-progress' };
     }
-    this.#entries.delete(key);
-    this.#entries.set(key, { state: 'running', fingerprint: print, expiresAt: now + this.#ttlMs });
+    this.#delete(key);
+    const bytes = key.length + print.length + ENTRY_OVERHEAD_BYTES;
+    this.#entries.set(key, {
+      state: 'running',
+      fingerprint: print,
+      expiresAt: now + this.#limits.ttlMs,
+      bytes,
+    });
+    this.#bytes += bytes;
     this.#evict(now);
     return { kind: 'new' };
   }
 
   /** Stores the response of a claimed key, for replay until the key expires. */
-  complete(key: string, response: StoredResponse, now: number): void {
+  complete(key: string, response: R, now: number): void {
     const entry = this.#entries.get(key);
     if (entry === undefined) return;
     this.#entries.set(key, {
       state: 'done',
       fingerprint: entry.fingerprint,
-      expiresAt: now + this.#ttlMs,
+      expiresAt: now + this.#limits.ttlMs,
+      bytes: entry.bytes,
       response,
     });
   }
 
   /** Releases a claimed key whose side effect did not run, so that a retry runs it. */
   abandon(key: string): void {
-    if (this.#entries.get(key)?.state === 'running') this.#entries.delete(key);
+    if (this.#entries.get(key)?.state === 'running') this.#delete(key);
   }
 
+  #delete(key: string): void {
+    const entry = this.#entries.get(key);
+    if (entry === undefined) return;
+    this.#entries.delete(key);
+    this.#bytes -= entry.bytes;
+  }
+
+  /** Drops entries from the oldest until every bound holds and the oldest has not expired. */
   #evict(now: number): void {
+    const { maxEntries, maxBytes } = this.#limits;
     for (const [key, entry] of this.#entries) {
-      if (this.#entries.size <= this.#maxEntries && entry.expiresAt > now) return;
-      this.#entries.delete(key);
+      const within = this.#entries.size <= maxEntries && this.#bytes <= maxBytes;
+      if (within && entry.expiresAt > now) return;
+      this.#delete(key);
     }
   }
 }

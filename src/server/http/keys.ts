@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { KeyConfig, KeyPart } from './config.js';
+import { header } from './exchange.js';
 
 /**
  * The client's IP address. `trustProxy`: `false` takes the socket's peer; `true` the first address
@@ -16,8 +17,7 @@ import type { KeyConfig, KeyPart } from './config.js';
 export function clientIp(req: IncomingMessage, trustProxy: boolean | number): string {
   const peer = normalizeIp(req.socket.remoteAddress ?? 'unknown');
   if (trustProxy === false || trustProxy === 0) return peer;
-  const forwarded = req.headers['x-forwarded-for'];
-  const listed = (Array.isArray(forwarded) ? forwarded.join(',') : (forwarded ?? ''))
+  const listed = (header(req, 'x-forwarded-for') ?? '')
     .split(',')
     .map((a) => a.trim())
     .filter((a) => a !== '');
@@ -35,29 +35,45 @@ function parts(key: KeyConfig | undefined): KeyPart[] {
   return Array.isArray(key) ? key : [key];
 }
 
-/** Header values longer than this are hashed, so that a key's size stays bounded. */
-const LONGEST_VALUE = 128;
+/** Header values longer than this (in characters) are hashed, so that a key's size stays bounded. */
+export const LONGEST_KEY_VALUE = 128;
 
-function headerValue(req: IncomingMessage, name: string): string {
-  const raw = req.headers[name.toLowerCase()];
-  const value = Array.isArray(raw) ? raw.join(', ') : (raw ?? '');
-  if (value.length <= LONGEST_VALUE) return value;
+/**
+ * `value` as part of a key: itself up to {@link LONGEST_KEY_VALUE} characters, else
+ * `sha256:<43 characters>`, so that what a client sends cannot make a key (and what it keys) big.
+ */
+export function boundedValue(value: string): string {
+  if (value.length <= LONGEST_KEY_VALUE) return value;
   return `sha256:${createHash('sha256').update(value).digest('base64url')}`;
 }
 
+/** A header's value as part of a key; `name` in lower case. */
+function headerValue(req: IncomingMessage, name: string): string {
+  return boundedValue(header(req, name) ?? '');
+}
+
+/** A request's key under one limit, from the request and its client IP. */
+export type KeyFunction = (req: IncomingMessage, ip: string) => string;
+
 /**
- * The key of a request under a limit: `ip:203.0.113.7`, `global`, `x-api-key:abc`, or the parts
- * of a composite joined with `|`. Requests without a keyed header share the key with an empty
- * value.
+ * Compiles a key configuration into the function that keys requests: `ip:203.0.113.7`, `global`,
+ * `x-api-key:abc`, or the parts of a composite joined with `|`. Requests without a keyed header
+ * share the key with an empty value.
  */
+export function compileKey(key: KeyConfig | undefined): KeyFunction {
+  const compiled = parts(key).map((part): KeyFunction => {
+    if (part === 'ip') return (_req, ip) => `ip:${ip}`;
+    if (part === 'global') return () => 'global';
+    const name = part.header.toLowerCase();
+    return (req) => `${name}:${headerValue(req, name)}`;
+  });
+  if (compiled.length === 1) return compiled[0] as KeyFunction;
+  return (req, ip) => compiled.map((keyOf) => keyOf(req, ip)).join('|');
+}
+
+/** The key of a request under a limit configured with `key` (see {@link compileKey}). */
 export function requestKey(key: KeyConfig | undefined, req: IncomingMessage, ip: string): string {
-  return parts(key)
-    .map((part) => {
-      if (part === 'ip') return `ip:${ip}`;
-      if (part === 'global') return 'global';
-      return `${part.header.toLowerCase()}:${headerValue(req, part.header)}`;
-    })
-    .join('|');
+  return compileKey(key)(req, ip);
 }
 
 /**

@@ -1,10 +1,12 @@
 /**
  * Writes what the limits decided as response header fields, in each family a server may speak.
- * Every time is rounded up to whole seconds, so a client acting on a header is never early.
+ * Every time is rounded up to whole seconds, so a client acting on a header is never early. The
+ * structured fields are written from parts serialised once per limit ({@link describePolicy}):
+ * per request only integers are added, each within the range a structured field allows.
  *
  * @module
  */
-import { type InnerList, type Item, serializeDictionary, serializeList } from 'structured-headers';
+import { serializeItem } from 'structured-headers';
 import { compareRestrictiveness } from '../../headers/policy.js';
 import type { HeaderFamily, RetryAfterFormat } from './config.js';
 
@@ -27,6 +29,50 @@ export interface PolicyReport {
   windowMs?: number;
   /** A concurrency limit: counts requests in flight, not requests per window. */
   concurrency: boolean;
+  /** The policy in the fields, as {@link describePolicy} wrote it once for its limit. */
+  field: PolicyField;
+}
+
+/**
+ * A policy's part of the IETF fields, serialised once per limit (not per request): its name as a
+ * structured-field string, and its `RateLimit-Policy` item for the limit's own quota.
+ */
+export interface PolicyField {
+  /** `"name"`. */
+  token: string;
+  /** The quota `declared` describes. */
+  limit: number;
+  /** `"name";q=100;w=60`, or `"name";q=8;qu="concurrent-requests"`. */
+  declared: string;
+}
+
+/** The largest integer a structured field carries; larger numbers are written as this. */
+const MAX_SF_INTEGER = 999_999_999_999_999;
+
+function sfInteger(n: number): string {
+  return String(Math.min(n, MAX_SF_INTEGER));
+}
+
+function declaredItem(
+  token: string,
+  limit: number,
+  windowMs: number | undefined,
+  concurrency: boolean,
+): string {
+  if (concurrency) return `${token};q=${sfInteger(limit)};qu="concurrent-requests"`;
+  if (windowMs === undefined) return `${token};q=${sfInteger(limit)}`;
+  return `${token};q=${sfInteger(limit)};w=${sfInteger(windowSeconds(windowMs))}`;
+}
+
+/** Serialises a policy's name and declared quota, once, for every report of its limit. */
+export function describePolicy(
+  name: string,
+  limit: number,
+  windowMs: number | undefined,
+  concurrency: boolean,
+): PolicyField {
+  const token = serializeItem(name);
+  return { token, limit, declared: declaredItem(token, limit, windowMs, concurrency) };
 }
 
 /** Milliseconds as whole seconds, rounded up: never earlier than the truth. */
@@ -48,40 +94,47 @@ export function mostRestrictive(
   policies: readonly PolicyReport[],
   rejected: boolean,
 ): PolicyReport {
-  const sorted = [...policies].sort((a, b) =>
-    rejected
-      ? b.retryAfterMs - a.retryAfterMs
+  let top = policies[0] as PolicyReport;
+  for (let i = 1; i < policies.length; i++) {
+    const p = policies[i] as PolicyReport;
+    const before = rejected
+      ? p.retryAfterMs > top.retryAfterMs
       : compareRestrictiveness(
-          { limit: a.limit, remaining: a.remaining, resetMs: a.resetMs },
-          { limit: b.limit, remaining: b.remaining, resetMs: b.resetMs },
-        ),
-  );
-  return sorted[0] as PolicyReport;
+          { limit: p.limit, remaining: p.remaining, resetMs: p.resetMs },
+          { limit: top.limit, remaining: top.remaining, resetMs: top.resetMs },
+        ) < 0;
+    if (before) top = p;
+  }
+  return top;
 }
 
-function ietfFields(policies: readonly PolicyReport[]): Record<string, string> {
-  const declared: (Item | InnerList)[] = policies.map((p) => {
-    const params = new Map<string, number | string>([['q', p.limit]]);
-    if (p.concurrency) params.set('qu', 'concurrent-requests');
-    else if (p.windowMs !== undefined) params.set('w', windowSeconds(p.windowMs));
-    return [p.name, params];
-  });
-  const current: (Item | InnerList)[] = policies.map((p) => {
-    const params = new Map<string, number>([['r', p.remaining]]);
-    if (!p.concurrency) params.set('t', ceilSeconds(p.resetMs));
-    return [p.name, params];
-  });
-  return { 'RateLimit-Policy': serializeList(declared), RateLimit: serializeList(current) };
+function ietfFields(policies: readonly PolicyReport[]): string[] {
+  let declared = '';
+  let current = '';
+  for (const p of policies) {
+    const { field } = p;
+    const item =
+      p.limit === field.limit
+        ? field.declared
+        : declaredItem(field.token, p.limit, p.windowMs, p.concurrency);
+    const reset = p.concurrency ? '' : `;t=${sfInteger(ceilSeconds(p.resetMs))}`;
+    if (declared !== '') {
+      declared += ', ';
+      current += ', ';
+    }
+    declared += item;
+    current += `${field.token};r=${sfInteger(p.remaining)}${reset}`;
+  }
+  return ['RateLimit-Policy', declared, 'RateLimit', current];
 }
 
 function legacyPolicy(p: PolicyReport): string {
-  const params = new Map<string, number>();
-  if (p.windowMs !== undefined) params.set('w', windowSeconds(p.windowMs));
-  return serializeList([[p.limit, params]]);
+  const limit = sfInteger(p.limit);
+  return p.windowMs === undefined ? limit : `${limit};w=${sfInteger(windowSeconds(p.windowMs))}`;
 }
 
 /**
- * The rate-limit fields of one response.
+ * The rate-limit fields of one response, as a raw list of names and values in turn.
  *
  * - `ietf` (the current draft, structured lists; every policy):
  *   `RateLimit-Policy: "per-ip";q=100;w=60` and `RateLimit: "per-ip";r=99;t=60`;
@@ -101,34 +154,39 @@ export function rateLimitFields(
   policies: readonly PolicyReport[],
   rejected: boolean,
   now: number,
-): Record<string, string> {
-  if (family === 'none' || policies.length === 0) return {};
+): string[] {
+  if (family === 'none' || policies.length === 0) return [];
   if (family === 'ietf') return ietfFields(policies);
   const top = mostRestrictive(policies, rejected);
   const reset = ceilSeconds(top.resetMs);
   switch (family) {
     case 'draft-7':
-      return {
-        RateLimit: serializeDictionary({
-          limit: top.limit,
-          remaining: top.remaining,
-          reset,
-        }),
-        'RateLimit-Policy': legacyPolicy(top),
-      };
+      return [
+        'RateLimit',
+        `limit=${sfInteger(top.limit)}, remaining=${sfInteger(top.remaining)}, reset=${sfInteger(reset)}`,
+        'RateLimit-Policy',
+        legacyPolicy(top),
+      ];
     case 'draft-6':
-      return {
-        'RateLimit-Limit': String(top.limit),
-        'RateLimit-Remaining': String(top.remaining),
-        'RateLimit-Reset': String(reset),
-        'RateLimit-Policy': legacyPolicy(top),
-      };
+      return [
+        'RateLimit-Limit',
+        String(top.limit),
+        'RateLimit-Remaining',
+        String(top.remaining),
+        'RateLimit-Reset',
+        String(reset),
+        'RateLimit-Policy',
+        legacyPolicy(top),
+      ];
     case 'x-ratelimit':
-      return {
-        'X-RateLimit-Limit': String(top.limit),
-        'X-RateLimit-Remaining': String(top.remaining),
-        'X-RateLimit-Reset': String(ceilSeconds(now + top.resetMs)),
-      };
+      return [
+        'X-RateLimit-Limit',
+        String(top.limit),
+        'X-RateLimit-Remaining',
+        String(top.remaining),
+        'X-RateLimit-Reset',
+        String(ceilSeconds(now + top.resetMs)),
+      ];
   }
 }
 

@@ -4,7 +4,10 @@
  * @module
  */
 
-/** A compiled path pattern: returns the parameters when `path` matches, else `undefined`. */
+/**
+ * A compiled path pattern: returns the parameters (a null-prototype object) when `path` matches,
+ * else `undefined`.
+ */
 export type PathMatcher = (path: string) => Record<string, string> | undefined;
 
 /**
@@ -24,7 +27,8 @@ export function compilePath(pattern: string): PathMatcher {
     if (prefix ? parts.length < segments.length : parts.length !== segments.length) {
       return undefined;
     }
-    const params: Record<string, string> = {};
+    // Parameter names come from the configuration: a null prototype keeps `:__proto__` a key.
+    const params: Record<string, string> = Object.create(null);
     for (let i = 0; i < segments.length; i++) {
       const segment = segments[i] as string;
       const part = parts[i] as string;

@@ -4,21 +4,32 @@
  * @module
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { type Clock, systemClock } from '../../clock.js';
 import type { Acquisition } from '../algorithms/limiter.js';
 import { MemoryStore } from '../memory-store.js';
 import { type Admission, admit, clientKey, type StoreFailure } from './admission.js';
+import { BodyBudget, declaresBody, NO_BODY, readBody } from './body.js';
 import { type CompiledRoute, compileRoutes } from './compile.js';
 import { type FailMode, type MockServerConfig, parseConfig } from './config.js';
-import { Exchange, header, readBody, resetConnection, send, sendJson } from './exchange.js';
+import { Connections } from './connections.js';
+import {
+  Exchange,
+  type HeaderFields,
+  header,
+  httpDate,
+  resetConnection,
+  send,
+  sendJson,
+} from './exchange.js';
 import { latencyFor } from './faults.js';
 import { fingerprint, IdempotencyStore } from './idempotency.js';
-import { clientIp, requestKey } from './keys.js';
+import { boundedValue, clientIp } from './keys.js';
 import { mostRestrictive, rateLimitFields, retryAfterField } from './rate-limit-headers.js';
-import { respond } from './respond.js';
+import { type ResponseRecipe, respond } from './respond.js';
 import { methodMatches } from './routes.js';
 import { type MockServerStats, StatsRecorder } from './stats.js';
+import { parseTarget } from './target.js';
 
 /** A running mock server, from {@link createMockServer}. */
 export interface MockServer {
@@ -26,7 +37,10 @@ export interface MockServer {
   readonly url: string;
   /** The port it listens on (the one picked, when the config said 0). */
   readonly port: number;
-  /** A snapshot of the counters: admitted, rejected, side effects; per route and client key. */
+  /**
+   * A snapshot of the counters: admitted, rejected, side effects; per route and client key; and
+   * what clients make the server hold now (`held`).
+   */
   stats(): MockServerStats;
   /** Sets every counter back to zero. Limits keep their state. */
   resetStats(): void;
@@ -75,7 +89,9 @@ export interface StoreErrorEvent {
  * the field (`invalid option routes[0].limits[0].windowMs: must be a positive integer, got 0`).
  *
  * What a request goes through, in order:
- * 1. the first route whose method and path match (else 404, or 405 with `Allow`);
+ * 1. the first route whose method and path match (else 404, or 405 with `Allow`). The path is the
+ *    target's, in origin-form or absolute-form (`GET http://h/items/1`), normalised (see
+ *    `parseTarget`); any other target is a 400, and `OPTIONS *` a 204;
  * 2. the server's `limits`, then the route's: admitted only if every one admits it; otherwise 429
  *    with the header fields, `Retry-After` and a JSON body naming the policy and its scope, and
  *    nothing spent in any limit (each admitted take is refunded). When a limit's store fails, the
@@ -88,7 +104,8 @@ export interface StoreErrorEvent {
  *    (counted in `stats()`, its response stored for replay), then the `reset` fault
  *    `after-handler`;
  * 7. the response (slowly, with `slowBody`). Concurrency slots are released when the response
- *    ends or the client goes away, whichever comes first.
+ *    ends or the client goes away, whichever comes first; a connection that closes ends every
+ *    request on it, pipelined ones whose responses were still queued included.
  *
  * @example
  * const server = await createMockServer({
@@ -105,20 +122,24 @@ export interface StoreErrorEvent {
 export async function createMockServer(config: MockServerConfig): Promise<MockServer> {
   const parsed = parseConfig(config);
   const pipeline = new Pipeline(parsed);
-  const server = createServer((req, res) => {
+  const server = createServer(SERVER_OPTIONS, (req, res) => {
     pipeline.handle(req, res).catch((error: unknown) => {
       if (res.headersSent) res.destroy();
       else
-        sendJson(res, pipeline.clock, 500, {}, { error: 'internal_error', message: String(error) });
+        sendJson(res, pipeline.clock, 500, [], { error: 'internal_error', message: String(error) });
     });
   });
+  server.maxConnections = parsed.maxConnections ?? DEFAULT_BOUNDS.maxConnections;
+  server.maxHeadersCount = MAX_HEADERS_COUNT;
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  server.on('connection', (socket: Socket) => pipeline.accept(socket));
   await listen(server, parsed.port ?? 0, parsed.host ?? '127.0.0.1');
   const address = server.address() as AddressInfo;
   let closed: Promise<void> | undefined;
   return {
     url: `http://${urlHost(address.address)}:${address.port}`,
     port: address.port,
-    stats: () => pipeline.stats.snapshot(),
+    stats: () => pipeline.snapshot(),
     resetStats: () => pipeline.stats.reset(),
     on: (event, listener) => pipeline.on(event, listener),
     close() {
@@ -132,6 +153,32 @@ export async function createMockServer(config: MockServerConfig): Promise<MockSe
   };
 }
 
+/** Defaults of the bounds a configuration may change. */
+const DEFAULT_BOUNDS = {
+  maxConnections: 1024,
+  maxPipelinedRequests: 16,
+  maxBufferedBodyBytes: 64 * 1024 * 1024,
+  idempotencyMaxEntries: 10_000,
+  idempotencyMaxBytes: 4 * 1024 * 1024,
+};
+
+/**
+ * Node's bounds on a request's head and timing, pinned so that a process flag
+ * (`--max-http-header-size`) or a new Node default does not move them: the request line and header
+ * fields within 16 KiB (else 431), within 60 s, the whole request within 300 s (else 408).
+ */
+const SERVER_OPTIONS = {
+  maxHeaderSize: 16 * 1024,
+  headersTimeout: 60_000,
+  requestTimeout: 300_000,
+};
+
+/** Header fields read per request; Node drops the rest. */
+const MAX_HEADERS_COUNT = 2000;
+
+/** Milliseconds an idle keep-alive connection stays open. */
+const KEEP_ALIVE_TIMEOUT_MS = 5000;
+
 /** One request on its way through the pipeline, with what the stages learn about it. */
 interface Call {
   req: IncomingMessage;
@@ -144,10 +191,12 @@ interface Call {
   path: string;
   query: URLSearchParams;
   body: Buffer;
+  /** Whether the body is JSON by its `Content-Type`. */
+  json: boolean;
   /** The request's key in `stats()`. */
   client: string;
   /** The rate-limit fields of an admitted request, sent with whatever it gets. */
-  limitHeaders: Record<string, string>;
+  limitHeaders: HeaderFields;
 }
 
 /** The stages a request goes through, in the order documented on {@link createMockServer}. */
@@ -157,22 +206,52 @@ class Pipeline {
   readonly #routes: CompiledRoute[];
   readonly #trustProxy: boolean | number;
   readonly #idempotencyHeader: string;
-  readonly #idempotency: IdempotencyStore;
+  readonly #idempotency: IdempotencyStore<ResponseRecipe>;
   readonly #closing = new AbortController();
+  readonly #connections = new Connections();
+  readonly #bodies: BodyBudget;
+  readonly #maxPipelined: number;
+  /** The memory stores the limits use, for `held.limiterKeys`. */
+  readonly #memoryStores: MemoryStore[];
   readonly #startedAt: number;
   readonly #storeErrorListeners = new Set<MockServerEvents['store-error']>();
 
   constructor(config: MockServerConfig) {
     this.clock = config.clock ?? systemClock;
-    this.#routes = compileRoutes(config, config.store ?? new MemoryStore(), this.clock);
+    const store = config.store ?? new MemoryStore();
+    const localStore = new MemoryStore();
+    this.#routes = compileRoutes(config, store, this.clock, localStore);
+    this.#memoryStores = store instanceof MemoryStore ? [store, localStore] : [localStore];
     this.#trustProxy = config.trustProxy ?? false;
     this.#idempotencyHeader = (config.idempotency?.header ?? 'Idempotency-Key').toLowerCase();
-    this.#idempotency = new IdempotencyStore(
-      config.idempotency?.ttlMs ?? 86_400_000,
-      config.idempotency?.maxEntries ?? 10_000,
+    this.#idempotency = new IdempotencyStore({
+      ttlMs: config.idempotency?.ttlMs ?? 86_400_000,
+      maxEntries: config.idempotency?.maxEntries ?? DEFAULT_BOUNDS.idempotencyMaxEntries,
+      maxBytes: config.idempotency?.maxBytes ?? DEFAULT_BOUNDS.idempotencyMaxBytes,
+    });
+    this.#bodies = new BodyBudget(
+      config.maxBufferedBodyBytes ?? DEFAULT_BOUNDS.maxBufferedBodyBytes,
     );
+    this.#maxPipelined = config.maxPipelinedRequests ?? DEFAULT_BOUNDS.maxPipelinedRequests;
     for (const route of this.#routes) this.stats.declare(route.label);
     this.#startedAt = this.clock.now();
+  }
+
+  /** The counters, and what clients make the server hold now. */
+  snapshot(): MockServerStats {
+    return this.stats.snapshot({
+      connections: this.#connections.size,
+      requests: this.#connections.requests,
+      bodyBytes: this.#bodies.held,
+      limiterKeys: this.#memoryStores.reduce((sum, store) => sum + store.size, 0),
+      idempotencyKeys: this.#idempotency.size,
+      idempotencyBytes: this.#idempotency.bytes,
+    });
+  }
+
+  /** Tracks a new connection. */
+  accept(socket: Socket): void {
+    this.#connections.accept(socket);
   }
 
   on<E extends keyof MockServerEvents>(event: E, listener: MockServerEvents[E]): () => void {
@@ -187,14 +266,21 @@ class Pipeline {
   }
 
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const exchange = new Exchange(res, this.#closing.signal);
+    const exchange = new Exchange(req, res, this.#closing.signal, this.#connections);
+    if (exchange.pipelined > this.#maxPipelined) {
+      sendJson(res, this.clock, 503, ['Connection', 'close', 'Retry-After', '1'], {
+        error: 'too_many_pipelined_requests',
+        message: `More than ${this.#maxPipelined} requests in flight on one connection; the connection closes after this answer.`,
+      });
+      return;
+    }
     const call = await this.#route(req, res, exchange);
     if (call === undefined) return;
     const admission = await this.#admit(call);
     if (admission === undefined) return;
-    if (!(await this.#waitTurn(call, admission))) return;
+    if (call.route.leaky && !(await this.#waitTurn(call, admission))) return;
     if (this.#failBeforeHandler(call)) return;
-    const claimKey = await this.#claim(call);
+    const claimKey = this.#claim(call);
     if (claimKey === false) return;
     await this.#runHandler(call, claimKey);
   }
@@ -206,9 +292,21 @@ class Pipeline {
     exchange: Exchange,
   ): Promise<Call | undefined> {
     const method = (req.method ?? 'GET').toUpperCase();
-    const url = req.url ?? '/';
-    const queryAt = url.indexOf('?');
-    const path = queryAt < 0 ? url : url.slice(0, queryAt);
+    const target = parseTarget(req.url ?? '/');
+    if (target.form !== 'path') {
+      if (target.form === 'asterisk' && method === 'OPTIONS') {
+        res.writeHead(204, ['Date', httpDate(this.clock)]).end();
+      } else {
+        sendJson(res, this.clock, 400, [], {
+          error: 'bad_request_target',
+          message: 'The request target must be a path (/items/1) or an absolute http(s) URL.',
+        });
+      }
+      return undefined;
+    }
+    const { path } = target;
+    // The target in origin-form, whatever form it came in: what a replay must repeat.
+    const url = target.query === '' ? path : `${path}?${target.query}`;
     const allowed = new Set<string>();
     for (const route of this.#routes) {
       const params = route.match(path);
@@ -217,19 +315,41 @@ class Pipeline {
         if (route.method !== undefined) allowed.add(route.method);
         continue;
       }
-      const body = await readBody(req);
-      if (body === undefined) {
-        sendJson(res, this.clock, 413, { Connection: 'close' }, { error: 'payload_too_large' });
+      const read = declaresBody(req) ? await readBody(req, this.#bodies) : NO_BODY;
+      if (read.kind === 'aborted') return undefined;
+      if (read.kind === 'too-large') {
+        sendJson(res, this.clock, 413, ['Connection', 'close'], { error: 'payload_too_large' });
         return undefined;
       }
-      const query = new URLSearchParams(queryAt < 0 ? '' : url.slice(queryAt + 1));
-      const call = { req, res, exchange, route, params, method, url, path, query, body };
-      return { ...call, client: '', limitHeaders: {} };
+      if (read.kind === 'busy') {
+        sendJson(res, this.clock, 503, ['Connection', 'close', 'Retry-After', '1'], {
+          error: 'server_busy',
+          message: 'The server holds as many request bodies as it may; retry shortly.',
+        });
+        return undefined;
+      }
+      const { body } = read;
+      if (read !== NO_BODY) exchange.onClose(read.release);
+      return {
+        req,
+        res,
+        exchange,
+        route,
+        params,
+        method,
+        url,
+        path,
+        query: new URLSearchParams(target.query),
+        body,
+        json: body.length > 0 && /json/i.test(header(req, 'content-type') ?? ''),
+        client: '',
+        limitHeaders: [],
+      };
     }
     if (allowed.size > 0) {
-      const headers = { Allow: [...allowed].join(', ') };
+      const headers = ['Allow', [...allowed].join(', ')];
       sendJson(res, this.clock, 405, headers, { error: 'method_not_allowed' });
-    } else sendJson(res, this.clock, 404, {}, { error: 'not_found', path });
+    } else sendJson(res, this.clock, 404, [], { error: 'not_found', path });
     return undefined;
   }
 
@@ -241,16 +361,18 @@ class Pipeline {
     const { req, route } = call;
     const now = this.clock.now();
     const ip = clientIp(req, this.#trustProxy);
-    const keys = route.limits.map((limit) => requestKey(limit.key, req, ip));
+    const keys = route.limits.map((limit) => limit.keyOf(req, ip));
     call.client = clientKey(keys, ip);
     const admission = await admit(route, keys, now);
-    if (admission.failures.length > 0) this.#storeFailed(call, admission.failures);
-    if (admission.failedClosed) {
-      this.#failClosed(call, admission);
-      return undefined;
-    }
-    if (admission.failures.some((failure) => failure.operation === 'take')) {
-      this.stats.count(route.label, call.client, 'degraded');
+    if (admission.failures.length > 0) {
+      this.#storeFailed(call, admission.failures);
+      if (admission.failedClosed) {
+        this.#failClosed(call, admission);
+        return undefined;
+      }
+      if (admission.failures.some((failure) => failure.operation === 'take')) {
+        this.stats.count(route.label, call.client, 'degraded');
+      }
     }
     if (!admission.allowed) {
       this.stats.count(route.label, call.client, 'rejected');
@@ -258,9 +380,11 @@ class Pipeline {
       return undefined;
     }
     this.stats.count(route.label, call.client, 'admitted');
-    for (const [i, acquisition] of admission.acquisitions.entries()) {
-      if (route.limits[i]?.concurrency)
-        call.exchange.onClose(() => this.#release(call, i, acquisition));
+    if (route.concurrency) {
+      for (const [i, acquisition] of admission.acquisitions.entries()) {
+        if (route.limits[i]?.concurrency)
+          call.exchange.onClose(() => this.#release(call, i, acquisition));
+      }
     }
     call.limitHeaders = rateLimitFields(route.headers, admission.reports, false, now);
     return admission;
@@ -275,17 +399,11 @@ class Pipeline {
     const { route } = call;
     this.stats.count(route.label, call.client, 'failedClosed');
     const failed = route.limits[admission.failures[0]?.limit ?? 0];
-    sendJson(
-      call.res,
-      this.clock,
-      503,
-      { 'Retry-After': '1' },
-      {
-        error: 'limiter_unavailable',
-        message: `The rate limiter cannot decide: the store of policy "${failed?.name}" is unavailable. Retry shortly.`,
-        policy: failed?.name,
-      },
-    );
+    sendJson(call.res, this.clock, 503, ['Retry-After', '1'], {
+      error: 'limiter_unavailable',
+      message: `The rate limiter cannot decide: the store of policy "${failed?.name}" is unavailable. Retry shortly.`,
+      policy: failed?.name,
+    });
   }
 
   /** Gives back an admitted take of limit `i` (a concurrency slot, a leaky-bucket turn). */
@@ -326,7 +444,7 @@ class Pipeline {
     const limit = route.limits[admission.reports.indexOf(top)];
     const headers = rateLimitFields(route.headers, admission.reports, true, now);
     const retryAfter = retryAfterField(route.retryAfter, top.retryAfterMs, now);
-    if (retryAfter !== undefined) headers['Retry-After'] = retryAfter;
+    if (retryAfter !== undefined) headers.push('Retry-After', retryAfter);
     const seconds = Math.ceil(top.retryAfterMs / 1000);
     sendJson(call.res, this.clock, 429, headers, {
       error: 'rate_limited',
@@ -357,9 +475,9 @@ class Pipeline {
     const unavailable = route.faults.unavailable;
     if (unavailable?.trigger.fires(sinceStart, this.clock)) {
       this.stats.count(route.label, call.client, 'unavailable');
-      const headers: Record<string, string> = { ...call.limitHeaders };
+      const headers = [...call.limitHeaders];
       if (unavailable.retryAfterSeconds !== undefined) {
-        headers['Retry-After'] = String(unavailable.retryAfterSeconds);
+        headers.push('Retry-After', String(unavailable.retryAfterSeconds));
       }
       sendJson(call.res, this.clock, 503, headers, { error: 'unavailable', route: route.label });
       return true;
@@ -375,22 +493,23 @@ class Pipeline {
 
   /**
    * The `Idempotency-Key` check: replays a stored response, or refuses a key in use or reused.
-   * Resolves to the claimed store key (`undefined` without an idempotency key), or `false` when it
+   * Returns the claimed store key (`undefined` without an idempotency key), or `false` when it
    * answered.
    */
-  async #claim(call: Call): Promise<string | undefined | false> {
+  #claim(call: Call): string | undefined | false {
     const { route } = call;
     const key = route.idempotency ? header(call.req, this.#idempotencyHeader) : undefined;
     if (key === undefined) return undefined;
-    const claimKey = `${route.label}\n${key}`;
+    const claimKey = `${route.label}\n${boundedValue(key)}`;
     const print = fingerprint(call.method, call.url, call.body);
     const claim = this.#idempotency.begin(claimKey, print, this.clock.now());
     if (claim.kind === 'new') return claimKey;
     if (claim.kind === 'replay') {
       this.stats.count(route.label, call.client, 'replays');
-      const { status, headers, body } = claim.response;
-      const replayed = { ...headers, ...call.limitHeaders, 'Idempotent-Replayed': 'true' };
-      await send(call.res, call.exchange, this.clock, status, replayed, body);
+      const { execution, json } = claim.response;
+      const { status, headers, body } = respond(route, call, execution, json);
+      const replayed = [...headers, ...call.limitHeaders, 'Idempotent-Replayed', 'true'];
+      send(call.res, call.exchange, this.clock, status, replayed, body);
       return false;
     }
     this.stats.count(route.label, call.client, 'idempotencyConflicts');
@@ -420,8 +539,10 @@ class Pipeline {
       }
     }
     const execution = this.stats.count(route.label, call.client, 'sideEffects');
-    const response = respond(route, { ...call, execution });
-    if (claimKey !== undefined) this.#idempotency.complete(claimKey, response, this.clock.now());
+    const response = respond(route, call, execution, call.json);
+    if (claimKey !== undefined) {
+      this.#idempotency.complete(claimKey, { execution, json: call.json }, this.clock.now());
+    }
     const reset = route.faults.reset;
     const sinceStart = this.clock.now() - this.#startedAt;
     if (reset?.when === 'after-handler' && reset.trigger.fires(sinceStart, this.clock)) {
@@ -429,7 +550,7 @@ class Pipeline {
       resetConnection(call.req);
       return;
     }
-    const headers = { ...response.headers, ...call.limitHeaders };
+    const headers = [...response.headers, ...call.limitHeaders];
     const { slowBody } = route.faults;
     await send(
       call.res,

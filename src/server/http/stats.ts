@@ -37,8 +37,31 @@ export interface RouteStats extends KeyStats {
    * The same counts per client key. A request's client key is made of the keys of the route's
    * limits (`ip:127.0.0.1`, `x-api-key:abc|ip:127.0.0.1`), or its IP when the route has none.
    * At most {@link MAX_KEYS_PER_ROUTE} keys are listed; later ones count under `(other)`.
+   * A null-prototype object: a key is data, whatever its name (`x-api-key:__proto__`).
    */
   keys: Record<string, KeyStats>;
+}
+
+/**
+ * What clients make the server hold at the moment of a snapshot, each under a bound (see the
+ * README's "Bounds" table).
+ */
+export interface HeldStats {
+  /** Open connections (at most `maxConnections`). */
+  connections: number;
+  /** Requests in flight (at most `maxPipelinedRequests` per connection). */
+  requests: number;
+  /** Request-body bytes held (at most `maxBufferedBodyBytes`). */
+  bodyBytes: number;
+  /**
+   * Keys in the memory stores of the limits: the default store (unless `store` is another kind)
+   * and that of the local copies used while failing open. At most their `maxKeys` each.
+   */
+  limiterKeys: number;
+  /** Keys in the `Idempotency-Key` store (at most `idempotency.maxEntries`). */
+  idempotencyKeys: number;
+  /** Bytes of the `Idempotency-Key` store, as counted against `idempotency.maxBytes`. */
+  idempotencyBytes: number;
 }
 
 /** A snapshot of every counter, from {@link MockServer.stats}. */
@@ -53,8 +76,13 @@ export interface MockServerStats {
   degraded: number;
   /** Requests answered 503 because a store failed, over all routes. */
   failedClosed: number;
-  /** Per route, by the route's name (`POST /payments`). */
+  /**
+   * Per route, by the route's label (`POST /payments`, or its `name`). A null-prototype object, so
+   * that a route named `__proto__` is listed like any other.
+   */
   routes: Record<string, RouteStats>;
+  /** What clients make the server hold now (not reset by `resetStats()`). */
+  held: HeldStats;
 }
 
 /** Which counter an event bumps. */
@@ -65,26 +93,35 @@ export const MAX_KEYS_PER_ROUTE = 10_000;
 
 const KEY_COUNTERS = new Set<Counter>(['admitted', 'rejected', 'sideEffects']);
 
-function emptyRoute(): RouteStats {
+type RouteCounters = Omit<RouteStats, 'keys'>;
+
+/** A route's live counters, and its client keys' (in a `Map`: keys are outside data). */
+interface RouteEntry {
+  counters: RouteCounters;
+  keys: Map<string, KeyStats>;
+}
+
+function emptyRoute(): RouteEntry {
   return {
-    admitted: 0,
-    rejected: 0,
-    sideEffects: 0,
-    unavailable: 0,
-    resets: 0,
-    replays: 0,
-    idempotencyConflicts: 0,
-    degraded: 0,
-    failedClosed: 0,
-    storeErrors: 0,
-    keys: {},
+    counters: {
+      admitted: 0,
+      rejected: 0,
+      sideEffects: 0,
+      unavailable: 0,
+      resets: 0,
+      replays: 0,
+      idempotencyConflicts: 0,
+      degraded: 0,
+      failedClosed: 0,
+      storeErrors: 0,
+    },
+    keys: new Map(),
   };
 }
 
 /** The live counters behind {@link MockServerStats}. */
 export class StatsRecorder {
-  #routes = new Map<string, RouteStats>();
-  #keyCounts = new Map<string, number>();
+  readonly #routes = new Map<string, RouteEntry>();
 
   /** Makes a route appear in snapshots before its first request. */
   declare(route: string): void {
@@ -93,46 +130,54 @@ export class StatsRecorder {
 
   /** Adds one to `counter` of `route` (and of `key` for the per-key counters); returns the total. */
   count(route: string, key: string, counter: Counter): number {
-    let stats = this.#routes.get(route);
-    if (stats === undefined) {
-      stats = emptyRoute();
-      this.#routes.set(route, stats);
+    let entry = this.#routes.get(route);
+    if (entry === undefined) {
+      entry = emptyRoute();
+      this.#routes.set(route, entry);
     }
-    stats[counter] += 1;
+    entry.counters[counter] += 1;
     if (KEY_COUNTERS.has(counter)) {
-      const keys = this.#keyCounts.get(route) ?? 0;
-      const listed = key in stats.keys || keys < MAX_KEYS_PER_ROUTE ? key : '(other)';
-      if (!(listed in stats.keys)) {
-        stats.keys[listed] = { admitted: 0, rejected: 0, sideEffects: 0 };
-        this.#keyCounts.set(route, keys + 1);
+      const { keys } = entry;
+      let stats = keys.get(key);
+      if (stats === undefined) {
+        const listed = keys.size < MAX_KEYS_PER_ROUTE ? key : '(other)';
+        stats = keys.get(listed);
+        if (stats === undefined) {
+          stats = { admitted: 0, rejected: 0, sideEffects: 0 };
+          keys.set(listed, stats);
+        }
       }
-      (stats.keys[listed] as KeyStats)[counter as keyof KeyStats] += 1;
+      stats[counter as keyof KeyStats] += 1;
     }
-    return stats[counter];
+    return entry.counters[counter];
   }
 
-  /** A deep copy of every counter. */
-  snapshot(): MockServerStats {
-    const routes: Record<string, RouteStats> = {};
+  /**
+   * A deep copy of every counter, in null-prototype objects keyed by route label and key, with
+   * `held` as the server measures it.
+   */
+  snapshot(held: HeldStats): MockServerStats {
+    const routes: Record<string, RouteStats> = Object.create(null);
     let admitted = 0;
     let rejected = 0;
     let sideEffects = 0;
     let degraded = 0;
     let failedClosed = 0;
-    for (const [name, stats] of this.#routes) {
-      routes[name] = structuredClone(stats);
-      admitted += stats.admitted;
-      rejected += stats.rejected;
-      sideEffects += stats.sideEffects;
-      degraded += stats.degraded;
-      failedClosed += stats.failedClosed;
+    for (const [name, { counters, keys }] of this.#routes) {
+      const byKey: Record<string, KeyStats> = Object.create(null);
+      for (const [key, stats] of keys) byKey[key] = { ...stats };
+      routes[name] = { ...counters, keys: byKey };
+      admitted += counters.admitted;
+      rejected += counters.rejected;
+      sideEffects += counters.sideEffects;
+      degraded += counters.degraded;
+      failedClosed += counters.failedClosed;
     }
-    return { admitted, rejected, sideEffects, degraded, failedClosed, routes };
+    return { admitted, rejected, sideEffects, degraded, failedClosed, routes, held };
   }
 
   /** Sets every counter back to zero (routes stay listed). */
   reset(): void {
     for (const name of this.#routes.keys()) this.#routes.set(name, emptyRoute());
-    this.#keyCounts.clear();
   }
 }

@@ -93,6 +93,19 @@ describe('config validation', () => {
     [{ routes: [route(), route()] }, 'routes[1]', 'is labelled "* /x" like routes[0]'],
     [{ routes: [route()], trustProxy: 'yes' }, 'trustProxy', 'must be true, false or a number'],
     [{ routes: [route()], clock: { now: 1 } }, 'clock', 'must be a Clock'],
+    // Values Node refuses in a header field: refused here, rather than a 500 on every request.
+    ...['a\r\nSet-Cookie: x=1', 'a\nb', 'a\rb', 'nul\u0000', 'del\u007f', 'euro \u20ac'].map(
+      (value): [object, string, string] => [
+        { routes: [route({ response: { headers: { 'X-Ok': 'fine', 'X-Bad': value } } })] },
+        'routes[0].response.headers.X-Bad',
+        'must be a header value (no CR, LF or other control characters',
+      ],
+    ),
+    [
+      { routes: [route({ response: { headers: { 'Content-Length': '5' } } })] },
+      'routes[0].response.headers.Content-Length',
+      'is set by the server',
+    ],
   ])('%j -> %s', async (config, option, message) => {
     const found = await problem(config);
     expect(found.option).toBe(option);

@@ -183,4 +183,34 @@ describe('header families, read back by parseRateLimitHeaders', () => {
       }
     }
   });
+
+  it('writes a limit past what a structured field can carry as its largest integer, not a 500', async () => {
+    for (const headers of ['ietf', 'draft-7'] as const) {
+      const s = await createMockServer({
+        clock: new FakeClock(NOW),
+        routes: [
+          {
+            path: '/',
+            headers,
+            limits: [
+              {
+                algorithm: 'fixed-window',
+                limit: Number.MAX_SAFE_INTEGER,
+                windowMs: 60_000,
+                name: 'huge',
+              },
+            ],
+          },
+        ],
+      });
+      try {
+        const response = await fetch(s.url);
+        expect(response.status).toBe(200);
+        const info = parseRateLimitHeaders(response.headers, { now: NOW });
+        expect(info, headers).toMatchObject({ limit: 999_999_999_999_999 });
+      } finally {
+        await s.close();
+      }
+    }
+  });
 });

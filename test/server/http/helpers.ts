@@ -2,6 +2,8 @@
  * Test helpers for the mock server: a clock whose time and sleeps the test drives, and small
  * waits on events (never on elapsed time).
  */
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import type { Clock } from '../../../src/clock.js';
 
 interface Sleeper {
@@ -76,4 +78,25 @@ export async function until(condition: () => boolean, what = 'condition'): Promi
     if (Date.now() > giveUpAt) throw new Error(`gave up waiting for ${what}`);
     await new Promise((resolve) => (turn < 1000 ? setImmediate(resolve) : setTimeout(resolve, 1)));
   }
+}
+
+let gc: (() => void) | undefined;
+
+/**
+ * Runs a full garbage collection, so that memory measured next is what is still referenced. Works
+ * without `--expose-gc` (the flag is set at run time and `gc` fetched from a fresh context).
+ */
+export function collectGarbage(): void {
+  if (gc === undefined) {
+    setFlagsFromString('--expose-gc');
+    gc = runInNewContext('gc') as () => void;
+  }
+  gc();
+  gc();
+}
+
+/** Bytes of memory this process holds in JS objects and buffers (heap used plus array buffers). */
+export function heldBytes(): number {
+  const usage = process.memoryUsage();
+  return usage.heapUsed + usage.arrayBuffers;
 }

@@ -2,12 +2,13 @@
  * `Idempotency-Key`: one side effect per key, replays, and refusals, over real HTTP.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { ENTRY_OVERHEAD_BYTES } from '../../../src/server/http/idempotency.js';
 import {
   createMockServer,
   type MockServer,
   type MockServerConfig,
 } from '../../../src/server/index.js';
-import { FakeClock, until } from './helpers.js';
+import { collectGarbage, FakeClock, heldBytes, until } from './helpers.js';
 
 let server: MockServer | undefined;
 afterEach(async () => {
@@ -111,6 +112,93 @@ describe('Idempotency-Key', () => {
     const later = await pay('k1', {});
     expect(later.status).toBe(200);
     expect(later.headers.has('idempotent-replayed')).toBe(false);
+    expect(server.stats().sideEffects).toBe(2);
+  });
+});
+
+describe('Idempotency-Key store bounds', () => {
+  const entryBytes = (label: string, key: string) =>
+    label.length + 1 + key.length + 43 + ENTRY_OVERHEAD_BYTES;
+
+  it('stores no copy of a response: 8 POSTs of 1 MiB with fresh keys hold a few KB', async () => {
+    const { server } = await start({ routes: [{ method: 'POST', path: '/payments' }] });
+    // Control bytes: the echo JSON-escapes each into six, a 6 MiB response per request.
+    const body = Buffer.alloc(1024 * 1024 - 1, 1);
+    const post = (key: string) =>
+      fetch(`${server.url}/payments`, {
+        method: 'POST',
+        headers: { 'content-type': 'text/plain', 'idempotency-key': key },
+        body,
+      });
+    collectGarbage();
+    const before = heldBytes();
+    for (let i = 0; i < 8; i++) {
+      const response = await post(`fresh-${i}`);
+      expect(response.status).toBe(200);
+      await response.arrayBuffer();
+    }
+    // The last exchange's buffers (the 6 MiB answer in the sockets, on both sides) go a moment
+    // after the client has read it: let them, then measure what stays.
+    await until(() => server.stats().held.requests === 0, 'the last exchange to end');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    collectGarbage();
+    const grown = heldBytes() - before;
+    expect(server.stats().held).toMatchObject({
+      idempotencyKeys: 8,
+      idempotencyBytes: 8 * entryBytes('POST /payments', 'fresh-0'),
+    });
+    // Stored as copies, these would be 48 MiB.
+    expect(grown).toBeLessThan(12 * 1024 * 1024);
+    // And the replay is the original, byte for byte.
+    const original = await (await post('again')).text();
+    const replay = await post('again');
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(await replay.text()).toBe(original);
+  });
+
+  it('replays the original echo even when the repeat says another Content-Type', async () => {
+    const { server } = await start();
+    const send = (type: string) =>
+      fetch(`${server.url}/payments`, {
+        method: 'POST',
+        headers: { 'content-type': type, 'idempotency-key': 'k' },
+        body: '{"amount":5}',
+      });
+    const original = await (await send('application/json')).json();
+    expect(original).toMatchObject({ body: { amount: 5 }, execution: 1 });
+    expect(await (await send('text/plain')).json()).toEqual(original);
+  });
+
+  it('keeps at most maxBytes, dropping the oldest key first', async () => {
+    const maxBytes = 3 * entryBytes('POST /payments', 'k-1');
+    const { server, pay } = await start({ idempotency: { maxBytes } });
+    for (const key of ['k-1', 'k-2', 'k-3']) await pay(key, {});
+    expect(server.stats().held).toMatchObject({ idempotencyKeys: 3, idempotencyBytes: maxBytes });
+    await pay('k-4', {});
+    expect(server.stats().held).toMatchObject({ idempotencyKeys: 3, idempotencyBytes: maxBytes });
+    // k-1 was dropped: its repeat runs again; k-4 (and k-2, k-3) replay.
+    expect((await pay('k-4', {})).headers.get('idempotent-replayed')).toBe('true');
+    expect((await pay('k-2', {})).headers.get('idempotent-replayed')).toBe('true');
+    expect((await pay('k-1', {})).headers.has('idempotent-replayed')).toBe(false);
+    expect(server.stats().sideEffects).toBe(5);
+  });
+
+  it('keeps at most maxEntries keys, dropping the oldest first', async () => {
+    const { server, pay } = await start({ idempotency: { maxEntries: 2 } });
+    for (const key of ['a', 'b', 'c']) await pay(key, {});
+    expect(server.stats().held.idempotencyKeys).toBe(2);
+    expect((await pay('c', {})).headers.get('idempotent-replayed')).toBe('true');
+    expect((await pay('a', {})).headers.has('idempotent-replayed')).toBe(false);
+  });
+
+  it('keeps a key over 128 characters as its hash: bounded, and still one key per value', async () => {
+    const { server, pay } = await start();
+    const long = 'k'.repeat(10_000);
+    await pay(`${long}1`, {});
+    const bytes = server.stats().held.idempotencyBytes;
+    expect(bytes).toBe(entryBytes('POST /payments', `sha256:${'x'.repeat(43)}`));
+    expect((await pay(`${long}1`, {})).headers.get('idempotent-replayed')).toBe('true');
+    expect((await pay(`${long}2`, {})).headers.has('idempotent-replayed')).toBe(false);
     expect(server.stats().sideEffects).toBe(2);
   });
 });
