@@ -68,15 +68,18 @@ describe('option errors', () => {
     );
   });
 
-  it('refuses a hosts key that zod would silently leave out (__proto__)', () => {
-    const options = JSON.parse('{"hosts": {"__proto__": {"rate": -1}}}');
-    expect(messageOf(() => new ResolvedOptions(options))).toBe(
-      'invalid option hosts["__proto__"]: cannot be a host pattern',
+  it('checks and keeps a `__proto__` hosts entry like any other (zod would drop it unchecked)', () => {
+    const bad = JSON.parse('{"hosts": {"__proto__": {"rate": -1}}}');
+    expect(messageOf(() => new ResolvedOptions(bad))).toBe(
+      'invalid option hosts["__proto__"].rate: must be a number above 0 and up to 1000000000, got -1',
     );
+    const good = new ResolvedOptions(JSON.parse('{"hosts": {"__proto__": {"concurrency": 2}}}'));
+    expect(good.forHost('__proto__', '__proto__').concurrency).toBe(2);
+    expect(good.forHost('other', 'other').concurrency).toBe(Number.POSITIVE_INFINITY);
   });
 
   it('passes functions, the store, the clock and headers through by identity', () => {
-    const fetch = (async () => new Response()) as typeof fetch;
+    const fetch = (async () => new Response()) as typeof globalThis.fetch;
     const partition = () => undefined;
     const headers = new Headers({ a: 'b' });
     const store = { update: () => [undefined, undefined], delete: () => {} } as never;

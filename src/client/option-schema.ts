@@ -115,10 +115,12 @@ const idempotencyShape = {
       .check(z.regex(TOKEN, { error: 'must be a header name' })),
     'Idempotency-Key',
   ),
+  // A custom check rather than z.array: one schema kind less in the core bundle.
   methods: defaulted(
-    z.array(z.string().check(z.regex(TOKEN, { error: 'must be an HTTP method' })), {
-      error: 'must be an array of HTTP methods',
-    }),
+    z.custom<string[]>(
+      (v) => Array.isArray(v) && v.every((m) => typeof m === 'string' && TOKEN.test(m)),
+      { error: 'must be an array of HTTP methods' },
+    ),
     ['POST', 'PATCH'],
   ),
 };
@@ -182,8 +184,13 @@ const headersSchema = z
   );
 
 const clientShape = {
+  // Each entry is checked by `parseOptions`, by its pattern (a z.record would cost the core bundle
+  // a schema kind, and drop a `__proto__` entry unchecked).
   hosts: z.optional(
-    z.record(z.string(), policySchema, { error: 'must be an object of host patterns' }),
+    z.custom<Record<string, PolicyOptions>>(
+      (v) => typeof v === 'object' && v !== null && !Array.isArray(v),
+      { error: 'must be an object of host patterns' },
+    ),
   ),
   headers: z.optional(headersSchema),
   fetch: z.optional(fn<typeof fetch>('must be a fetch function')),
@@ -288,22 +295,28 @@ export function parseOptions(options: unknown): LimitedClientOptions {
   const result = optionsSchema.safeParse(input);
   if (!result.success) throw optionError(result.error.issues, input);
   const parsed: LimitedClientOptions = result.data;
-  const hosts = (input as LimitedClientOptions).hosts ?? {};
-  for (const pattern of Object.keys(hosts)) {
-    const problem = hostPatternProblem(pattern);
-    const path = `hosts[${JSON.stringify(pattern)}]`;
-    if (problem) throw new InvalidOptionError(path, problem);
-    // zod leaves a `__proto__` key out of what it parses (and does not check it).
-    if (!Object.hasOwn(parsed.hosts ?? {}, pattern)) {
-      throw new InvalidOptionError(path, 'cannot be a host pattern');
-    }
-  }
+  if (parsed.hosts !== undefined) parsed.hosts = parseHosts(parsed.hosts);
   checkBurst(parsed, 'options');
   for (const [pattern, host] of Object.entries(parsed.hosts ?? {})) {
     checkBurst({ ...parsed, ...host }, `hosts[${JSON.stringify(pattern)}]`);
   }
   checkBurstHasRate(parsed);
   return parsed;
+}
+
+/** Each `hosts` entry: its pattern, then its options, as parsed (a new object, own keys only). */
+function parseHosts(hosts: Record<string, unknown>): Record<string, PolicyOptions> {
+  const entries: [string, PolicyOptions][] = [];
+  for (const pattern of Object.keys(hosts)) {
+    const path = `hosts[${JSON.stringify(pattern)}]`;
+    const problem = hostPatternProblem(pattern);
+    if (problem) throw new InvalidOptionError(path, problem);
+    const entry = policySchema.safeParse(hosts[pattern]);
+    if (!entry.success) throw optionError(entry.error.issues, hosts[pattern], path);
+    entries.push([pattern, entry.data]);
+  }
+  // Defines each key as an own property, `__proto__` included.
+  return Object.fromEntries(entries);
 }
 
 /**
