@@ -19,6 +19,7 @@ import { HostMatcher, hostPatternProblem } from './host-match.js';
 import type {
   CircuitBreakerOptions,
   CostContext,
+  Defaults,
   IdempotencyOptions,
   LimitedClientOptions,
   PolicyOptions,
@@ -265,14 +266,7 @@ const schemasMatchTypes: [
 ] = [true, true, true, true, true, true, true, true];
 void schemasMatchTypes;
 
-/**
- * Every default, in one place: the value an option takes when it is `undefined`, as the schema
- * declares it. Times are in milliseconds, rates in units per second; `Infinity` means "no bound".
- * See each option's doc comment for its meaning. `initialWindow` is `coldStart.initialWindow`;
- * `fallbackHoldMs` is not an option: how long a 429 or 503 that says nothing of when to come back
- * holds its host.
- */
-export const DEFAULTS = Object.freeze({
+const declaredDefaults = {
   ...defaultsOf(policyShape),
   initialWindow: defaultsOf(coldStartShape).initialWindow,
   fallbackHoldMs: 1000,
@@ -282,7 +276,18 @@ export const DEFAULTS = Object.freeze({
   circuitBreaker: defaultsOf(circuitBreakerShape),
   idempotency: defaultsOf(idempotencyShape),
   ...defaultsOf(clientShape),
-});
+};
+// A default declared in the schema must be in the documented type of DEFAULTS, and back.
+const defaultsMatchType: Same<typeof declaredDefaults, Defaults> = true;
+void defaultsMatchType;
+
+/**
+ * Every default, in one place: the value an option takes when it is `undefined`, as the schema
+ * declares it. Times are in milliseconds, rates in units per second; `Infinity` means "no bound".
+ * See each option's doc comment for its meaning, and {@link Defaults} for the two entries that
+ * are not options of the same name.
+ */
+export const DEFAULTS: Defaults = Object.freeze(declaredDefaults);
 
 /**
  * Validates the options of `LimitedClient` or `wrapFetch` and returns them as parsed (functions,

@@ -170,4 +170,34 @@ export interface LimitedClientOptions extends PolicyOptions {
   hostIdleMs?: number;
 }
 
+type Resolved<T> = Readonly<Required<T>>;
+
+/**
+ * The type of `DEFAULTS`: each option that has a default, with it (`coldStart.initialWindow` as
+ * `initialWindow`), and `fallbackHoldMs`, how long a 429 or 503 that says nothing of when to come
+ * back holds its host, in milliseconds.
+ */
+export type Defaults = Resolved<
+  Pick<
+    PolicyOptions,
+    | 'concurrency'
+    | 'maxQueue'
+    | 'queueTimeoutMs'
+    | 'maxRetryAfterMs'
+    | 'learnLimits'
+    | 'timeoutMs'
+    | 'attemptTimeoutMs'
+    | 'cost'
+  > &
+    Pick<LimitedClientOptions, 'maxHosts' | 'hostIdleMs'>
+> & {
+  readonly initialWindow: number;
+  readonly fallbackHoldMs: number;
+  readonly waitJitter: Resolved<NonNullable<PolicyOptions['waitJitter']>>;
+  readonly retry: Resolved<Omit<RetryOptions, 'shouldRetry'>>;
+  readonly retryBudget: Resolved<RetryBudgetOptions>;
+  readonly circuitBreaker: Resolved<CircuitBreakerOptions>;
+  readonly idempotency: Resolved<IdempotencyOptions>;
+};
+
 export { DEFAULTS } from './option-schema.js';
