@@ -105,7 +105,7 @@ export class Engine {
     }
     let partition: string | undefined;
     try {
-      checkCallOptions(init, () => ({ method: methodOf(input, init), url: target.url }));
+      checkCallOptions(init, target.url, input);
       partition = this.partitionOf(target, input, init);
     } catch (error) {
       return Promise.reject(error);

@@ -13,7 +13,7 @@
  */
 import * as z from 'zod/mini';
 import { CLOCK_PROBLEM, type Clock, isClock } from '../clock.js';
-import { InvalidOptionError, type RequestContext } from '../errors.js';
+import { InvalidOptionError } from '../errors.js';
 import { invalidOption, optionError, type Same } from '../option-checks.js';
 import { HostMatcher, hostPatternProblem } from './host-match.js';
 import type {
@@ -327,37 +327,36 @@ function parseHosts(hosts: Record<string, unknown>): Record<string, PolicyOption
 /**
  * Checks a call's own options (`cost`, `retry`, `timeoutMs`... of a `LimitedRequestInit`) before
  * anything is sent; other keys are fetch's. Throws {@link InvalidOptionError} naming the option
- * under `init` (`init.retry.retries`) and the call. On the path of every call: a call that sets
- * none of them costs seven property reads, and each one set is checked alone (tens of
- * nanoseconds for a number), never the whole `init`.
- *
- * @param ctx the call, read only when there is something to report.
+ * under `init` (`init.retry.retries`) and the call (its method, from `init` or `input`, and
+ * `url`). On the path of every call: a call that sets none of them costs seven property reads,
+ * and each one set is checked alone (tens of nanoseconds for a number), never the whole `init`.
  */
 export function checkCallOptions(
   init: LimitedRequestInit | undefined,
-  ctx: () => RequestContext,
+  url: string,
+  input?: Request,
 ): void {
   if (init === undefined || init === null) return;
-  if (init.cost !== undefined) checkCallOption('cost', init.cost, ctx);
-  if (init.retry !== undefined) checkCallOption('retry', init.retry, ctx);
-  if (init.timeoutMs !== undefined) checkCallOption('timeoutMs', init.timeoutMs, ctx);
-  if (init.attemptTimeoutMs !== undefined) {
-    checkCallOption('attemptTimeoutMs', init.attemptTimeoutMs, ctx);
-  }
-  if (init.idempotencyKey !== undefined) {
-    checkCallOption('idempotencyKey', init.idempotencyKey, ctx);
-  }
-  if (init.partition !== undefined) checkCallOption('partition', init.partition, ctx);
-  if (init.createBody !== undefined) checkCallOption('createBody', init.createBody, ctx);
+  if (init.cost !== undefined) checkCallOption(init, 'cost', url, input);
+  if (init.retry !== undefined) checkCallOption(init, 'retry', url, input);
+  if (init.timeoutMs !== undefined) checkCallOption(init, 'timeoutMs', url, input);
+  if (init.attemptTimeoutMs !== undefined) checkCallOption(init, 'attemptTimeoutMs', url, input);
+  if (init.idempotencyKey !== undefined) checkCallOption(init, 'idempotencyKey', url, input);
+  if (init.partition !== undefined) checkCallOption(init, 'partition', url, input);
+  if (init.createBody !== undefined) checkCallOption(init, 'createBody', url, input);
 }
 
 function checkCallOption(
+  init: LimitedRequestInit,
   key: keyof typeof callShape,
-  value: unknown,
-  ctx: () => RequestContext,
+  url: string,
+  input: Request | undefined,
 ): void {
+  const value = init[key];
   const result = callShape[key].safeParse(value);
-  if (!result.success) throw optionError(result.error.issues, value, `init.${key}`, ctx());
+  if (result.success) return;
+  const method = (init.method ?? input?.method ?? 'GET').toUpperCase();
+  throw optionError(result.error.issues, value, `init.${key}`, { method, url });
 }
 
 /**
