@@ -146,7 +146,7 @@ export class Engine {
     const own = init?.partition;
     const fn = this.options.partition;
     if (own === undefined && fn === undefined) return undefined;
-    const method = methodOf(input, init);
+    const method = (init?.method ?? input?.method ?? 'GET').toUpperCase();
     const value: unknown = own !== undefined ? own : fn?.({ method, url: target.url });
     if (value === undefined || value === '') return undefined;
     if (typeof value !== 'string' || value.length > MAX_PARTITION_LENGTH) {
@@ -183,10 +183,6 @@ export class Engine {
     this.events.clear();
     if (this.ownsStore) await this.store.close?.();
   }
-}
-
-function methodOf(input: Request | undefined, init: LimitedRequestInit | undefined): string {
-  return (init?.method ?? input?.method ?? 'GET').toUpperCase();
 }
 
 function closedError(ctx: RequestContext): ClientClosedError {
