@@ -12,8 +12,14 @@ export default defineConfig({
   },
   format: ['esm', 'cjs'],
   target: 'node20',
-  sourcemap: true,
+  // No source maps: the output is readable, unminified JavaScript, and maps would either carry
+  // every source again (`sourcesContent`, most of the tarball) or point at sources not shipped.
+  sourcemap: false,
   dts: true,
-  splitting: false,
+  // Code shared by several entries (the errors, the clock, the server's algorithms) goes into
+  // chunks that every entry imports, in ESM and in CJS alike: one `StoreUnavailableError` class
+  // per format, whichever entry throws it, so `instanceof` holds across entries
+  // (test/package/entries.test.ts). With `false`, each entry would carry its own copy.
+  splitting: true,
   treeshake: true,
 });

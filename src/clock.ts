@@ -20,6 +20,21 @@ export interface Clock {
   random(): number;
 }
 
+/** True for what a `clock` option accepts: an object with `now`, `sleep` and `random` functions. */
+export function isClock(value: unknown): value is Clock {
+  const c = value as Clock | null;
+  return (
+    typeof c === 'object' &&
+    c !== null &&
+    typeof c.now === 'function' &&
+    typeof c.sleep === 'function' &&
+    typeof c.random === 'function'
+  );
+}
+
+/** What a `clock` option must be, as an `InvalidOptionError` says it. */
+export const CLOCK_PROBLEM = 'must be a Clock (an object with now(), sleep() and random())';
+
 /** Longest single `setTimeout` the platforms accept (about 24.8 days), in milliseconds. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 

@@ -171,13 +171,21 @@ export class TimeoutError extends LimitedClientError {
   }
 }
 
-/** An option or configuration value is invalid. Thrown at construction, never later. */
+/**
+ * An option or configuration value is invalid. Thrown at construction; for a call's own options
+ * (`init.retry`, `init.cost`...), the call rejects with it before anything is sent, and the
+ * message names the call: `POST https://api.example.com/x: invalid option init.retry.retries: must
+ * be an integer from 0 to 100, got -1`.
+ */
 export class InvalidOptionError extends LimitedClientError {
-  /** Dotted path of the offending option, e.g. `hosts["api.example.com"].rate`. */
+  /**
+   * Path of the offending option, e.g. `hosts["api.example.com"].rate`, `routes[0].cost`, or
+   * `init.timeoutMs` for a call's own option.
+   */
   readonly option: string;
 
-  constructor(option: string, problem: string) {
-    super('ERR_INVALID_OPTION', `invalid option ${option}: ${problem}`);
+  constructor(option: string, problem: string, ctx?: RequestContext) {
+    super('ERR_INVALID_OPTION', `invalid option ${option}: ${problem}`, ctx);
     this.option = option;
   }
 }

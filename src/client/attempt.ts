@@ -8,6 +8,7 @@ import { abortReason, type Clock } from '../clock.js';
 import { type RequestContext, TimeoutError } from '../errors.js';
 import { parseRateLimitHeaders } from '../headers/parse.js';
 import type { RateLimitInfo } from '../headers/types.js';
+import { invalidOption } from '../option-checks.js';
 import type { HostPolicy } from './host-policy.js';
 import { type PreparedRequest, withoutCredentials } from './request.js';
 import { defaultShouldRetry } from './retry/retry-rule.js';
@@ -47,7 +48,11 @@ export interface Outcome {
   pushback?: boolean;
 }
 
-/** Reads a call's own options over the host's; throws a `RangeError` for a cost out of range. */
+/**
+ * Reads a call's own options (checked by `checkCallOptions`) over the host's. Throws an
+ * `InvalidOptionError` for a cost above the host's burst (such a request could never be sent), or
+ * a `cost` function that returns anything but a number from 0 to that burst.
+ */
 export function readCall(
   req: PreparedRequest,
   init: LimitedRequestInit | undefined,
@@ -60,8 +65,12 @@ export function readCall(
     cost = typeof p.cost === 'number' ? p.cost : p.cost({ method: req.method, url: req.url });
   }
   if (!(typeof cost === 'number' && cost >= 0 && cost <= p.maxCost)) {
-    throw new RangeError(
-      `${req.method} ${req.url}: cost must be a number from 0 to ${p.maxCost} (got ${String(cost)})`,
+    const own = init?.cost !== undefined;
+    throw invalidOption(
+      own ? 'init.cost' : 'cost',
+      `${own ? 'must be' : 'must return'} a number from 0 to ${p.maxCost}${Number.isFinite(p.maxCost) ? " (the host's burst)" : ''}`,
+      cost,
+      ctx,
     );
   }
   const retry = init?.retry;

@@ -6,9 +6,11 @@
  */
 import { type Clock, systemClock } from '../clock.js';
 import { ClientClosedError, type RequestContext } from '../errors.js';
+import { invalidOption } from '../option-checks.js';
 import { Emitter } from './events.js';
 import { ResolvedOptions } from './host-policy.js';
 import { KeepAlive } from './keep-alive.js';
+import { checkCallOptions, MAX_PARTITION_LENGTH } from './option-schema.js';
 import type { LimitedClientOptions } from './options.js';
 import { HostPipeline, type PipelineShared } from './pipeline.js';
 import { HostRegistry } from './registry.js';
@@ -30,9 +32,6 @@ export function parseTarget(url: string | URL): Target {
   const u = typeof url === 'string' ? new URL(url) : url;
   return { url: u.href, origin: u.origin, hostname: u.hostname, host: u.host };
 }
-
-/** Longest partition name, in characters (see the `partition` option). */
-export const MAX_PARTITION_LENGTH = 256;
 
 /** URL strings kept parsed by {@link TargetCache}, at most. */
 const TARGETS_KEPT = 256;
@@ -109,6 +108,7 @@ export class Engine {
     }
     let partition: string | undefined;
     try {
+      checkCallOptions(init, target.url, input);
       partition = this.partitionOf(target, input, init);
     } catch (error) {
       return Promise.reject(error);
@@ -136,9 +136,10 @@ export class Engine {
   }
 
   /**
-   * The call's partition: its own `partition`, else the option's function; `undefined` for the
-   * host's own. Throws a `TypeError` for a value that is not a string of at most
-   * {@link MAX_PARTITION_LENGTH} characters, and whatever the function throws.
+   * The call's partition: its own `partition` (checked with the call's options), else the option's
+   * function; `undefined` for the host's own. Throws an `InvalidOptionError` when the function
+   * returns anything but a string of at most {@link MAX_PARTITION_LENGTH} characters or
+   * `undefined`, and whatever the function throws.
    */
   private partitionOf(
     target: Target,
@@ -152,9 +153,11 @@ export class Engine {
     const value: unknown = own !== undefined ? own : fn?.({ method, url: target.url });
     if (value === undefined || value === '') return undefined;
     if (typeof value !== 'string' || value.length > MAX_PARTITION_LENGTH) {
-      const shown = typeof value === 'string' ? `${value.length} characters` : typeof value;
-      throw new TypeError(
-        `${method} ${withoutCredentials(target.url)}: partition must be a string of at most ${MAX_PARTITION_LENGTH} characters, or undefined (got ${shown})`,
+      throw invalidOption(
+        'partition',
+        `must return a string of at most ${MAX_PARTITION_LENGTH} characters, or undefined`,
+        value,
+        { method, url: withoutCredentials(target.url) },
       );
     }
     return value;

@@ -1,24 +1,24 @@
 /**
- * The client: `LimitedClient`, `wrapFetch`, their options, events, statistics, the state store
- * interface and the policies' building blocks.
+ * The client's public face: `LimitedClient`, `wrapFetch`, their options and defaults, the retry
+ * rule, the events and statistics, and the state store interface with its in-memory default.
+ * Every name here is in the README; the building blocks behind them are internals (tests import
+ * them from their modules).
  *
  * @module
  */
 export { LimitedClient } from './client.js';
 export type { Listener } from './events.js';
-export { isTransientNetworkError } from './network-errors.js';
-export {
-  type CircuitBreakerOptions,
-  type CostContext,
-  DEFAULTS,
-  type IdempotencyOptions,
-  type LimitedClientOptions,
-  type PolicyOptions,
-  type RetryBudgetOptions,
-  type RetryOptions,
+export type {
+  CircuitBreakerOptions,
+  CostContext,
+  IdempotencyOptions,
+  LimitedClientOptions,
+  PolicyOptions,
+  RetryBudgetOptions,
+  RetryOptions,
 } from './options.js';
-export { backoffCeiling, fullJitter, serverWait, type WaitJitter } from './retry/backoff.js';
-export { defaultShouldRetry, IDEMPOTENT_METHODS, RETRY_STATUSES } from './retry/retry-rule.js';
+export { DEFAULTS } from './options.js';
+export { defaultShouldRetry } from './retry/retry-rule.js';
 export type { CircuitState } from './rules/breaker.js';
 export {
   type MaybePromise,

@@ -1,7 +1,8 @@
 /**
- * The client's options as users write them, and the one constant that holds every default. The
- * schema that checks them is in `option-schema.ts`; the step that resolves them per host is in
- * `host-policy.ts`.
+ * The client's options as users write them, documented field by field. The schema that checks
+ * them, checked against these types at compile time both ways, and the one constant that holds
+ * every default (`DEFAULTS`, read from the schema) are in `option-schema.ts`; the step that
+ * resolves them per host is in `host-policy.ts`.
  *
  * @module
  */
@@ -169,35 +170,34 @@ export interface LimitedClientOptions extends PolicyOptions {
   hostIdleMs?: number;
 }
 
+type Resolved<T> = Readonly<Required<T>>;
+
 /**
- * Every default, in one place: the value an option takes when it is `undefined`. Times are in
- * milliseconds, rates in units per second; `Infinity` means "no bound". See each option's doc
- * comment for its meaning.
+ * The type of `DEFAULTS`: each option that has a default, with it (`coldStart.initialWindow` as
+ * `initialWindow`), and `fallbackHoldMs`, how long a 429 or 503 that says nothing of when to come
+ * back holds its host, in milliseconds.
  */
-export const DEFAULTS = Object.freeze({
-  concurrency: Number.POSITIVE_INFINITY,
-  maxQueue: 10_000,
-  queueTimeoutMs: Number.POSITIVE_INFINITY,
-  maxRetryAfterMs: 60_000,
-  learnLimits: true,
-  initialWindow: 1,
-  fallbackHoldMs: 1000,
-  waitJitter: Object.freeze({ ratio: 0.05, maxMs: 1000 }),
-  timeoutMs: Number.POSITIVE_INFINITY,
-  attemptTimeoutMs: Number.POSITIVE_INFINITY,
-  retry: Object.freeze({ retries: 3, baseDelayMs: 100, maxDelayMs: 10_000 }),
-  retryBudget: Object.freeze({ ratio: 0.1, minPerSecond: 1, windowMs: 10_000 }),
-  circuitBreaker: Object.freeze({
-    failureRatio: 0.5,
-    minRequests: 10,
-    windowMs: 10_000,
-    consecutiveFailures: 5,
-    coolDownMs: 1_000,
-    maxCoolDownMs: 30_000,
-    halfOpenProbes: 1,
-  }),
-  idempotency: Object.freeze({ header: 'Idempotency-Key', methods: ['POST', 'PATCH'] }),
-  cost: 1,
-  maxHosts: 1000,
-  hostIdleMs: 300_000,
-});
+export type Defaults = Resolved<
+  Pick<
+    PolicyOptions,
+    | 'concurrency'
+    | 'maxQueue'
+    | 'queueTimeoutMs'
+    | 'maxRetryAfterMs'
+    | 'learnLimits'
+    | 'timeoutMs'
+    | 'attemptTimeoutMs'
+    | 'cost'
+  > &
+    Pick<LimitedClientOptions, 'maxHosts' | 'hostIdleMs'>
+> & {
+  readonly initialWindow: number;
+  readonly fallbackHoldMs: number;
+  readonly waitJitter: Resolved<NonNullable<PolicyOptions['waitJitter']>>;
+  readonly retry: Resolved<Omit<RetryOptions, 'shouldRetry'>>;
+  readonly retryBudget: Resolved<RetryBudgetOptions>;
+  readonly circuitBreaker: Resolved<CircuitBreakerOptions>;
+  readonly idempotency: Resolved<IdempotencyOptions>;
+};
+
+export { DEFAULTS } from './option-schema.js';

@@ -8,7 +8,10 @@
 import type { CircuitState } from './rules/breaker.js';
 import type { WaitReason } from './rules/contract.js';
 
-/** Options of one call, on top of `RequestInit`. Each overrides the client's option for this call. */
+/**
+ * Options of one call, on top of `RequestInit`. Each overrides the client's option for this call;
+ * a bad one rejects the call with `InvalidOptionError` (`init.retry.retries`) before it is sent.
+ */
 export interface LimitedRequestInit extends RequestInit {
   /**
    * Units this request spends from the client's bucket and from the server's quota (a search

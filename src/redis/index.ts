@@ -7,7 +7,6 @@
  */
 export { isStoreUnavailableError, StoreUnavailableError } from '../errors.js';
 export {
-  CALLER_TIME_MIN_TTL_MS,
   RedisStore,
   type RedisStoreEvents,
   type RedisStoreHealth,

@@ -29,24 +29,23 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { concurrencyLimit } from '../../src/server/algorithms/concurrency-limit.js';
+import { fixedWindow } from '../../src/server/algorithms/fixed-window.js';
+import { gcra } from '../../src/server/algorithms/gcra.js';
+import { leakyBucket } from '../../src/server/algorithms/leaky-bucket.js';
+import { type AlgorithmLogic, decide } from '../../src/server/algorithms/logic.js';
+import { slidingLog } from '../../src/server/algorithms/sliding-log.js';
+import { slidingWindowCounter } from '../../src/server/algorithms/sliding-window-counter.js';
+import { tokenBucket } from '../../src/server/algorithms/token-bucket.js';
 import {
-  type AlgorithmLogic,
   ConcurrencyLimit,
-  concurrencyLimit,
-  decide,
   FixedWindow,
-  fixedWindow,
   Gcra,
-  gcra,
   LeakyBucket,
-  leakyBucket,
   type RateLimiter,
   SlidingLog,
   SlidingWindowCounter,
-  slidingLog,
-  slidingWindowCounter,
   TokenBucket,
-  tokenBucket,
 } from '../../src/server/index.js';
 import { CONTENDERS, type ContenderName } from './lib/http-contender.js';
 

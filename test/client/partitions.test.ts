@@ -126,12 +126,12 @@ describe('partitions', () => {
     const bad = (value: unknown) =>
       wrapFetch(inner, { clock, partition: () => value as string | undefined });
     await expect(bad(42)(`${API}/x`)).rejects.toThrow(
-      /GET https:\/\/api\.github\.com\/x: partition must be a string of at most 256 characters, or undefined \(got number\)/,
+      /GET https:\/\/api\.github\.com\/x: invalid option partition: must return a string of at most 256 characters, or undefined, got 42/,
     );
-    await expect(bad('p'.repeat(257))(`${API}/x`)).rejects.toThrow(/got 257 characters/);
+    await expect(bad('p'.repeat(257))(`${API}/x`)).rejects.toThrow(/\(257 characters\)/);
     await expect(
       wrapFetch(inner, { clock })(`${API}/x`, { partition: null as unknown as string }),
-    ).rejects.toThrow(TypeError);
+    ).rejects.toThrow(InvalidOptionError);
     const boom = new Error('my partition function failed');
     const throwing = wrapFetch(inner, {
       clock,
@@ -148,7 +148,7 @@ describe('partitions', () => {
   it('refuses an option that is not a function, naming it', () => {
     expect(() => wrapFetch(fetch, { partition: 'search' as never })).toThrow(InvalidOptionError);
     expect(() => wrapFetch(fetch, { partition: 'search' as never })).toThrow(
-      /invalid option partition: must be a function \(request\) => string \| undefined \(got "search"\)/,
+      /invalid option partition: must be a function \(request\) => string \| undefined, got "search"/,
     );
     // Not a per-host option: a host entry cannot set it.
     expect(() =>

@@ -614,7 +614,7 @@ describe('costs and the client bucket', () => {
   it('refuses a cost the bucket can never pay', async () => {
     const { client } = setup(sequence(200), { rate: 1, burst: 2 });
     await expect(client.get('/x', { cost: 3 })).rejects.toThrow(
-      'cost must be a number from 0 to 2',
+      'invalid option init.cost: must be a number from 0 to 2',
     );
   });
 });

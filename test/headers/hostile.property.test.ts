@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { parseResetMs } from '../../src/headers/values.js';
 import {
   MAX_DELAY_MS,
   parseRateLimitHeaders,
-  parseResetMs,
   parseRetryAfter,
   type RateLimitInfo,
 } from '../../src/index.js';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_DELAY_MS, parseRateLimitHeaders, parseResetMs } from '../../src/index.js';
+import { parseResetMs } from '../../src/headers/values.js';
+import { MAX_DELAY_MS, parseRateLimitHeaders } from '../../src/index.js';
 
 const NOW = Date.UTC(2026, 10, 30, 12, 0, 0);
 

@@ -20,23 +20,21 @@ import fc from 'fast-check';
 import type { RedisClientType } from 'redis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { RedisStore } from '../../src/redis/index.js';
+import { concurrencyLimit } from '../../src/server/algorithms/concurrency-limit.js';
+import { fixedWindow } from '../../src/server/algorithms/fixed-window.js';
+import { gcra } from '../../src/server/algorithms/gcra.js';
+import { leakyBucket } from '../../src/server/algorithms/leaky-bucket.js';
+import { type AlgorithmLogic, decide, inspect } from '../../src/server/algorithms/logic.js';
+import { slidingLog } from '../../src/server/algorithms/sliding-log.js';
+import { slidingWindowCounter } from '../../src/server/algorithms/sliding-window-counter.js';
+import { tokenBucket } from '../../src/server/algorithms/token-bucket.js';
 import {
-  type AlgorithmLogic,
-  concurrencyLimit,
-  decide,
-  fixedWindow,
-  gcra,
-  inspect,
   type LimiterSpec,
-  leakyBucket,
   MemoryStore,
   type RateLimitStore,
   type StoreDecision,
   type StoreRequest,
-  slidingLog,
-  slidingWindowCounter,
   type TakeResult,
-  tokenBucket,
 } from '../../src/server/index.js';
 import { connect, deleteKeys, describeRedis, uniquePrefix } from './helpers.js';
 

@@ -8,6 +8,7 @@ import { validateHeaderValue } from 'node:http';
 import { z } from 'zod';
 import type { Clock } from '../../clock.js';
 import { InvalidOptionError } from '../../errors.js';
+import type { Same } from '../../option-checks.js';
 import { concurrencyLimitShape } from '../algorithms/concurrency-limit.js';
 import { fixedWindowShape } from '../algorithms/fixed-window.js';
 import { gcraShape } from '../algorithms/gcra.js';
@@ -486,8 +487,6 @@ const configSchema = z.strictObject({
 
 // The schemas and the documented types must describe the same thing: each pair must be assignable
 // both ways and have the same keys (which catches an optional field added on one side only).
-type Mutual<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-type Same<A, B> = Mutual<A, B> extends true ? Mutual<keyof A, keyof B> : false;
 const schemasMatchTypes: [
   Same<z.infer<typeof configSchema>, MockServerConfig>,
   Same<z.infer<typeof routeSchema>, RouteConfig>,

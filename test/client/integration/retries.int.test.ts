@@ -5,12 +5,9 @@
  * and closes within one cool-down after it.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  type CircuitState,
-  isTransientNetworkError,
-  LimitedClient,
-  sleep,
-} from '../../../src/index.js';
+import { isTransientNetworkError } from '../../../src/client/network-errors.js';
+import { sleep } from '../../../src/clock.js';
+import { type CircuitState, LimitedClient } from '../../../src/index.js';
 import { closeAll, pause, start } from './server.js';
 
 afterAll(closeAll);

@@ -97,13 +97,13 @@ describe('config validation', () => {
     ...['a\r\nSet-Cookie: x=1', 'a\nb', 'a\rb', 'nul\u0000', 'del\u007f', 'euro \u20ac'].map(
       (value): [object, string, string] => [
         { routes: [route({ response: { headers: { 'X-Ok': 'fine', 'X-Bad': value } } })] },
-        'routes[0].response.headers.X-Bad',
+        'routes[0].response.headers["X-Bad"]',
         'must be a header value (no CR, LF or other control characters',
       ],
     ),
     [
       { routes: [route({ response: { headers: { 'Content-Length': '5' } } })] },
-      'routes[0].response.headers.Content-Length',
+      'routes[0].response.headers["Content-Length"]',
       'is set by the server',
     ],
   ])('%j -> %s', async (config, option, message) => {

@@ -1,0 +1,73 @@
+/**
+ * The core stays small: a browser bundle of `import { LimitedClient } from 'limited-client'`,
+ * built from the package as published (`dist/`, after `npm run build`) with every dependency
+ * included (zod/mini, structured-headers), minified by esbuild, must gzip to at most 30 kB.
+ * Prints the measured size and what it is made of, so a change that grows it shows where. A Node
+ * built-in reaching the core fails the bundle itself (esbuild cannot resolve it for a browser).
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+/** The budget, in bytes of gzip at zlib's default level (as `gzip` without flags): 30 kB. */
+const BUDGET_BYTES = 30_000;
+
+const out = mkdtempSync(join(tmpdir(), 'limited-client-bundle-'));
+afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+interface Metafile {
+  outputs: Record<string, { inputs: Record<string, { bytesInOutput: number }> }>;
+}
+
+/** Bundles `source` (resolved from the package root, so `limited-client` is the package itself). */
+function bundle(source: string): { minified: number; gzipped: number; parts: Map<string, number> } {
+  const outfile = join(out, 'core.js');
+  const metafile = join(out, 'meta.json');
+  execFileSync(
+    join(root, 'node_modules/.bin/esbuild'),
+    [
+      '--bundle',
+      '--minify',
+      '--platform=browser',
+      '--format=esm',
+      '--log-level=warning',
+      `--outfile=${outfile}`,
+      `--metafile=${metafile}`,
+    ],
+    { cwd: root, input: source },
+  );
+  const code = readFileSync(outfile);
+  const meta = JSON.parse(readFileSync(metafile, 'utf8')) as Metafile;
+  const parts = new Map<string, number>();
+  for (const output of Object.values(meta.outputs)) {
+    for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) {
+      const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(input)?.[1] ?? 'limited-client';
+      parts.set(pkg, (parts.get(pkg) ?? 0) + bytesInOutput);
+    }
+  }
+  return { minified: code.length, gzipped: gzipSync(code).length, parts };
+}
+
+const kB = (bytes: number) => `${(bytes / 1000).toFixed(1)} kB`;
+
+describe('the core bundle', () => {
+  it('is at most 30 kB gzipped, every dependency included', () => {
+    const { minified, gzipped, parts } = bundle(
+      `import { LimitedClient } from 'limited-client'; globalThis.LimitedClient = LimitedClient;`,
+    );
+    const shares = [...parts]
+      .sort((a, b) => b[1] - a[1])
+      .map(([pkg, bytes]) => `${pkg} ${kB(bytes)}`)
+      .join(', ');
+    console.log(
+      `core bundle (LimitedClient, browser, minified): ${kB(minified)}, ${kB(gzipped)} gzipped ` +
+        `(budget ${kB(BUDGET_BYTES)}); minified by package: ${shares}`,
+    );
+    expect(gzipped).toBeLessThanOrEqual(BUDGET_BYTES);
+  });
+});
