@@ -223,16 +223,13 @@ export class CallRun {
       const refusal = new RetryBudgetExhaustedError(this.attempts, call.ctx, error);
       return { end: this.giveUp('budget-exhausted', outcome, refusal) };
     }
-    this.host.report.retry(
-      {
-        attempt: this.attempts + 1,
-        delayMs: plan.delayMs,
-        delaySource: plan.source,
-        status: response?.status,
-        error,
-      },
-      call.ctx,
-    );
+    this.host.report.retry(call.ctx, () => ({
+      attempt: this.attempts + 1,
+      delayMs: plan.delayMs,
+      delaySource: plan.source,
+      status: response?.status,
+      error,
+    }));
     return { go: plan };
   }
 

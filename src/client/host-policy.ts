@@ -63,34 +63,27 @@ function mergeObject<T extends object>(
   return { ...(base || {}), ...override } as T;
 }
 
+/** Options whose value is an object (or `false`/`true`): merged field by field, not replaced. */
+const OBJECT_OPTIONS: ReadonlySet<string> = new Set([
+  'retry',
+  'retryBudget',
+  'circuitBreaker',
+  'idempotency',
+  'waitJitter',
+  'coldStart',
+]);
+
 function merge(layers: readonly PolicyOptions[]): PolicyOptions {
-  const out: PolicyOptions = {};
+  const out: Record<string, unknown> = {};
   for (const layer of layers) {
-    for (const key of Object.keys(layer) as (keyof PolicyOptions)[]) {
-      const value = layer[key];
+    for (const [key, value] of Object.entries(layer)) {
       if (value === undefined) continue;
-      if (
-        key === 'retry' ||
-        key === 'retryBudget' ||
-        key === 'circuitBreaker' ||
-        key === 'idempotency' ||
-        key === 'waitJitter'
-      ) {
-        (out as Record<string, unknown>)[key] = mergeObject(
-          out[key] as object | false | undefined,
-          value as object | boolean,
-        );
-      } else if (key === 'coldStart') {
-        out.coldStart = mergeObject(
-          out.coldStart as { initialWindow?: number } | false | undefined,
-          value as boolean | { initialWindow?: number },
-        );
-      } else {
-        (out as Record<string, unknown>)[key] = value;
-      }
+      out[key] = OBJECT_OPTIONS.has(key)
+        ? mergeObject(out[key] as object | false | undefined, value as object | boolean)
+        : value;
     }
   }
-  return out;
+  return out as PolicyOptions;
 }
 
 /**

@@ -12,6 +12,10 @@ import type { WaitReason } from './rules/contract.js';
 import { type Counters, newCounters } from './stats.js';
 import type { ClientEvents, EventBase, GiveUpReason, StoreOperation } from './types.js';
 
+/** The events that concern one request, and what each carries besides the request's fields. */
+type RequestEvents = Exclude<keyof ClientEvents, 'circuit-state'>;
+type Extra<K extends RequestEvents> = Omit<ClientEvents[K], keyof EventBase>;
+
 /** See the module comment. */
 export class HostReport {
   readonly counters: Counters = newCounters();
@@ -22,27 +26,26 @@ export class HostReport {
     readonly partition: string | undefined,
   ) {}
 
-  /** The fields every event of a request carries. */
-  base(ctx: RequestContext): EventBase {
+  /** Emits `name` for the request of `ctx` with `extra`, when someone listens. */
+  private emit<K extends RequestEvents>(name: K, ctx: RequestContext, extra: () => Extra<K>) {
+    if (!this.events.has(name)) return;
     const base: EventBase = {
       origin: this.origin,
       method: ctx.method ?? 'GET',
       url: ctx.url ?? '',
     };
     if (this.partition !== undefined) base.partition = this.partition;
-    return base;
+    this.events.emit(name, { ...base, ...extra() } as ClientEvents[K]);
   }
 
   queued(ctx: RequestContext, queueLength: number): void {
     this.counters.queued++;
-    if (this.events.has('queued')) this.events.emit('queued', { ...this.base(ctx), queueLength });
+    this.emit('queued', ctx, () => ({ queueLength }));
   }
 
   held(ctx: RequestContext, reason: WaitReason, waitMs: number | undefined, policy?: string) {
     this.counters.held++;
-    if (this.events.has('held')) {
-      this.events.emit('held', { ...this.base(ctx), reason, waitMs, policy });
-    }
+    this.emit('held', ctx, () => ({ reason, waitMs, policy }));
   }
 
   /** A response came; a pushback among them is counted and reported as `rate-limited`. */
@@ -55,33 +58,26 @@ export class HostReport {
     this.counters.responses++;
     if (!pushback) return;
     this.counters.rateLimited++;
-    if (this.events.has('rate-limited')) {
-      this.events.emit('rate-limited', {
-        ...this.base(ctx),
-        status,
-        retryAfterMs: info?.retryAfterMs,
-        policy: info?.remaining === 0 ? info.policy : undefined,
-      });
-    }
+    this.emit('rate-limited', ctx, () => ({
+      status,
+      retryAfterMs: info?.retryAfterMs,
+      policy: info?.remaining === 0 ? info.policy : undefined,
+    }));
   }
 
-  retry(event: Omit<ClientEvents['retry'], keyof EventBase>, ctx: RequestContext): void {
+  retry(ctx: RequestContext, event: () => Extra<'retry'>): void {
     this.counters.retries++;
-    if (this.events.has('retry')) this.events.emit('retry', { ...this.base(ctx), ...event });
+    this.emit('retry', ctx, event);
   }
 
   budgetExhausted(ctx: RequestContext, attempt: number): void {
     this.counters.budgetExhausted++;
-    if (this.events.has('budget-exhausted')) {
-      this.events.emit('budget-exhausted', { ...this.base(ctx), attempt });
-    }
+    this.emit('budget-exhausted', ctx, () => ({ attempt }));
   }
 
   circuitOpen(ctx: RequestContext, retryAt: number): void {
     this.counters.circuitOpen++;
-    if (this.events.has('circuit-open')) {
-      this.events.emit('circuit-open', { ...this.base(ctx), retryAt });
-    }
+    this.emit('circuit-open', ctx, () => ({ retryAt }));
   }
 
   circuitState(from: CircuitState, to: CircuitState): void {
@@ -96,9 +92,7 @@ export class HostReport {
   /** A store failure the call survived. */
   storeError(ctx: RequestContext, operation: StoreOperation, error: unknown): void {
     this.counters.storeErrors++;
-    if (this.events.has('store-error')) {
-      this.events.emit('store-error', { ...this.base(ctx), operation, error });
-    }
+    this.emit('store-error', ctx, () => ({ operation, error }));
   }
 
   giveUp(
@@ -108,14 +102,11 @@ export class HostReport {
     last: { response?: Response; error?: unknown },
   ): void {
     this.counters.gaveUp++;
-    if (this.events.has('give-up')) {
-      this.events.emit('give-up', {
-        ...this.base(ctx),
-        reason,
-        attempts,
-        status: last.response?.status,
-        error: last.error,
-      });
-    }
+    this.emit('give-up', ctx, () => ({
+      reason,
+      attempts,
+      status: last.response?.status,
+      error: last.error,
+    }));
   }
 }

@@ -34,30 +34,79 @@ const DAY_MS = 86_400_000;
 /** Longest partition name, in characters (see the `partition` option). */
 export const MAX_PARTITION_LENGTH = 256;
 
-const num = (min: number, max: number, exclusiveMin = false) => {
-  const error = `must be a number ${exclusiveMin ? 'above' : 'from'} ${min} ${exclusiveMin ? 'and up to' : 'to'} ${max}`;
-  return z
-    .number({ error })
-    .check(exclusiveMin ? z.gt(min, { error }) : z.gte(min, { error }), z.lte(max, { error }));
-};
-const int = (min: number, max: number) => {
-  const error = `must be an integer from ${min} to ${max}`;
-  return z.int({ error }).check(z.gte(min, { error }), z.lte(max, { error }));
-};
-const infinity = (error: string) => z.literal(Number.POSITIVE_INFINITY, { error });
-const intOrInfinity = (min: number) => {
-  const error = `must be an integer from ${min} up, or Infinity`;
-  return z.union([z.int({ error }).check(z.gte(min, { error })), infinity(error)], { error });
-};
-const msOrInfinity = () => {
-  const error = 'must be a number of milliseconds above 0, or Infinity';
-  return z.union([z.number({ error }).check(z.gt(0, { error })), infinity(error)], { error });
-};
+// Leaf values are checked by predicates (`z.custom`), not zod's number and boolean schemas: each
+// schema kind is code in every browser bundle of the core, and these checks are one line each.
+const isNumber = (v: unknown): v is number => typeof v === 'number';
+const num = (min: number, max: number, exclusiveMin = false) =>
+  z.custom<number>((v) => isNumber(v) && (exclusiveMin ? v > min : v >= min) && v <= max, {
+    error: `must be a number ${exclusiveMin ? 'above' : 'from'} ${min} ${exclusiveMin ? 'and up to' : 'to'} ${max}`,
+  });
+const int = (min: number, max: number) =>
+  z.custom<number>((v) => Number.isInteger(v) && (v as number) >= min && (v as number) <= max, {
+    error: `must be an integer from ${min} to ${max}`,
+  });
+const intOrInfinity = (min: number) =>
+  z.custom<number>(
+    (v) => v === Number.POSITIVE_INFINITY || (Number.isInteger(v) && (v as number) >= min),
+    { error: `must be an integer from ${min} up, or Infinity` },
+  );
+// NaN fails the comparison; Infinity passes it.
+const msOrInfinity = () =>
+  z.custom<number>((v) => isNumber(v) && v > 0, {
+    error: 'must be a number of milliseconds above 0, or Infinity',
+  });
+const bool = (error: string) => z.custom<boolean>((v) => typeof v === 'boolean', { error });
 const fn = <T extends (...args: never[]) => unknown>(error: string) =>
   z.custom<T>((v) => typeof v === 'function', { error });
+/**
+ * What `simple` accepts (`false`, a boolean), or an object `schema` accepts, whose own issues come
+ * out at their own paths (`retry.retries`). Not `z.union`: one schema kind less in the core.
+ */
+const orObject = <T extends z.ZodMiniType, S>(
+  simple: (v: unknown) => v is S,
+  schema: T,
+  error: string,
+) =>
+  z
+    .custom<S | z.output<T>>((v) => simple(v) || (typeof v === 'object' && v !== null), { error })
+    .check(
+      z.superRefine((value, ctx) => {
+        if (simple(value)) return;
+        const result = schema.safeParse(value);
+        if (!result.success) for (const issue of result.error.issues) ctx.addIssue({ ...issue });
+      }),
+    );
+const isFalse = (v: unknown): v is false => v === false;
+
+/**
+ * An object of `shape`: each field checked by its schema (its issues at `[field, ...]`), and an
+ * unknown key refused, as `z.strictObject` does. A few lines over `z.custom` rather than zod's
+ * object schema, which alone costs the core's browser bundle 1.2 kB gzipped (the core, every
+ * dependency included, is held to 30 kB: see test/package/bundle-size.test.ts). Its type is zod's
+ * own for a strict object of `shape`, so the compile-time checks against the documented types hold.
+ */
+function strictObject<Shape extends z.core.$ZodLooseShape>(shape: Shape) {
+  type Out = z.output<z.ZodMiniObject<Shape, z.core.$strict>>;
+  const isObject = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v);
+  return z.custom<Out>(isObject, { error: 'must be an object' }).check(
+    z.superRefine((value, ctx) => {
+      const fields = value as Record<string, unknown>;
+      const unknownKeys = Object.keys(fields).filter((key) => !Object.hasOwn(shape, key));
+      if (unknownKeys.length > 0) {
+        ctx.addIssue({ code: 'unrecognized_keys', keys: unknownKeys, input: value, path: [] });
+      }
+      for (const key of Object.keys(shape)) {
+        const result = (shape[key] as z.ZodMiniType).safeParse(fields[key]);
+        if (result.success) continue;
+        for (const issue of result.error.issues)
+          ctx.addIssue({ ...issue, path: [key, ...issue.path] });
+      }
+    }),
+  );
+}
 /** `false` (the policy is off) or the policy's options. */
 const offOr = <T extends z.ZodMiniType>(schema: T) =>
-  z.optional(z.union([z.literal(false), schema], { error: 'must be false or an object' }));
+  z.optional(orObject(isFalse, schema, 'must be false or an object'));
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /**
@@ -111,9 +160,9 @@ const circuitBreakerShape = {
 };
 const idempotencyShape = {
   header: defaulted(
-    z
-      .string({ error: 'must be a header name' })
-      .check(z.regex(TOKEN, { error: 'must be a header name' })),
+    z.custom<string>((v) => typeof v === 'string' && TOKEN.test(v), {
+      error: 'must be a header name',
+    }),
     'Idempotency-Key',
   ),
   // A custom check rather than z.array: one schema kind less in the core bundle.
@@ -131,10 +180,10 @@ const waitJitterShape = {
   maxMs: defaulted(num(0, 3_600_000), 1000),
 };
 
-const retrySchema = z.strictObject(retryShape);
-const retryBudgetSchema = z.strictObject(retryBudgetShape);
-const circuitBreakerSchema = z.strictObject(circuitBreakerShape);
-const idempotencySchema = z.strictObject(idempotencyShape);
+const retrySchema = strictObject(retryShape);
+const retryBudgetSchema = strictObject(retryBudgetShape);
+const circuitBreakerSchema = strictObject(circuitBreakerShape);
+const idempotencySchema = strictObject(idempotencyShape);
 
 const policyShape = {
   rate: z.optional(num(0, 1e9, true)),
@@ -143,13 +192,15 @@ const policyShape = {
   maxQueue: defaulted(intOrInfinity(0), 10_000),
   queueTimeoutMs: defaulted(msOrInfinity(), Number.POSITIVE_INFINITY),
   maxRetryAfterMs: defaulted(num(0, 366 * DAY_MS), 60_000),
-  learnLimits: defaulted(z.boolean({ error: 'must be true or false' }), true),
+  learnLimits: defaulted(bool('must be true or false'), true),
   coldStart: z.optional(
-    z.union([z.boolean(), z.strictObject(coldStartShape)], {
-      error: 'must be a boolean or { initialWindow }',
-    }),
+    orObject(
+      (v): v is boolean => typeof v === 'boolean',
+      strictObject(coldStartShape),
+      'must be a boolean or { initialWindow }',
+    ),
   ),
-  waitJitter: z.optional(z.strictObject(waitJitterShape)),
+  waitJitter: z.optional(strictObject(waitJitterShape)),
   timeoutMs: defaulted(msOrInfinity(), Number.POSITIVE_INFINITY),
   attemptTimeoutMs: defaulted(msOrInfinity(), Number.POSITIVE_INFINITY),
   retry: offOr(retrySchema),
@@ -157,13 +208,14 @@ const policyShape = {
   circuitBreaker: offOr(circuitBreakerSchema),
   idempotency: offOr(idempotencySchema),
   cost: defaulted(
-    z.union([num(0, 1e9), fn<(request: CostContext) => number>('')], {
-      error: 'must be a number from 0 to 1000000000, or a function',
-    }),
+    z.custom<number | ((request: CostContext) => number)>(
+      (v) => typeof v === 'function' || (isNumber(v) && v >= 0 && v <= 1e9),
+      { error: 'must be a number from 0 to 1000000000, or a function' },
+    ),
     1,
   ),
 };
-const policySchema = z.strictObject(policyShape);
+const policySchema = strictObject(policyShape);
 
 /** A `HeadersInit` fetch would accept on every call (no CR or LF in a value, no bad name). */
 const headersSchema = z
@@ -214,7 +266,7 @@ const clientShape = {
   maxHosts: defaulted(int(1, 1e7), 1000),
   hostIdleMs: defaulted(num(1, 366 * DAY_MS), 300_000),
 };
-const optionsSchema = z.strictObject({ ...policyShape, ...clientShape });
+const optionsSchema = strictObject({ ...policyShape, ...clientShape });
 
 const HEADER_VALUE = 'must be a header value (a string without CR, LF or NUL), or false';
 
@@ -222,34 +274,29 @@ const HEADER_VALUE = 'must be a header value (a string without CR, LF or NUL), o
 const callShape = {
   cost: z.optional(num(0, 1e9)),
   idempotencyKey: z.optional(
-    z.union(
-      [
-        z.literal(false),
-        // What a header value may hold: no CR, LF or NUL (fetch would refuse, or worse, split).
-        z.string({ error: HEADER_VALUE }).check(z.regex(/^[^\r\n\0]*$/, { error: HEADER_VALUE })),
-      ],
-      { error: HEADER_VALUE },
-    ),
+    // What a header value may hold: no CR, LF or NUL (fetch would refuse, or worse, split).
+    z.custom<string | false>((v) => v === false || (typeof v === 'string' && !/[\r\n\0]/.test(v)), {
+      error: HEADER_VALUE,
+    }),
   ),
   createBody: z.optional(fn<() => BodyInit>('must be a function () => BodyInit')),
   timeoutMs: z.optional(msOrInfinity()),
   attemptTimeoutMs: z.optional(msOrInfinity()),
   partition: z.optional(
-    z.string({ error: `must be a string of at most ${MAX_PARTITION_LENGTH} characters` }).check(
-      z.maxLength(MAX_PARTITION_LENGTH, {
-        error: `must be a string of at most ${MAX_PARTITION_LENGTH} characters`,
-      }),
-    ),
+    z.custom<string>((v) => typeof v === 'string' && v.length <= MAX_PARTITION_LENGTH, {
+      error: `must be a string of at most ${MAX_PARTITION_LENGTH} characters`,
+    }),
   ),
   retry: offOr(
-    z.strictObject({
+    strictObject({
       retries: retryShape.retries,
       shouldRetry: retryShape.shouldRetry,
     }),
   ),
 };
+const CALL_KEYS = Object.keys(callShape) as (keyof typeof callShape)[];
 /** The same as one object, for the compile-time check against `LimitedRequestInit`. */
-const callSchema = z.object(callShape);
+const callSchema = strictObject(callShape);
 
 // The schemas and the documented types must describe the same thing (see `Same`): a field added,
 // removed or retyped on one side only stops this from compiling.
@@ -337,13 +384,9 @@ export function checkCallOptions(
   input?: Request,
 ): void {
   if (init === undefined || init === null) return;
-  if (init.cost !== undefined) checkCallOption(init, 'cost', url, input);
-  if (init.retry !== undefined) checkCallOption(init, 'retry', url, input);
-  if (init.timeoutMs !== undefined) checkCallOption(init, 'timeoutMs', url, input);
-  if (init.attemptTimeoutMs !== undefined) checkCallOption(init, 'attemptTimeoutMs', url, input);
-  if (init.idempotencyKey !== undefined) checkCallOption(init, 'idempotencyKey', url, input);
-  if (init.partition !== undefined) checkCallOption(init, 'partition', url, input);
-  if (init.createBody !== undefined) checkCallOption(init, 'createBody', url, input);
+  for (const key of CALL_KEYS) {
+    if (init[key] !== undefined) checkCallOption(init, key, url, input);
+  }
 }
 
 function checkCallOption(

@@ -77,7 +77,19 @@ export function reconcileUsed(counts: Counts): { limit?: number; remaining?: num
   return { limit, remaining };
 }
 
-function fraction(p: QuotaPolicy): number | undefined {
+/**
+ * What {@link compareRestrictiveness} reads of a policy: its counts, and when it resets, as a
+ * delay (`resetMs`, as parsed) or an instant (`resetAt`, as the client keeps it): either orders
+ * the same way, as long as both policies compared use the same one.
+ */
+export interface Restrictiveness {
+  remaining?: number;
+  limit?: number;
+  resetMs?: number;
+  resetAt?: number;
+}
+
+function fraction(p: Restrictiveness): number | undefined {
   if (p.remaining === undefined || p.limit === undefined) return undefined;
   return p.limit === 0 ? 0 : p.remaining / p.limit;
 }
@@ -86,7 +98,7 @@ function fraction(p: QuotaPolicy): number | undefined {
  * Orders two policies by how restrictive they are right now; negative when `a` is more
  * restrictive. The rule, in order:
  *
- * 1. An exhausted policy (`remaining` 0) is more restrictive than one with quota left; between two
+ * 1. An exhausted policy (`remaining` 0, or less) is more restrictive than one with quota left; between two
  *    exhausted policies, the one that resets later (an unknown reset counts as latest).
  * 2. Between policies whose `remaining` and `limit` are both known, the smaller remaining fraction
  *    (`remaining / limit`), then the later reset. The fraction is unit-free, so a request quota and
@@ -94,12 +106,13 @@ function fraction(p: QuotaPolicy): number | undefined {
  * 3. A policy with a known fraction before one without.
  * 4. Otherwise the smaller `remaining` (unknown counts as infinite), then the later reset.
  */
-export function compareRestrictiveness(a: QuotaPolicy, b: QuotaPolicy): number {
-  const resetA = a.resetMs ?? Number.POSITIVE_INFINITY;
-  const resetB = b.resetMs ?? Number.POSITIVE_INFINITY;
+export function compareRestrictiveness(a: Restrictiveness, b: Restrictiveness): number {
+  const resetA = a.resetMs ?? a.resetAt ?? Number.POSITIVE_INFINITY;
+  const resetB = b.resetMs ?? b.resetAt ?? Number.POSITIVE_INFINITY;
   const laterResetFirst = resetA === resetB ? 0 : resetA > resetB ? -1 : 1;
-  const exhaustedA = a.remaining === 0;
-  const exhaustedB = b.remaining === 0;
+  // A client's estimate may go below zero (it is over); a parsed count never does.
+  const exhaustedA = a.remaining !== undefined && a.remaining <= 0;
+  const exhaustedB = b.remaining !== undefined && b.remaining <= 0;
   if (exhaustedA !== exhaustedB) return exhaustedA ? -1 : 1;
   if (exhaustedA) return laterResetFirst;
   const fa = fraction(a);

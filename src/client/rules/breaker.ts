@@ -19,7 +19,7 @@
  *
  * @module
  */
-import { GO, type Request, type Rule, type Ticket } from './contract.js';
+import { GO, type Rule } from './contract.js';
 import { clear, count, newCounts, type SlidingCounts, total } from './sliding-counts.js';
 
 /** Where the breaker stands. */
@@ -63,6 +63,9 @@ export interface BreakerState {
 
 /** The answer of {@link CircuitBreaker.acquire}. */
 export type BreakerPermit = { allowed: true; probe: boolean } | { allowed: false; retryAt: number };
+
+const CLOSED: BreakerPermit = Object.freeze({ allowed: true, probe: false });
+const PROBE: BreakerPermit = Object.freeze({ allowed: true, probe: true });
 
 /** A closed breaker. */
 export function newBreaker(config: BreakerConfig): BreakerState {
@@ -143,10 +146,32 @@ function record(b: BreakerState, failure: boolean, probe: boolean, now: number, 
   if (b.consecutive >= c.consecutiveFailures || tripped) open(b, now);
 }
 
+/** Asks to send at `now`: allowed (a probe when half-open), or refused until `retryAt`. */
+export function acquire(b: BreakerState, now: number, config: BreakerConfig): BreakerPermit {
+  const state = breakerAt(b, now);
+  if (state === 'closed') return CLOSED;
+  if (state === 'half-open' && b.probes < config.halfOpenProbes) {
+    b.probes++;
+    return PROBE;
+  }
+  return { allowed: false, retryAt: breakerRetryAt(b, now, config) };
+}
+
+/** Takes an outcome in: `health` as `answer.ts` says, `undefined` for no verdict (a probe back). */
+export function settleBreaker(
+  b: BreakerState,
+  health: 'ok' | 'failure' | undefined,
+  probe: boolean,
+  now: number,
+  config: BreakerConfig,
+): void {
+  if (health !== undefined) record(b, health === 'failure', probe, now, config);
+  else if (probe && b.state === 'half-open') b.probes = Math.max(0, b.probes - 1);
+}
+
 /**
  * The breaker as a rule: `check` refuses while open (and half-open with every probe out), `commit`
- * takes a probe slot when half-open (`ticket.probe`), `settle` records the answer's `health`
- * (`undefined`: no verdict, the probe slot comes back).
+ * takes a probe slot when half-open (`ticket.probe`), `settle` records the answer's `health`.
  */
 export const breaker = {
   key: 'breaker',
@@ -159,29 +184,19 @@ export const breaker = {
     }
     return { ok: false, waitMs: breakerRetryAt(b, now, config) - now, reason: 'circuit-open' };
   },
-  commit(b, _request, ticket) {
-    if (b === undefined) return b;
-    ticket.probe = b.state === 'half-open';
-    if (ticket.probe) b.probes++;
+  commit(b, { now }, ticket, config) {
+    if (b !== undefined) ticket.probe = (acquire(b, now, config) as { probe?: boolean }).probe;
     return b;
   },
   settle(b, answer, config) {
-    if (b === undefined) return b;
-    const probe = answer.ticket.probe === true;
-    if (answer.health === undefined) {
-      // No verdict: a probe slot back.
-      if (probe && b.state === 'half-open') b.probes = Math.max(0, b.probes - 1);
-    } else {
-      record(b, answer.health === 'failure', probe, answer.now, config);
+    if (b !== undefined) {
+      settleBreaker(b, answer.health, answer.ticket.probe === true, answer.now, config);
     }
     return b;
   },
 } satisfies Rule<BreakerState, BreakerConfig>;
 
-/**
- * One breaker: a {@link BreakerState} run by the {@link breaker} rule, reporting every transition
- * to `onChange`.
- */
+/** One breaker's state and parameters, reporting every transition to `onChange`. */
 export class CircuitBreaker {
   private readonly b: BreakerState;
 
@@ -211,19 +226,9 @@ export class CircuitBreaker {
     return this.watch(now, () => breakerAt(this.b, now));
   }
 
-  /**
-   * Asks to send a request. Closed: allowed. Half-open: allowed as a probe while fewer than
-   * `halfOpenProbes` are out. Otherwise refused, with the epoch milliseconds at which to try again.
-   */
+  /** See {@link acquire}. */
   acquire(now: number): BreakerPermit {
-    return this.watch(now, () => {
-      const request: Request = { kind: 'attempt', cost: 0, first: false, now };
-      const verdict = breaker.check(this.b, request, this.config);
-      if (!verdict.ok) return { allowed: false, retryAt: now + (verdict.waitMs ?? 0) };
-      const ticket: Ticket = { kind: 'attempt', seq: 0, at: now, cost: 0, first: false };
-      breaker.commit(this.b, request, ticket);
-      return { allowed: true, probe: ticket.probe === true };
-    });
+    return this.watch(now, () => acquire(this.b, now, this.config));
   }
 
   /** When a refused call may try again, in epoch milliseconds (see {@link breakerRetryAt}). */
@@ -231,43 +236,24 @@ export class CircuitBreaker {
     return this.watch(now, () => breakerRetryAt(this.b, now, this.config));
   }
 
-  /** Records a success of a request admitted by {@link acquire}. */
-  success(now: number, probe: boolean): void {
-    this.settle(now, probe, 'ok');
-  }
-
-  /** Records a failure of a request admitted by {@link acquire}. */
-  failure(now: number, probe: boolean): void {
-    this.settle(now, probe, 'failure');
-  }
-
-  /** Records an outcome by what it says of the host (`undefined`: nothing, see {@link release}). */
+  /** Records an outcome of a request admitted by {@link acquire} (see {@link settleBreaker}). */
   record(health: 'ok' | 'failure' | undefined, now: number, probe: boolean): void {
-    this.settle(now, probe, health);
+    this.watch(now, () => settleBreaker(this.b, health, probe, now, this.config));
   }
 
-  /**
-   * Gives a probe slot back when the request ended with no verdict (aborted, refused later). No
-   * verdict moves no state, so the time does not matter.
-   */
+  /** Records a success. */
+  success(now: number, probe: boolean): void {
+    this.record('ok', now, probe);
+  }
+
+  /** Records a failure. */
+  failure(now: number, probe: boolean): void {
+    this.record('failure', now, probe);
+  }
+
+  /** Gives a probe slot back (no verdict: no transition, so no time needed). */
   release(probe: boolean, now = 0): void {
-    this.settle(now, probe, undefined);
-  }
-
-  private settle(now: number, probe: boolean, health: 'ok' | 'failure' | undefined): void {
-    this.watch(now, () =>
-      breaker.settle(
-        this.b,
-        {
-          ticket: { kind: 'attempt', seq: 0, at: now, cost: 0, first: false, probe },
-          pushback: false,
-          health,
-          now,
-          random: 0,
-        },
-        this.config,
-      ),
-    );
+    this.record(undefined, now, probe);
   }
 
   /** Runs `step`, and reports the transition it made, if any. */

@@ -19,6 +19,7 @@
  *
  * @module
  */
+import { compareRestrictiveness } from '../../headers/policy.js';
 import type { QuotaPolicy } from '../../headers/types.js';
 import { GO, type Rule, type Verdict } from './contract.js';
 
@@ -62,7 +63,7 @@ export interface QuotaConfig {
   maxHoldMs?: number;
 }
 
-/** Policies kept per host, at most: the most restrictive ones. */
+/** Policies kept per host, at most: the most restrictive ones (`compareRestrictiveness`). */
 export const MAX_POLICIES = 8;
 
 /** The IETF unit of a concurrency limit: slots come back when requests end, not with time. */
@@ -121,25 +122,6 @@ export function expireProbes(p: LearnedPolicy, now: number): void {
 export function findPolicy(state: QuotaState | undefined, key: string): LearnedPolicy | undefined {
   for (const p of state?.policies ?? []) if (p.key === key) return p;
   return undefined;
-}
-
-/**
- * Orders policies from the most to the least restrictive: a spent one first (the one that resets
- * last among those), then the smallest fraction left (`remaining / limit`, so requests and tokens
- * compare fairly), then the smallest `remaining`; a policy without a count last.
- */
-export function mostRestrictiveFirst(a: LearnedPolicy, b: LearnedPolicy): number {
-  const spentA = a.remaining !== undefined && a.remaining <= 0;
-  const spentB = b.remaining !== undefined && b.remaining <= 0;
-  if (spentA !== spentB) return spentA ? -1 : 1;
-  if (spentA) return (b.resetAt ?? 0) - (a.resetAt ?? 0);
-  if (a.remaining === undefined || b.remaining === undefined) {
-    return a.remaining === undefined ? (b.remaining === undefined ? 0 : 1) : -1;
-  }
-  const fa = a.limit ? a.remaining / a.limit : Number.POSITIVE_INFINITY;
-  const fb = b.limit ? b.remaining / b.limit : Number.POSITIVE_INFINITY;
-  if (fa !== fb) return fa < fb ? -1 : 1;
-  return a.remaining - b.remaining;
 }
 
 function policyKey(q: QuotaPolicy): string {
@@ -209,7 +191,7 @@ function apply(
     );
   }
   if (state.policies.length > MAX_POLICIES) {
-    state.policies.sort(mostRestrictiveFirst);
+    state.policies.sort(compareRestrictiveness);
     state.policies.length = MAX_POLICIES;
   }
 }
