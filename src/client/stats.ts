@@ -71,7 +71,8 @@ export function hostStats(
   live: LiveStats,
 ): HostStats {
   const hold = state?.hold;
-  const learned = state?.quota?.policies ?? [];
+  const learned = [...(state?.quota?.policies ?? [])];
+  if (state?.timed?.policy) learned.push(state.timed.policy);
   return {
     origin,
     ...(partition === undefined ? {} : { partition }),

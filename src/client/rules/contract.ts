@@ -92,8 +92,8 @@ export interface Ticket {
   expires?: number;
   /** Keys of the declared policies it probes (declared quota). */
   probed?: string[];
-  /** Whether it probes the quota learned from 429s alone (blind quota). */
-  blindProbe?: boolean;
+  /** Whether it probes the quota learned from timed refusals (the timed quota). */
+  timedProbe?: boolean;
   /** Whether it is a probe of a half-open circuit breaker. */
   probe?: boolean;
 }

@@ -9,11 +9,12 @@
  *
  * ```
  *  requests in flight  flights.ts   what is out, and what is taken as lost (first: the others read it)
- *  hold                hold.ts      after a pushback, until the server's time
  *  refusing host       refusal.ts   refused everything for a while: waiting calls end, one probes
+ *  hold                hold.ts      after a pushback, until the server's time
  *  cold-start ramp     ramp.ts      until the host answers; doubles per round trip until it refuses
  *  declared quota      quota.ts     every policy the server reports has room for the cost
- *  adaptive pace       pace.ts      after a refusal the headers do not explain: a cubic rate
+ *  timed quota         timed.ts     what a host accepts between two refusals that give their time
+ *  adaptive pace       pace.ts      after a refusal that neither explains nor times: a cubic rate
  *  client bucket       bucket.ts    the caller's own rate
  *  retry budget        budget.ts    a first attempt deposits; a retry withdraws (or is refused)
  * ```
@@ -53,6 +54,7 @@ import { type PaceState, pace } from './pace.js';
 import { type QuotaConfig, type QuotaState, quota } from './quota.js';
 import { type RampState, ramp } from './ramp.js';
 import { type RefusalState, refusal } from './refusal.js';
+import { type TimedState, timed } from './timed.js';
 
 /** Everything shared about one host. Plain JSON. */
 export interface HostState {
@@ -68,6 +70,8 @@ export interface HostState {
   ramp?: RampState;
   /** Once the host declares policies. */
   quota?: QuotaState;
+  /** What the host accepts between its timed refusals. */
+  timed?: TimedState;
   /** The rate the client sends at, and its pace after a refusal. */
   pace?: PaceState;
   bucket?: BucketState;
@@ -118,13 +122,14 @@ export function bindRules(config: HostRulesConfig): readonly Bound[] {
     if (c !== undefined) bound.push({ rule: rule as Rule<unknown, unknown>, config: c });
   };
   add(flights, learn);
-  add(hold, learn);
   add(refusal, learn && {});
+  add(hold, learn);
   add(
     ramp,
     learn?.initialWindow === undefined ? undefined : { initialWindow: learn.initialWindow },
   );
   add(quota, learn);
+  add(timed, learn && {});
   add(pace, learn && {});
   add(bucket, config.bucket);
   add(budget, config.budget);

@@ -2,8 +2,9 @@
  * The adaptive pace: how fast to send to a host whose refusals its headers do not explain. A
  * server that says nothing about its limits (nginx `limit_req`, a gateway), or that enforces one it
  * does not declare (GitHub's secondary limits), reveals its rate only by refusing. So the client
- * measures the rate it sends at, and at a refusal it cannot explain, it cuts its own rate to
- * {@link BETA} of that and grows back along a cubic curve: slowly near the rate that was refused,
+ * measures the rate it sends at and the rate the host accepts, and at a refusal it cannot explain,
+ * it cuts its own rate to {@link BETA} of the rate it sent (no faster than the host accepted) and
+ * grows back along a cubic curve: slowly near the rate that was refused,
  * faster away from it, so that a raised limit is found. This is AWS SDK v3's adaptive retry mode
  * (CUBIC, from TCP) over the client's own token bucket; Google's SRE book describes the same idea
  * as client-side adaptive throttling.
@@ -13,9 +14,9 @@
  * - **One cut per overshoot.** A refusal of a request sent before the last cut says nothing new:
  *   the requests in flight when the rate was cut were sent at the old rate. After a cut the bucket
  *   starts empty, so the next request waits a full interval.
- * - **Explained refusals are not its business.** A pushback whose headers show a spent policy is
- *   the declared quota's (it holds until the reset); one with `Retry-After` is the hold's too, but
- *   it still cuts the pace, so that the calls waiting for the hold do not all go when it lifts.
+ * - **Explained or timed refusals are not its business.** A pushback whose headers show a spent
+ *   policy is the declared quota's (it holds until the reset); one with `Retry-After` is the
+ *   hold's and the timed quota's (`timed.ts`: released by the window's count, not all at once).
  * - **Growth is capped** at twice the rate actually sent, so a client that sends little does not
  *   build up a rate it never tried.
  *
@@ -29,8 +30,11 @@ import { advance, count, newCounts, type SlidingCounts, total } from './sliding-
 
 /** Measurement and pace of a host. */
 export interface PaceState {
-  /** Requests admitted over the last second, in ten slots (the rate the client sends at). */
-  sent: SlidingCounts<'sent'>;
+  /**
+   * Over the last second, in ten slots: requests admitted (the rate the client sends at), and
+   * answers accepted (the rate the host lets through).
+   */
+  sent: SlidingCounts<'sent' | 'ok'>;
   /** Requests per second while pacing; absent while not. */
   rate?: number;
   /** The rate at the last cut, requests per second (where the cubic curve levels off). */
@@ -54,12 +58,18 @@ export const MIN_RATE = 0.5;
 export const PACE_TTL_MS = 60_000;
 /** The window of the sending-rate measurement, in milliseconds. */
 const MEASURE_MS = 1000;
-const SERIES = ['sent'] as const;
+const SERIES = ['sent', 'ok'] as const;
 
 /** The rate sent at over the last second, in requests per second. */
 export function sendingRate(state: PaceState, now: number): number {
   advance(state.sent, SERIES, MEASURE_MS, now);
   return (total(state.sent, 'sent') * 1000) / MEASURE_MS;
+}
+
+/** The rate the host accepted over the last second, in requests per second. */
+function acceptedRate(state: PaceState, now: number): number {
+  advance(state.sent, SERIES, MEASURE_MS, now);
+  return (total(state.sent, 'ok') * 1000) / MEASURE_MS;
 }
 
 /** The pace `t` milliseconds after a cut from `peak`: the cubic curve through `BETA × peak`. */
@@ -86,14 +96,18 @@ function nextAt(state: PaceState, now: number): number {
   return tokens >= 1 ? 0 : now + Math.ceil(((1 - tokens) * 1000) / rate);
 }
 
-/** Cuts the pace at `now` after a refusal. */
+/**
+ * Cuts the pace at `now` after a refusal: to {@link BETA} of the rate that was refused (what was
+ * sent over the last second, or the pace when less was sent), and no faster than the host accepted
+ * over that second (a secondary limit of 2 a second, found with 10 requests in flight, is paced at
+ * 2, not 7). The cubic curve then runs through the new pace.
+ */
 export function cut(state: PaceState, now: number): void {
-  // The rate the refusal answers: what was sent over the last second (the refused request among
-  // it), or the pace when the client sent less than that.
   const sending = Math.max(1, sendingRate(state, now));
-  const peak = Math.max(MIN_RATE, Math.min(state.rate ?? sending, sending));
-  state.peak = peak;
-  state.rate = Math.max(MIN_RATE, BETA * peak);
+  const refused = Math.max(MIN_RATE, Math.min(state.rate ?? sending, sending));
+  const rate = Math.max(MIN_RATE, Math.min(BETA * refused, acceptedRate(state, now)));
+  state.rate = rate;
+  state.peak = rate / BETA;
   state.cutAt = now;
   state.tokens = 0;
   state.at = now;
@@ -136,8 +150,9 @@ function settlePace(state: PaceState | undefined, answer: Answer, view: View) {
   if (state === undefined || answer.status === undefined) return state;
   const { now, ticket } = answer;
   if (view.pushback) {
-    // A refusal the headers explain (a spent policy) is the declared quota's to handle.
-    if (view.explained) return state;
+    // A refusal the headers explain (a spent policy) is the declared quota's to handle; one that
+    // gives its time is the hold's and the timed quota's.
+    if (view.explained || answer.info?.retryAfterMs !== undefined) return state;
     // One cut per overshoot: what was in flight at the last cut was sent at the old rate.
     if (state.cutAt === undefined || ticket.at > state.cutAt) cut(state, now);
     return state;
@@ -145,6 +160,7 @@ function settlePace(state: PaceState | undefined, answer: Answer, view: View) {
   // A 5xx that is no pushback is the host failing, not accepting.
   if (answer.status >= 500) return state;
   state.okAt = Math.max(state.okAt ?? now, now);
+  count(state.sent, SERIES, 'ok', MEASURE_MS, now);
   if (state.rate === undefined || state.cutAt === undefined || state.peak === undefined) {
     return state;
   }

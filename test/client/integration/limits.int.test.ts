@@ -113,9 +113,10 @@ describe.concurrent.each(Object.keys(algorithms))('%s', (name) => {
     else if (family !== 'none') expect(run.rejected).toBeLessThanOrEqual(run.windows);
     else if (name !== 'sliding-window-counter') checkBlind(run);
     // A sliding-window counter weighs the previous window in: right after a burst it accepts far
-    // fewer than its limit, so no quota per window can be learned from 429s alone. Its calls
-    // still all succeed; its 429s are only bounded by the retry budget.
-    else expect(run.rejected).toBeLessThan(CALLS);
+    // fewer than its limit, so no quota per window can be learned from 429s alone, and each call
+    // admitted after the first burst leaves about one refused probe behind (its Retry-After is
+    // exact, so the refusal costs no time). Its calls still all succeed.
+    else expect(run.rejected).toBeLessThanOrEqual(CALLS + LIMIT + 2);
   });
 });
 
