@@ -10,7 +10,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { TargetCache } from '../../src/client/engine.js';
 import { FLIGHT_TTL_MS, type FlightsState } from '../../src/client/rules/flights.js';
 import { MAX_POLICIES } from '../../src/client/rules/quota.js';
-import { LimitedClient, MemoryStateStore, wrapFetch } from '../../src/index.js';
+import { SALESFORCE_MAX_MEMBERS } from '../../src/headers/vendor-quotas.js';
+import {
+  LimitedClient,
+  MemoryStateStore,
+  parseRateLimitHeaders,
+  wrapFetch,
+} from '../../src/index.js';
 import { FakeClock } from '../client/helpers.js';
 import { type ScriptedServer, scriptedServer } from './helpers.js';
 
@@ -175,5 +181,19 @@ describe('parsed URLs (TargetCache, 256)', () => {
     const again = cache.get('http://h.example/0');
     expect(again).not.toBe(first);
     expect(again).toEqual(first);
+  });
+});
+
+describe(`Salesforce members read from one field (${SALESFORCE_MAX_MEMBERS})`, () => {
+  it(`reads the first ${SALESFORCE_MAX_MEMBERS} members of a longer field, and no more`, () => {
+    const members = (n: number) =>
+      Array.from({ length: n }, (_, i) => `member${i}=1/100`).join('; ');
+    const names = (n: number) =>
+      parseRateLimitHeaders({ 'sforce-limit-info': members(n) })
+        ?.policies.map((p) => p.name)
+        .sort();
+    const first = Array.from({ length: SALESFORCE_MAX_MEMBERS }, (_, i) => `member${i}`).sort();
+    expect(names(SALESFORCE_MAX_MEMBERS)).toEqual(first);
+    expect(names(1000)).toEqual(first);
   });
 });
