@@ -1,29 +1,42 @@
 /**
  * Found by the hostile property (`client-headers.property.test.ts`, on main with the adaptive
- * pace): a call whose overall `timeoutMs` passes while its retry waits in the host's line gives
- * up and resolves to the response it got before, as documented; but that response's body was
- * still tied to the overall timeout, which had just fired, so reading it threw `AbortError`
- * ("The operation was aborted.") although the caller aborted nothing. A response the call
- * resolves to answers to the caller's own signal alone.
+ * pace): a call whose overall `timeoutMs` passes while its retry waits (in the host's line, or
+ * in its backoff) gives up and resolves to the response it got before, as documented; but that
+ * response's body was still tied to the overall timeout, which had just fired, so reading it threw
+ * `AbortError` ("The operation was aborted.") although the caller aborted nothing. Before the
+ * fix, the 429 and 503 with `Retry-After: 0` and the 503 without it failed here (on main, with the
+ * pace, the 503 without it). A response the call resolves to answers to the caller's own signal
+ * alone.
  */
 import { describe, expect, it } from 'vitest';
 import { LimitedClient } from '../../src/index.js';
 import { type ScriptedServer, scriptedServer } from './helpers.js';
 
-async function busyHost(): Promise<ScriptedServer> {
+/** A host that answers `status` to everything but `/slow`, which takes a second. */
+async function busyHost(status: number, retryAfter: string | undefined): Promise<ScriptedServer> {
   return scriptedServer(async (request) => {
     if (request.url === '/slow') {
       await new Promise((resolve) => setTimeout(resolve, 1000));
       return { status: 200, body: 'slow' };
     }
-    // "Try again at once": the retry waits for the host's slot, at the front of its line.
-    return { status: 503, headers: [['Retry-After', '0']], body: 'busy' };
+    return {
+      status,
+      headers: retryAfter === undefined ? [] : [['Retry-After', retryAfter]],
+      body: 'busy',
+    };
   });
 }
 
-describe('a call that reaches its timeoutMs while its retry waits in line', () => {
-  it('resolves to the response it had, with a readable body', async () => {
-    const server = await busyHost();
+describe('a call that reaches its timeoutMs while its retry waits for the only slot', () => {
+  it.each([
+    [429, '0'],
+    [429, '1'],
+    [429, undefined],
+    [503, '0'],
+    [503, '1'],
+    [503, undefined],
+  ])('resolves to the %i it had (Retry-After %s), with a readable body', async (status, after) => {
+    const server = await busyHost(status, after);
     const api = new LimitedClient(server.url, {
       concurrency: 1,
       coldStart: false,
@@ -32,15 +45,14 @@ describe('a call that reaches its timeoutMs while its retry waits in line', () =
     });
     const gaveUp: string[] = [];
     api.on('give-up', (event) => gaveUp.push(event.reason));
-    // /a takes the only slot and /slow waits for it; /a is answered 503, /slow gets the slot for a
-    // second, and /a's retry waits for it past /a's deadline.
+    // /a takes the only slot and /slow waits for it; /a is answered, /slow gets the slot for a
+    // second, and /a's retry would wait for it past /a's deadline.
     const a = api.get('/a', { timeoutMs: 300 });
     const slow = api.get('/slow');
     const response = await a;
-    expect(response.status).toBe(503);
+    expect(response.status).toBe(status);
     expect(gaveUp).toEqual(['deadline']);
     expect(await response.text()).toBe('busy');
-    // The caller's own signal still reaches a body it has not read.
     expect((await slow).status).toBe(200);
     await api.close();
     await server.close();
