@@ -20,7 +20,11 @@
  * event-loop delay p99, and the calls or requests per second; the end prints the first and the
  * last window side by side with the ratio end / start.
  *
- *   npm run bench:soak -- [--seconds 60] [--window 10] [--body-kb 256]
+ *   npm run bench:soak -- [--warmup 10] [--seconds 60] [--window 10] [--body-kb 256]
+ *
+ * The warm-up (traffic as in the run, its numbers printed but not compared) lets the client's
+ * state reach its bounds (pipelines, learned policies, store keys) and its pace open up, so that
+ * the first and the last window compare like with like.
  *
  * Loopback only, bounded in time; it stops by itself and stops its children.
  */
@@ -47,6 +51,7 @@ import { fixed, markdownTable } from './lib/table.js';
 const { values } = parseArgs({
   options: {
     seconds: { type: 'string', default: '60' },
+    warmup: { type: 'string', default: '10' },
     window: { type: 'string', default: '10' },
     'body-kb': { type: 'string', default: '256' },
     role: { type: 'string', default: 'client' },
@@ -54,6 +59,8 @@ const { values } = parseArgs({
   },
 });
 const SECONDS = Number(values.seconds);
+/** Seconds of traffic before the first window, so that every bound is reached before it starts. */
+const WARMUP = Number(values.warmup);
 const WINDOW_MS = Number(values.window) * 1000;
 const BODY_BYTES = Number(values['body-kb']) * 1024;
 const SELF = fileURLToPath(import.meta.url);
@@ -363,7 +370,7 @@ async function runClient(): Promise<void> {
   const hostile = startChild(['--role', 'hostile', '--server', mockUrl as string]);
   const { urls: hostileUrls = [] } = await hostile.ready;
   console.log(
-    `soak: ${SECONDS} s in ${WINDOW_MS / 1000} s windows; mock server ${mockUrl}; ` +
+    `soak: ${WARMUP} s of warm-up, then ${SECONDS} s in ${WINDOW_MS / 1000} s windows; mock server ${mockUrl}; ` +
       `${hostileUrls.length} hostile hosts; uploads of ${BODY_BYTES / 1024} kB. ` +
       'Heap is measured after a full collection.',
   );
@@ -441,15 +448,15 @@ async function runClient(): Promise<void> {
   const started = performance.now();
   probe.sample();
   await Promise.all([server.sample(), hostile.sample()]);
-  for (let t = WINDOW_MS; t <= SECONDS * 1000; t += WINDOW_MS) {
-    await new Promise((resolve) => setTimeout(resolve, started + t - performance.now()));
+  /** Samples every process, prints the window, and returns it. */
+  const takeWindow = async (seconds: number, label: string): Promise<Row> => {
     const hosts = Object.values(crawler.stats().hosts);
     const [client, serverSample, hostileSample] = [
       probe.sample(),
       ...(await Promise.all([server.sample(), hostile.sample()])),
     ] as [Sample, Sample, Sample];
     const row: Row = {
-      t: t / 1000,
+      t: seconds,
       client,
       server: serverSample,
       hostile: hostileSample,
@@ -457,9 +464,8 @@ async function runClient(): Promise<void> {
       policies: hosts.reduce((n, h) => n + h.policies.length, 0),
       storeKeys: crawlerStore.size,
     };
-    rows.push(row);
     console.log(
-      `t=${row.t}s client heap ${fixed(client.heapMB, 1)} MB rss ${fixed(client.rssMB, 0)} MB ` +
+      `${label} client heap ${fixed(client.heapMB, 1)} MB rss ${fixed(client.rssMB, 0)} MB ` +
         `cpu ${fixed(client.cpuPercent, 0)}% ` +
         `eld p99 ${fixed(client.eldP99Ms, 1)} ms normal ${fixed(client.rates['normal 2xx'] ?? 0, 0)} ok/s ` +
         `of ${fixed(client.rates['normal calls'] ?? 0, 0)}/s, crawler ${fixed(client.rates['crawler calls'] ?? 0, 0)}/s ` +
@@ -476,6 +482,18 @@ async function runClient(): Promise<void> {
       .filter(([name]) => name.startsWith('crawler ') && name !== 'crawler calls')
       .map(([name, rate]) => `${name.slice(8)} ${fixed(rate, 1)}/s`);
     console.log(`  normal: ${outcomes.join(', ')}; crawler refusals: ${crawlerErrors.join(', ')}`);
+    return row;
+  };
+
+  const at = (ms: number) =>
+    new Promise((resolve) => setTimeout(resolve, started + ms - performance.now()));
+  if (WARMUP > 0) {
+    await at(WARMUP * 1000);
+    await takeWindow(0, `warm-up (${WARMUP} s, not compared)`);
+  }
+  for (let t = WINDOW_MS; t <= SECONDS * 1000; t += WINDOW_MS) {
+    await at(WARMUP * 1000 + t);
+    rows.push(await takeWindow(t / 1000, `t=${t / 1000}s`));
   }
 
   running = false;
@@ -494,7 +512,7 @@ async function runClient(): Promise<void> {
     fixed(get(last) / get(first), 2),
   ];
   console.log(
-    `\nFirst window (0-${first.t} s) and last window (${last.t - WINDOW_MS / 1000}-${last.t} s):\n`,
+    `\nFirst window (${first.t - WINDOW_MS / 1000}-${first.t} s) and last window (${last.t - WINDOW_MS / 1000}-${last.t} s), after the warm-up:\n`,
   );
   console.log(
     markdownTable(
