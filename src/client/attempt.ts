@@ -18,7 +18,10 @@ import type { LimitedRequestInit, ShouldRetry } from './types.js';
 /** Per-call options read from the caller's init. */
 export interface Call {
   cost: number;
+  /** What ends the call: the caller's signal, or a scope adding the call's overall timeout to it. */
   signal: AbortSignal | undefined;
+  /** The caller's own signal: the only one that reaches a response body once it is returned. */
+  callerSignal: AbortSignal | undefined;
   timeoutMs: number;
   attemptTimeoutMs: number;
   retries: number;
@@ -79,6 +82,7 @@ export function readCall(
   return {
     cost,
     signal,
+    callerSignal: signal,
     timeoutMs: init?.timeoutMs ?? p.timeoutMs,
     attemptTimeoutMs: init?.attemptTimeoutMs ?? p.attemptTimeoutMs,
     retries: retry === false ? 0 : (retry?.retries ?? p.retry.retries),
@@ -104,7 +108,12 @@ export async function sendAttempt(
 ): Promise<Outcome> {
   let scope: AbortScope | undefined;
   let signal = call.signal;
-  if (Number.isFinite(call.attemptTimeoutMs)) {
+  // With an overall timeout, the attempt gets a scope of its own even without a timeout of its
+  // own, so that a response it returns answers to the caller's signal alone: the call may still
+  // resolve to it after the overall timeout fires (its retry waited past the deadline), and its
+  // body must stay readable then.
+  const detach = call.signal !== call.callerSignal;
+  if (Number.isFinite(call.attemptTimeoutMs) || detach) {
     const ms = call.attemptTimeoutMs;
     scope = new AbortScope(call.signal).timeout(
       clock,
@@ -138,7 +147,8 @@ export async function sendAttempt(
   const now = clock.now();
   outcome.at = now;
   if (outcome.response) {
-    scope?.dispose(true);
+    if (detach) scope?.relink(call.callerSignal);
+    else scope?.dispose(true);
     outcome.info = parseRateLimitHeaders(outcome.response.headers, { now });
   } else {
     scope?.dispose(false);

@@ -51,6 +51,8 @@ export class HostPipeline {
   private readonly parts: HostParts;
   /** Set by {@link close}: the error calls get from then on. */
   private closedWith: ((ctx: RequestContext) => unknown) | undefined;
+  /** Calls under way, from `execute` until they settle. */
+  private running = 0;
 
   /**
    * @param partition the host's partition this pipeline runs (see the `partition` option), or
@@ -94,9 +96,14 @@ export class HostPipeline {
     return this.report.counters;
   }
 
-  /** Whether the host has work in flight or waiting (then it is not evicted). */
+  /**
+   * Whether the host has a call under way (then it is not evicted). Counted per call, not only
+   * from the queue, the slots and the sleeps: between an attempt and its retry's wait a call holds
+   * none of them for a few turns, and evicting its pipeline then would end it with
+   * `ClientClosedError` although the client is open.
+   */
   get busy(): boolean {
-    return this.parts.admission.busy || this.parts.sleepers.size > 0;
+    return this.running > 0 || this.parts.admission.busy || this.parts.sleepers.size > 0;
   }
 
   /**
@@ -115,11 +122,18 @@ export class HostPipeline {
       return Promise.reject(error);
     }
     this.report.counters.requests++;
-    if (!Number.isFinite(call.timeoutMs)) {
-      return new CallRun(this.parts, req, call, Number.POSITIVE_INFINITY).run(now);
-    }
-    return this.runWithin(req, call, now);
+    this.running++;
+    const run = Number.isFinite(call.timeoutMs)
+      ? this.runWithin(req, call, now)
+      : new CallRun(this.parts, req, call, Number.POSITIVE_INFINITY).run(now);
+    run.then(this.ended, this.ended);
+    return run;
   }
+
+  /** A call settled. */
+  private readonly ended = () => {
+    this.running--;
+  };
 
   /** A call's run under its overall timeout. */
   private async runWithin(req: PreparedRequest, call: Call, now: number): Promise<Response> {

@@ -65,7 +65,7 @@ export class HostRegistry<P extends Evictable> {
       entry = { value: create(), lastUsed: now };
       this.entries.set(key, entry);
     }
-    if (this.entries.size > this.maxHosts || now - this.swept >= REORDER_MS) this.sweep(now);
+    if (this.entries.size > this.maxHosts || now - this.swept >= REORDER_MS) this.sweep(now, key);
     return entry.value;
   }
 
@@ -84,12 +84,17 @@ export class HostRegistry<P extends Evictable> {
     for (const [key, entry] of this.entries) yield [key, entry.value];
   }
 
-  /** Drops idle entries past their time, and the least recently used ones past `maxHosts`. */
-  sweep(now = this.clock.now()): void {
+  /**
+   * Drops idle entries past their time, and the least recently used ones past `maxHosts`.
+   * @param keep a key never dropped by this sweep: the one {@link get} is about to hand out (when
+   *   every entry ahead of it is busy, it is the least recently used idle one, yet about to run).
+   */
+  sweep(now = this.clock.now(), keep?: string): void {
     this.swept = now;
     let examined = 0;
     for (const [key, entry] of this.entries) {
       if (examined++ >= SWEEP_LIMIT) break;
+      if (key === keep) continue;
       const over = this.entries.size > this.maxHosts;
       const idle = now - entry.lastUsed >= this.idleMs;
       if (!over && !idle) break;

@@ -132,6 +132,22 @@ export class AbortScope {
   }
 
   /**
+   * Follows `parent` instead of the signal it followed so far (at once aborted if `parent` is),
+   * and removes the timers it set: what the scope guards from now on (a response body being read)
+   * answers to `parent` alone. The link is held weakly, as with `dispose(true)`.
+   */
+  relink(parent: AbortSignal | undefined): void {
+    this.dispose();
+    if (!parent) return;
+    if (parent.aborted) {
+      this.controller.abort(abortReason(parent));
+      return;
+    }
+    this.parent = parent;
+    this.ref = follow(parent, this.controller);
+  }
+
+  /**
    * Removes the timers the scope set, and unless `keepParent`, its link to the parent signal.
    * Keep the parent when the scope's signal still guards something (a response body being read):
    * the caller's abort must still reach it. The link is then held weakly and goes when nothing

@@ -38,6 +38,25 @@ describe('host registry', () => {
     for (let i = 0; i < 8; i++) expect(r.peek(`poll-${i}`)?.busy).toBe(true);
   });
 
+  it('never evicts the entry it hands out, even when every other entry is busy', () => {
+    const clock = new FakeClock(0);
+    const evicted: string[] = [];
+    const r = new HostRegistry<Item>(clock, 1, 300_000, (k) => evicted.push(k));
+    r.get('poll', () => Object.assign(new Item('poll'), { busy: true }));
+    // Past maxHosts, the new entry is the only idle one: it is kept until it has been used.
+    r.get('new', () => new Item('new'));
+    expect(evicted).toEqual([]);
+    expect(r.peek('new')).toBeDefined();
+    // An existing entry at the front, touched again within the second: kept too.
+    r.get('new', () => new Item('again'));
+    expect(evicted).toEqual([]);
+    // Once the poll is over, the next sweep brings the registry back to maxHosts.
+    (r.peek('poll') as Item).busy = false;
+    r.get('third', () => new Item('third'));
+    expect(r.size).toBe(1);
+    expect(r.peek('third')).toBeDefined();
+  });
+
   it('creates lazily, once per key, and keeps used hosts over unused ones', async () => {
     const clock = new FakeClock(0);
     const r = new HostRegistry<Item>(clock, 2, 300_000, () => {});
