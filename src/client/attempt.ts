@@ -24,6 +24,8 @@ export interface Call {
   shouldRetry: ShouldRetry;
   createBody: (() => BodyInit) | undefined;
   ctx: RequestContext;
+  /** What sends each attempt: the client's fetch, or the call's own (see `Engine.dispatch`). */
+  fetch: typeof fetch;
 }
 
 /** The outcome of one attempt. */
@@ -42,11 +44,15 @@ export interface Outcome {
   holdUntil?: number;
 }
 
-/** Reads a call's own options over the host's; throws a `RangeError` for a cost out of range. */
+/**
+ * Reads a call's own options over the host's; throws a `RangeError` for a cost out of range.
+ * @param send what sends the call's attempts.
+ */
 export function readCall(
   req: PreparedRequest,
   init: LimitedRequestInit | undefined,
   p: HostPolicy,
+  send: typeof fetch,
 ): Call {
   // What errors and events show: never the URL's credentials.
   const ctx = { method: req.method, url: withoutCredentials(req.url) };
@@ -74,6 +80,7 @@ export function readCall(
       defaultShouldRetry,
     createBody: init?.createBody,
     ctx,
+    fetch: send,
   };
 }
 
@@ -83,7 +90,6 @@ export function readCall(
  * the outcome's `error` (an attempt timeout as a `TimeoutError`, whatever the fetch rejected with).
  */
 export async function sendAttempt(
-  fetchImpl: typeof fetch,
   clock: Clock,
   req: PreparedRequest,
   call: Call,
@@ -114,7 +120,7 @@ export async function sendAttempt(
   }
   const outcome: Outcome = { at: 0, scope };
   try {
-    const sent = fetchImpl(input, init);
+    const sent = call.fetch(input, init);
     // A fetch that ignores its signal must not keep the call past its deadline, nor its slot.
     outcome.response = await (signal === undefined ? sent : untilAborted(sent, signal));
   } catch (error) {
