@@ -110,11 +110,17 @@ export class InterceptedCall implements Dispatcher.DispatchController, BodySink 
     );
   }
 
-  /** The call's fetch, for the pipeline: one attempt through the dispatcher. */
+  /**
+   * The call's fetch, for the pipeline: one attempt through the dispatcher. The call aborts its
+   * attempts itself (see {@link abort}); an attempt's own signal is watched only when the
+   * pipeline made one (an attempt timeout).
+   */
   private readonly send = ((_input: RequestInfo | URL, init?: RequestInit) => {
     const exchange = new AttemptExchange();
     this.current = exchange;
-    return exchange.send(this.dispatch, this.attemptOptions(init), init?.signal);
+    const signal = init?.signal;
+    const own = signal === (this.signal as unknown) ? undefined : signal;
+    return exchange.send(this.dispatch, this.attemptOptions(init), own);
   }) as typeof fetch;
 
   /** The dispatch options of an attempt: the caller's, with the headers the pipeline set. */
@@ -203,7 +209,7 @@ export class InterceptedCall implements Dispatcher.DispatchController, BodySink 
     this.signal.abort(reason);
     const error = asError(this.signal.reason);
     this.#reason = error;
-    this.delivering?.abort(error);
+    this.current?.abort(error);
     queueMicrotask(() => this.fail(error));
   }
 
@@ -221,7 +227,7 @@ export class InterceptedCall implements Dispatcher.DispatchController, BodySink 
   /** The caller's handler threw: the attempt stops and the caller hears the error. */
   private stopWith(error: unknown): void {
     const reason = asError(error);
-    this.delivering?.abort(reason);
+    this.current?.abort(reason);
     this.signal.abort(reason);
     this.fail(reason);
   }

@@ -66,13 +66,14 @@ export class AttemptExchange implements Dispatcher.DispatchHandler, BodySource {
   private stopWatching: () => void = noop;
 
   /**
-   * Sends the attempt. `signal` aborts it, before its response or while its body arrives.
+   * Sends the attempt. `signal`, when given, aborts it, before its response or while its body
+   * arrives (the call aborts its attempts itself; this is for the pipeline's attempt timeout).
    * @returns the response, when its status and headers arrived.
    */
   send(
     dispatch: Dispatcher.Dispatch,
     opts: Dispatcher.DispatchOptions,
-    signal: AbortSignal | null | undefined,
+    signal?: AbortSignal | null,
   ): Promise<Response> {
     const response = new Promise<Response>((resolve, reject) => {
       this.resolve = resolve;
