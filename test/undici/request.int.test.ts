@@ -5,7 +5,7 @@
  * timeouts, close(), and both handler APIs.
  */
 import { Readable } from 'node:stream';
-import { Agent, Client, type Dispatcher, request, upgrade } from 'undici';
+import { Agent, Client, type Dispatcher, interceptors, request, upgrade } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isClientClosedError, isTimeoutError } from '../../src/index.js';
 import {
@@ -401,6 +401,20 @@ describe.concurrent('undici.request through the interceptor', () => {
     const ok = await composed.request({ origin: server.url, path: '/x', method: 'GET' });
     expect(ok.statusCode).toBe(200);
     await ok.body.dump();
+  });
+
+  it("composed under undici's redirect interceptor, each hop goes through the pipeline", async () => {
+    const { url } = await startPlain((req, res) => {
+      if (req.url === '/old') res.writeHead(302, { location: '/new' }).end();
+      else res.end('moved here');
+    });
+    const interceptor = limited();
+    const base = new Agent();
+    agents.push(base);
+    const agent = base.compose(interceptor, interceptors.redirect({ maxRedirections: 2 }));
+    const r = await request(`${url}/old`, { dispatcher: agent });
+    expect(await r.body.text()).toBe('moved here');
+    expect(interceptor.stats().totals).toMatchObject({ requests: 2, responses: 2 });
   });
 
   it('passes an upgrade through without the pipeline', async () => {
