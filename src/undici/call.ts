@@ -52,14 +52,17 @@ export class InterceptedCall implements Dispatcher.DispatchController, BodySink 
     private opts: Dispatcher.DispatchOptions,
   ) {}
 
+  /** Whether the caller aborted. */
   get aborted(): boolean {
     return this.#aborted;
   }
 
+  /** Whether the caller paused: nothing is handed to it until it resumes. */
   get paused(): boolean {
     return this.#paused;
   }
 
+  /** What the caller aborted with, as an `Error`; `null` until it does. */
   get reason(): Error | null {
     return this.#reason;
   }
@@ -165,7 +168,7 @@ export class InterceptedCall implements Dispatcher.DispatchController, BodySink 
 
   // ---------------------------------------------------------------- BodySink
 
-  /** @internal */
+  /** {@link BodySink}: a chunk of the delivered body, for the caller (nothing after its end). */
   data(chunk: Buffer): void {
     if (this.done || this.#aborted) return;
     try {
@@ -175,7 +178,7 @@ export class InterceptedCall implements Dispatcher.DispatchController, BodySink 
     }
   }
 
-  /** @internal */
+  /** {@link BodySink}: the delivered body ended; the caller hears `onResponseEnd` (once). */
   end(trailers: IncomingHttpHeaders): void {
     if (this.done || this.#aborted) return;
     this.done = true;
@@ -213,11 +216,13 @@ export class InterceptedCall implements Dispatcher.DispatchController, BodySink 
     queueMicrotask(() => this.fail(error));
   }
 
+  /** Holds the body: the attempt being delivered pauses its dispatcher. */
   pause(): void {
     this.#paused = true;
     this.delivering?.pause();
   }
 
+  /** Hands over what was held meanwhile, then lets the dispatcher go on. */
   resume(): void {
     if (!this.#paused) return;
     this.#paused = false;

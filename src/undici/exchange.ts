@@ -209,11 +209,13 @@ export class AttemptExchange implements Dispatcher.DispatchHandler, BodySource {
 
   // ---------------------------------------------------------------- the dispatcher's callbacks
 
+  /** The dispatcher started the request: an abort asked for meanwhile goes now. */
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
     if (this.pendingAbort !== undefined) controller.abort(this.pendingAbort);
   }
 
+  /** The status and headers: the pipeline gets its `Response` (1xx answers are skipped). */
   onResponseStart(
     controller: Dispatcher.DispatchController,
     statusCode: number,
@@ -230,6 +232,7 @@ export class AttemptExchange implements Dispatcher.DispatchHandler, BodySource {
     this.resolve(new AttemptResponse(this, statusCode, this.statusMessage, headers));
   }
 
+  /** A chunk of the body: to the caller when delivered and not paused, else held. */
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     const mode = this.mode;
     if (mode === 'dropped') return;
@@ -253,6 +256,7 @@ export class AttemptExchange implements Dispatcher.DispatchHandler, BodySource {
     }
   }
 
+  /** The end of the body (after what is held, for a reader). */
   onResponseEnd(_controller: Dispatcher.DispatchController, trailers: IncomingHttpHeaders): void {
     if (!this.answered) {
       this.onResponseError(
@@ -268,6 +272,7 @@ export class AttemptExchange implements Dispatcher.DispatchHandler, BodySource {
     else if (this.mode === 'stream') this.feed();
   }
 
+  /** A failure: the pipeline's rejection before the headers; the reader's error after them. */
   onResponseError(_controller: Dispatcher.DispatchController | undefined, error: Error): void {
     if (this.ended) return;
     this.ended = true;

@@ -251,6 +251,18 @@ describe.concurrent('undici.request through the interceptor', () => {
     expect(server.stats().routes['* /b']?.admitted).toBe(0);
   });
 
+  it('a signal aborted before the call rejects it without sending anything', async () => {
+    const server = await start({ routes: [{ path: '*' }] });
+    const { agent, interceptor } = limitedAgent();
+    const error = await request(`${server.url}/x`, {
+      dispatcher: agent,
+      signal: AbortSignal.abort(new Error('never mind')),
+    }).catch((e: unknown) => e);
+    expect((error as Error).message).toBe('never mind');
+    expect(server.stats().admitted).toBe(0);
+    expect(interceptor.stats().totals.requests).toBe(0);
+  });
+
   it('an abort during the attempt, and during its backoff, rejects the call', async () => {
     const server = await start({
       routes: [
