@@ -28,6 +28,8 @@ export interface Call {
   shouldRetry: ShouldRetry;
   createBody: (() => BodyInit) | undefined;
   ctx: RequestContext;
+  /** What sends each attempt: the client's fetch, or the call's own (see `Engine.dispatch`). */
+  fetch: typeof fetch;
 }
 
 /** The outcome of one attempt. */
@@ -55,11 +57,13 @@ export interface Outcome {
  * Reads a call's own options (checked by `checkCallOptions`) over the host's. Throws an
  * `InvalidOptionError` for a cost above the host's burst (such a request could never be sent), or
  * a `cost` function that returns anything but a number from 0 to that burst.
+ * @param send what sends the call's attempts.
  */
 export function readCall(
   req: PreparedRequest,
   init: LimitedRequestInit | undefined,
   p: HostPolicy,
+  send: typeof fetch,
 ): Call {
   // What errors and events show: never the URL's credentials.
   const ctx = { method: req.method, url: withoutCredentials(req.url) };
@@ -92,6 +96,7 @@ export function readCall(
       defaultShouldRetry,
     createBody: init?.createBody,
     ctx,
+    fetch: send,
   };
 }
 
@@ -101,7 +106,6 @@ export function readCall(
  * the outcome's `error` (an attempt timeout as a `TimeoutError`, whatever the fetch rejected with).
  */
 export async function sendAttempt(
-  fetchImpl: typeof fetch,
   clock: Clock,
   req: PreparedRequest,
   call: Call,
@@ -137,7 +141,7 @@ export async function sendAttempt(
   }
   const outcome: Outcome = { at: 0, scope };
   try {
-    const sent = fetchImpl(input, init);
+    const sent = call.fetch(input, init);
     // A fetch that ignores its signal must not keep the call past its deadline, nor its slot.
     outcome.response = await (signal === undefined ? sent : untilAborted(sent, signal));
   } catch (error) {

@@ -155,7 +155,7 @@ export class CallRun {
     this.host.report.counters.attempts++;
     let outcome: Outcome;
     try {
-      outcome = await sendAttempt(this.host.shared.fetch, this.host.shared.clock, req, call);
+      outcome = await sendAttempt(this.host.shared.clock, req, call);
     } catch (error) {
       // Not the fetch (its failures are outcomes): the caller's `createBody` threw. Nothing was
       // sent; the admission, its slot and any probe go back.

@@ -96,8 +96,17 @@ export class Engine {
     );
   }
 
-  /** Runs a call: finds (or creates) the host's pipeline and hands it the prepared request. */
-  dispatch(target: Target, input: Request | undefined, init: LimitedRequestInit | undefined) {
+  /**
+   * Runs a call: finds (or creates) the host's pipeline and hands it the prepared request.
+   * @param send the fetch this call's attempts go through instead of the engine's own (the undici
+   *   interceptor sends each attempt through the dispatcher it was composed onto).
+   */
+  dispatch(
+    target: Target,
+    input: Request | undefined,
+    init: LimitedRequestInit | undefined,
+    send?: typeof fetch,
+  ) {
     if (this.closed) {
       return Promise.reject(
         closedError({
@@ -132,7 +141,7 @@ export class Engine {
     } catch (error) {
       return Promise.reject(error);
     }
-    return pipeline.execute(prepared, init, now);
+    return pipeline.execute(prepared, init, now, send);
   }
 
   /**

@@ -109,15 +109,17 @@ export class HostPipeline {
   /**
    * Runs a call through the pipeline.
    * @param now the clock's time when the call arrived (read once per call, not per step).
+   * @param send the fetch this call's attempts go through, when not the client's.
    */
   execute(
     req: PreparedRequest,
     init: LimitedRequestInit | undefined,
     now = this.shared.clock.now(),
+    send?: typeof fetch,
   ) {
     let call: Call;
     try {
-      call = readCall(req, init, this.policy);
+      call = readCall(req, init, this.policy, send ?? this.shared.fetch);
     } catch (error) {
       return Promise.reject(error);
     }

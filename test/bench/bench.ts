@@ -2,7 +2,7 @@
  * The comparison users choose a client by: LimitedClient next to ky, got, undici's RetryAgent and
  * a p-retry loop over fetch, against the same in-repo mock server scenarios, in one run.
  *
- *   npm run bench -- [results.json] [--quick] [--only overhead|goodput|outage|wild]
+ *   npm run bench -- [results.json] [--quick] [--only overhead|goodput|outage|wild|undici]
  *
  * Sections (each prints a markdown table of ratios; the raw numbers go to the JSON file):
  * 1. overhead: requests per second against an unlimited loopback endpoint, relative to plain
@@ -17,6 +17,9 @@
  * 5. wild: limiters nobody here wrote (real nginx limit_req with 429 and with 503, koa-ratelimit)
  *    and providers' dialects (a secondary limit's 429 + Retry-After beside a declared quota,
  *    GitHub's 403 + retry-after, Reddit's decimal counts); same cells as goodput (see wild.ts).
+ * 6. undici: requests per second through `undici.request` with a bare undici Agent, the Agent
+ *    composed with a no-op interceptor, and with `limited()` from limited-client/undici (ratio to
+ *    the bare Agent, alternating rounds; see undici-overhead.ts).
  *
  * Loopback only; every run is bounded in requests and time and the script stops by itself.
  */
@@ -41,6 +44,7 @@ import {
   undiciRetryAgent,
 } from './lib/peers.js';
 import { fixed, markdownTable } from './lib/table.js';
+import { undiciOverhead } from './undici-overhead.js';
 import { type WildResult, wild } from './wild.js';
 
 const { values, positionals } = parseArgs({
@@ -53,7 +57,7 @@ const { values, positionals } = parseArgs({
 });
 const jsonPath = values.json ?? positionals[0];
 const quick = values.quick;
-const sections = new Set((values.only ?? 'overhead,goodput,outage,wild').split(','));
+const sections = new Set((values.only ?? 'overhead,goodput,outage,wild,undici').split(','));
 
 const limitedClient = (name?: string, options?: LimitedClientOptions): Contender =>
   limitedClientContender(name, options);
@@ -407,6 +411,33 @@ if (sections.has('wild')) {
     '\n',
   );
   for (const line of skipped) console.log(`skipped: ${line}`);
+}
+
+if (sections.has('undici')) {
+  console.log(
+    '6. The undici interceptor: undici.request against an unlimited loopback endpoint (alternating rounds; ratios to the bare Agent, median and spread)',
+  );
+  const results = await undiciOverhead(quick);
+  report.undici = results;
+  console.log(
+    markdownTable(
+      [
+        'dispatcher',
+        'requests/s',
+        'relative to the bare Agent (min-max)',
+        'CPU µs per request',
+        'CPU relative',
+      ],
+      results.map((r) => [
+        r.client,
+        r.requestsPerSecond,
+        `${fixed(r.ratio)} (${fixed(r.ratioMin)}-${fixed(r.ratioMax)})`,
+        r.cpuMicrosPerRequest,
+        fixed(r.cpuRatio),
+      ]),
+    ),
+    '\n',
+  );
 }
 
 if (jsonPath) {

@@ -8,7 +8,7 @@
  * named like `Object.prototype`'s properties) through a new client, so that a failing case can be
  * replayed and shrunk alone. After each case: `Object.prototype` is unchanged; every call settled
  * (none outlived a watchdog well past its `timeoutMs`) to a response, a typed error or a fetch
- * error (never `ClientClosedError`: the client is open throughout); `stats()` is bounded (at most `maxHosts` pipelines, `MAX_POLICIES` policies each, nothing
+ * error (never `ClientClosedError`: the client is open throughout); `stats()` is bounded (at most `maxHosts` pipelines, `MAX_POLICIES` declared policies each and the timed one, nothing
  * left in flight or queued). Over the whole run: the heap after a full collection stays within a
  * bound, and so does the CPU time from a response's headers arriving to its call resolving (the
  * client's own work on it: parsing, the rules, the breaker). The numbers are printed for the
@@ -219,7 +219,8 @@ describe('the client against generated hostile answers', () => {
           expect(hosts.length).toBeLessThanOrEqual(Math.max(MAX_HOSTS, peakActive));
           maxHosts = Math.max(maxHosts, hosts.length);
           for (const h of hosts) {
-            expect(h.policies.length).toBeLessThanOrEqual(MAX_POLICIES);
+            // The declared ones, and the one learned from timed refusals (`rules/timed.ts`).
+            expect(h.policies.length).toBeLessThanOrEqual(MAX_POLICIES + 1);
             expect(h.inFlight).toBe(0);
             expect(h.queueLength).toBe(0);
             maxPolicies = Math.max(maxPolicies, h.policies.length);
@@ -258,7 +259,7 @@ describe('the client against generated hostile answers', () => {
     // learned more policies than they keep.
     expect(outcomes.get('status 2xx') ?? 0).toBeGreaterThan(0);
     expect(outcomes.get('ERR_RATE_LIMITED') ?? 0).toBeGreaterThan(0);
-    expect(maxPolicies).toBe(MAX_POLICIES);
+    expect(maxPolicies).toBeGreaterThanOrEqual(MAX_POLICIES);
     expect(maxHosts).toBeGreaterThanOrEqual(MAX_HOSTS);
   }, 150_000);
 });

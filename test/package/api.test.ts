@@ -22,6 +22,7 @@ const entries = {
   'limited-client': 'dist/index.d.ts',
   'limited-client/server': 'dist/server/index.d.ts',
   'limited-client/redis': 'dist/redis/index.d.ts',
+  'limited-client/undici': 'dist/undici/index.d.ts',
 } as const;
 type Entry = keyof typeof entries;
 

@@ -9,7 +9,12 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const entries = ['limited-client', 'limited-client/server', 'limited-client/redis'] as const;
+const entries = [
+  'limited-client',
+  'limited-client/server',
+  'limited-client/redis',
+  'limited-client/undici',
+] as const;
 
 function node(args: string[]): string {
   return execFileSync(process.execPath, args, { cwd: root, encoding: 'utf8' }).trim();
@@ -90,6 +95,39 @@ describe('the built package', () => {
     const cjs = node(['-e', `const m = require('limited-client/redis'); ${probe}`]);
     expect(esm).toBe('function false');
     expect(cjs).toBe('function false');
+  });
+
+  it('limited-client/undici composes onto an undici Agent from ESM and CJS; neither it nor the core loads undici', () => {
+    // A loopback server, an Agent composed with the interceptor, one request through it.
+    const run = (load: string) => `${load}
+      const http = require('node:http');
+      const server = http.createServer((req, res) => res.end('ok')).listen(0, '127.0.0.1', async () => {
+        const interceptor = limited();
+        const agent = new Agent().compose(interceptor);
+        const r = await request('http://127.0.0.1:' + server.address().port + '/x', { dispatcher: agent });
+        console.log(r.statusCode, await r.body.text(), interceptor.stats().totals.requests);
+        await interceptor.close(); server.close();
+      });`;
+    const esm = node([
+      '--input-type=module',
+      '-e',
+      run(`import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);
+           const { limited } = await import('limited-client/undici'); const { Agent, request } = require('undici');`),
+    ]);
+    const cjs = node([
+      '-e',
+      run(
+        `const { limited } = require('limited-client/undici'); const { Agent, request } = require('undici');`,
+      ),
+    ]);
+    expect(esm).toBe('200 ok 1');
+    expect(cjs).toBe('200 ok 1');
+    const loaded = node([
+      '-e',
+      `require('limited-client'); require('limited-client/undici');
+       console.log(Object.keys(require.cache).some((k) => k.includes('node_modules/undici/')))`,
+    ]);
+    expect(loaded).toBe('false');
   });
 
   it('type-checks for TypeScript users of ESM and CJS (nodenext resolution of the exports map)', () => {

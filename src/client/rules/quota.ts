@@ -63,7 +63,10 @@ export interface QuotaConfig {
   maxHoldMs?: number;
 }
 
-/** Policies kept per host, at most: the most restrictive ones (`compareRestrictiveness`). */
+/**
+ * Declared policies kept per host, at most: the most restrictive ones (`compareRestrictiveness`).
+ * (The timed quota keeps one more: `timed.ts`.)
+ */
 export const MAX_POLICIES = 8;
 
 /** The IETF unit of a concurrency limit: slots come back when requests end, not with time. */

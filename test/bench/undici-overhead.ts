@@ -1,0 +1,109 @@
+/**
+ * What the undici interceptor costs: requests per second through `undici.request` against an
+ * unlimited loopback endpoint of the mock server, with a bare undici `Agent`, the same Agent
+ * composed with an interceptor that does nothing (what `compose()` itself costs: undici converts
+ * the handler to its new API and back), and composed with `limited()` (defaults).
+ *
+ * The contenders run one at a time (the benchmark is CPU-bound), in a rotating order each round,
+ * after a warm-up; each round's rate is divided by the bare Agent's rate of the same round, and the
+ * table gives the median of those ratios and their spread (lowest and highest). It also gives the
+ * CPU time per request (this process: client and server), which other processes on a shared
+ * machine disturb less than the wall clock. Numbers only: nothing here asserts a speed.
+ *
+ *   npm run bench -- --only undici [--quick]
+ *
+ * @module
+ */
+import { Agent, type Dispatcher, request } from 'undici';
+import { createMockServer } from '../../src/server/index.js';
+import { limited } from '../../src/undici/index.js';
+
+export interface UndiciOverheadResult {
+  client: string;
+  /** Median requests per second (wall clock) over the rounds. */
+  requestsPerSecond: number;
+  /** Median over the rounds of this round's rate over the bare Agent's. */
+  ratio: number;
+  /** Lowest and highest of those ratios. */
+  ratioMin: number;
+  ratioMax: number;
+  /** Median CPU time of this process per request, in microseconds (client and server). */
+  cpuMicrosPerRequest: number;
+  /** Median over the rounds of the bare Agent's CPU time per request over this one's. */
+  cpuRatio: number;
+}
+
+interface Contender {
+  name: string;
+  dispatcher: Dispatcher;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+
+/** Runs the comparison; `quick` runs fewer requests and rounds. */
+export async function undiciOverhead(quick: boolean): Promise<UndiciOverheadResult[]> {
+  const server = await createMockServer({ routes: [{ path: '/free' }] });
+  const url = `${server.url}/free`;
+  const requests = quick ? 1000 : 3000;
+  const concurrency = 16;
+  const rounds = quick ? 3 : 7;
+  const bases = [new Agent(), new Agent(), new Agent()];
+  const interceptor = limited();
+  const noop: Dispatcher.DispatcherComposeInterceptor = (dispatch) =>
+    function passThrough(opts, handler) {
+      return dispatch(opts, handler);
+    };
+  const [bare, forNoop, forLimited] = bases as [Agent, Agent, Agent];
+  const contenders: Contender[] = [
+    { name: 'undici Agent', dispatcher: bare },
+    { name: 'Agent + no-op interceptor', dispatcher: forNoop.compose(noop) },
+    { name: 'Agent + limited()', dispatcher: forLimited.compose(interceptor) },
+  ];
+
+  /** One round of a contender: [requests per second, CPU microseconds per request]. */
+  async function measure(dispatcher: Dispatcher): Promise<[number, number]> {
+    let next = 0;
+    const cpu = process.cpuUsage();
+    const start = performance.now();
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (next < requests) {
+          next++;
+          const r = await request(url, { dispatcher });
+          await r.body.dump();
+        }
+      }),
+    );
+    const elapsed = performance.now() - start;
+    const used = process.cpuUsage(cpu);
+    return [requests / (elapsed / 1000), (used.user + used.system) / requests];
+  }
+
+  for (const c of contenders) await measure(c.dispatcher); // connections, JIT
+  const samples = contenders.map(() => [] as [number, number][]);
+  for (let round = 0; round < rounds; round++) {
+    for (let k = 0; k < contenders.length; k++) {
+      const i = (k + round) % contenders.length;
+      samples[i]?.push(await measure((contenders[i] as Contender).dispatcher));
+    }
+  }
+  await interceptor.close();
+  await Promise.all(bases.map((b) => b.close()));
+  await server.close();
+
+  const base = samples[0] as [number, number][];
+  return contenders.map((c, i) => {
+    const mine = samples[i] as [number, number][];
+    const ratios = mine.map(([rate], round) => rate / (base[round]?.[0] ?? NaN));
+    const cpuRatios = mine.map(([, cpu], round) => (base[round]?.[1] ?? NaN) / cpu);
+    return {
+      client: c.name,
+      requestsPerSecond: Math.round(median(mine.map(([rate]) => rate))),
+      ratio: median(ratios),
+      ratioMin: Math.min(...ratios),
+      ratioMax: Math.max(...ratios),
+      cpuMicrosPerRequest: Math.round(median(mine.map(([, cpu]) => cpu))),
+      cpuRatio: median(cpuRatios),
+    };
+  });
+}
