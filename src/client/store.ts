@@ -90,9 +90,6 @@ interface Entry {
   movedAt: number;
 }
 
-/** Every default of {@link MemoryStateStoreOptions} but the clock (`systemClock`). */
-export const MEMORY_STATE_STORE_DEFAULTS = Object.freeze({ maxKeys: 10_000 });
-
 /**
  * The default store: a `Map` in this process, bounded in size (least recently updated keys go
  * first) and in time (each key expires `ttlMs` after its last update). Answers synchronously.
@@ -103,7 +100,7 @@ export class MemoryStateStore implements StateStore {
   private readonly clock: Clock;
 
   constructor(options: MemoryStateStoreOptions = {}) {
-    this.maxKeys = options.maxKeys ?? MEMORY_STATE_STORE_DEFAULTS.maxKeys;
+    this.maxKeys = options.maxKeys ?? 10_000;
     this.clock = options.clock ?? systemClock;
   }
 
