@@ -26,6 +26,7 @@ import {
   type RetryAfterFormat,
   routeLabel,
 } from './config.js';
+import { FAULT_DEFAULTS, ROUTE_DEFAULTS } from './defaults.js';
 import { Trigger } from './faults.js';
 import { compileKey, type KeyFunction, keyScope } from './keys.js';
 import { describePolicy, type PolicyField } from './rate-limit-headers.js';
@@ -97,7 +98,7 @@ export function compileRoutes(
   // limits serve every route, so theirs must fit the costliest request.
   const edgeFallback = {
     store: localStore,
-    minUnits: Math.max(1, ...config.routes.map((route) => route.cost ?? 1)),
+    minUnits: Math.max(1, ...config.routes.map((route) => route.cost ?? ROUTE_DEFAULTS.cost)),
   };
   // The server's limits are shared by every route: one limiter each, named alike on every route.
   const edgeNames = policyNames(edgeConfigs, [], 0);
@@ -114,7 +115,7 @@ export function compileRoutes(
   return config.routes.map((route, r) => {
     const label = routeLabel(route);
     const names = policyNames(edgeConfigs, route.limits ?? [], r, label).slice(edge.length);
-    const fallback = { store: localStore, minUnits: route.cost ?? 1 };
+    const fallback = { store: localStore, minUnits: route.cost ?? ROUTE_DEFAULTS.cost };
     const own = (route.limits ?? []).map((limit, i) =>
       compileLimit(limit, names[i] as string, `${label}/${names[i]}`, store, clock, fallback),
     );
@@ -123,21 +124,21 @@ export function compileRoutes(
       label,
       method: route.method?.toUpperCase(),
       match: compilePath(route.path),
-      cost: route.cost ?? 1,
+      cost: route.cost ?? ROUTE_DEFAULTS.cost,
       limits: [...edge, ...own],
       leaky: [...edge, ...own].some((limit) => limit.leaky),
       concurrency: [...edge, ...own].some((limit) => limit.concurrency),
-      headers: route.headers ?? 'ietf',
-      retryAfter: route.retryAfter ?? 'seconds',
+      headers: route.headers ?? ROUTE_DEFAULTS.headers,
+      retryAfter: route.retryAfter ?? ROUTE_DEFAULTS.retryAfter,
       response: route.response ?? {},
       responseHeaders: responseHeaders(route.response?.headers),
       responseBody:
         route.response?.body === undefined
           ? undefined
           : Buffer.from(JSON.stringify(route.response.body)),
-      idempotency: route.idempotency ?? true,
-      failMode: route.failMode ?? 'closed',
-      failOpenShare: route.failOpenShare ?? 0.25,
+      idempotency: route.idempotency ?? ROUTE_DEFAULTS.idempotency,
+      failMode: route.failMode ?? ROUTE_DEFAULTS.failMode,
+      failOpenShare: route.failOpenShare ?? ROUTE_DEFAULTS.failOpenShare,
       faults: { latency: faults.latencyMs },
     };
     if (faults.unavailable) {
@@ -151,7 +152,7 @@ export function compileRoutes(
     }
     if (faults.slowBody) {
       compiled.faults.slowBody = {
-        chunkBytes: faults.slowBody.chunkBytes ?? 1,
+        chunkBytes: faults.slowBody.chunkBytes ?? FAULT_DEFAULTS.slowBody.chunkBytes,
         intervalMs: faults.slowBody.intervalMs,
       };
     }

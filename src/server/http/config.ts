@@ -25,6 +25,7 @@ import {
   storeSchema,
 } from '../options.js';
 import type { RateLimitStore } from '../store.js';
+import { ROUTE_DEFAULTS } from './defaults.js';
 
 /** Which rate-limit header fields a route sends. */
 export type HeaderFamily = 'ietf' | 'draft-7' | 'draft-6' | 'x-ratelimit' | 'none';
@@ -584,7 +585,7 @@ export function parseConfig(input: unknown): MockServerConfig {
       );
     }
     labels.set(label, r);
-    const cost = route.cost ?? 1;
+    const cost = route.cost ?? ROUTE_DEFAULTS.cost;
     const own = route.limits ?? [];
     for (const [i, limit] of [...edge, ...own].entries()) {
       const capacity = limitCapacity(limit);

@@ -4,6 +4,7 @@
  * @module
  */
 import type { CompiledRoute } from './compile.js';
+import { ROUTE_DEFAULTS } from './defaults.js';
 import type { HeaderFields } from './exchange.js';
 
 /**
@@ -47,7 +48,7 @@ export function respond(
   json: boolean,
 ): HandlerResponse {
   const { response } = route;
-  const status = response.status ?? 200;
+  const status = response.status ?? ROUTE_DEFAULTS.response.status;
   if (route.responseBody !== undefined) {
     return { status, headers: route.responseHeaders, body: route.responseBody };
   }

@@ -13,6 +13,7 @@ import { BodyBudget, declaresBody, NO_BODY, readBody } from './body.js';
 import { type CompiledRoute, compileRoutes } from './compile.js';
 import { type FailMode, type MockServerConfig, parseConfig } from './config.js';
 import { Connections } from './connections.js';
+import { SERVER_DEFAULTS } from './defaults.js';
 import {
   Exchange,
   type HeaderFields,
@@ -129,11 +130,11 @@ export async function createMockServer(config: MockServerConfig): Promise<MockSe
         sendJson(res, pipeline.clock, 500, [], { error: 'internal_error', message: String(error) });
     });
   });
-  server.maxConnections = parsed.maxConnections ?? DEFAULT_BOUNDS.maxConnections;
+  server.maxConnections = parsed.maxConnections ?? SERVER_DEFAULTS.maxConnections;
   server.maxHeadersCount = MAX_HEADERS_COUNT;
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.on('connection', (socket: Socket) => pipeline.accept(socket));
-  await listen(server, parsed.port ?? 0, parsed.host ?? '127.0.0.1');
+  await listen(server, parsed.port ?? SERVER_DEFAULTS.port, parsed.host ?? SERVER_DEFAULTS.host);
   const address = server.address() as AddressInfo;
   let closed: Promise<void> | undefined;
   return {
@@ -152,15 +153,6 @@ export async function createMockServer(config: MockServerConfig): Promise<MockSe
     },
   };
 }
-
-/** Defaults of the bounds a configuration may change. */
-const DEFAULT_BOUNDS = {
-  maxConnections: 1024,
-  maxPipelinedRequests: 16,
-  maxBufferedBodyBytes: 64 * 1024 * 1024,
-  idempotencyMaxEntries: 10_000,
-  idempotencyMaxBytes: 4 * 1024 * 1024,
-};
 
 /**
  * Node's bounds on a request's head and timing, pinned so that a process flag
@@ -222,17 +214,19 @@ class Pipeline {
     const localStore = new MemoryStore();
     this.#routes = compileRoutes(config, store, this.clock, localStore);
     this.#memoryStores = store instanceof MemoryStore ? [store, localStore] : [localStore];
-    this.#trustProxy = config.trustProxy ?? false;
-    this.#idempotencyHeader = (config.idempotency?.header ?? 'Idempotency-Key').toLowerCase();
+    this.#trustProxy = config.trustProxy ?? SERVER_DEFAULTS.trustProxy;
+    this.#idempotencyHeader = (
+      config.idempotency?.header ?? SERVER_DEFAULTS.idempotency.header
+    ).toLowerCase();
     this.#idempotency = new IdempotencyStore({
-      ttlMs: config.idempotency?.ttlMs ?? 86_400_000,
-      maxEntries: config.idempotency?.maxEntries ?? DEFAULT_BOUNDS.idempotencyMaxEntries,
-      maxBytes: config.idempotency?.maxBytes ?? DEFAULT_BOUNDS.idempotencyMaxBytes,
+      ttlMs: config.idempotency?.ttlMs ?? SERVER_DEFAULTS.idempotency.ttlMs,
+      maxEntries: config.idempotency?.maxEntries ?? SERVER_DEFAULTS.idempotency.maxEntries,
+      maxBytes: config.idempotency?.maxBytes ?? SERVER_DEFAULTS.idempotency.maxBytes,
     });
     this.#bodies = new BodyBudget(
-      config.maxBufferedBodyBytes ?? DEFAULT_BOUNDS.maxBufferedBodyBytes,
+      config.maxBufferedBodyBytes ?? SERVER_DEFAULTS.maxBufferedBodyBytes,
     );
-    this.#maxPipelined = config.maxPipelinedRequests ?? DEFAULT_BOUNDS.maxPipelinedRequests;
+    this.#maxPipelined = config.maxPipelinedRequests ?? SERVER_DEFAULTS.maxPipelinedRequests;
     for (const route of this.#routes) this.stats.declare(route.label);
     this.#startedAt = this.clock.now();
   }
