@@ -28,7 +28,7 @@ Options:
                              fixed-window:limit=100,windowMs=60000,key=header:x-api-key
                              (key is ip, global or header:<name>; name=<policy name>)
       --cost <n>             Units each request spends (default 1)
-      --headers <family>     ietf | draft-7 | draft-6 | x-ratelimit | none (default ietf)
+      --headers <family>     ietf | draft-7 | draft-6 | x-ratelimit | openai | none (default ietf)
       --retry-after <format> seconds | http-date | none (default seconds)
       --trust-proxy <value>  false | true | <number of proxies> (default false)
       --fail-mode <mode>     When the store fails: closed (503) | open (a local share of each
