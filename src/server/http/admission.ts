@@ -41,17 +41,18 @@ export interface Admission {
 }
 
 /**
- * Takes `costs[i]` from limit `i`, in order (each at least 1 and at most the limit: see
- * `requestCosts`). When one rejects, the takes already made are
+ * Takes `costs[i]` from limit `i`, in order (each from 1 to the limit's capacity: the server
+ * answers 400 or 413 before admission otherwise). When one rejects, the takes already made are
  * refunded (last first), so a rejected request spends nothing anywhere, and every limit is then
  * described as it stands (`peek`). Another request can briefly see a refunded unit as spent: the
  * error is toward rejecting, never toward admitting too much.
  *
  * A limit whose store fails is decided by the route's `failMode`: `'open'` takes from the limit's
- * local copy (`failOpenShare` of it, a cost above the share charged as the whole share) instead; `'closed'` gives back what was taken and refuses the
- * request. A take that failed is not given back: the store contract says it was not applied
- * (`RedisStore` refuses a take that reaches Redis after its deadline, and gives back one whose
- * answer comes after its timeout), so it holds nothing. A refund that fails is recorded and
+ * local copy (`failOpenShare` of it; a cost above the share is charged as the whole share)
+ * instead; `'closed'` gives back what was taken and refuses the request. A take that failed is
+ * not given back: the store contract says it was not applied (`RedisStore` refuses a take that
+ * reaches Redis after its deadline, and gives back one whose answer comes after its timeout), so it
+ * holds nothing. A refund that fails is recorded and
  * otherwise ignored: its units stay spent until the store expires them (a concurrency slot on
  * Redis, when its lease does), an error toward rejecting.
  */

@@ -65,8 +65,6 @@ export interface CompiledRoute {
   method: string | undefined;
   match: PathMatcher;
   limits: CompiledLimit[];
-  /** Whether a limit reads its cost from the request (its header fields or JSON body). */
-  costFromRequest: boolean;
   /** Whether a limit is a leaky bucket: admitted requests may have to wait their turn. */
   leaky: boolean;
   /** Whether a limit counts requests in flight: admitted requests hold a slot until they end. */
@@ -133,7 +131,6 @@ export function compileRoutes(
       method: route.method?.toUpperCase(),
       match: compilePath(route.path),
       limits,
-      costFromRequest: limits.some((limit) => limit.cost.fromRequest),
       leaky: limits.some((limit) => limit.leaky),
       concurrency: limits.some((limit) => limit.concurrency),
       headers: route.headers ?? 'ietf',

@@ -48,12 +48,12 @@ export type KeyConfig = KeyPart | KeyPart[];
  * neither pays `default`.
  *
  * What a request may send is bounded: a header value of at most 15 digits; a JSON path of at most
- * {@link MAX_COST_PATH_SEGMENTS} segments, read from a body the server reads anyway (at most
- * 1 MiB). A value that is present but not an integer from 1 (`0`, `-5`, `1.5`, `"12"`, `null`,
- * `12abc`) is refused with 400 `invalid_cost`; a cost above what the limit can ever hold (its
- * `limit`, `capacity` or `burst + 1`) with 413 `cost_exceeds_limit`, never with a 429 a client would
- * retry. A body that is not JSON (by its `Content-Type`) or does not parse has no field: the
- * request pays `default`.
+ * 8 segments of 1 to 64 characters, read from a body the server reads anyway (at most 1 MiB). A
+ * value that is present but not an integer from 1 (`0`, `-5`, `1.5`, `"12"`, `null`, `12abc`) is
+ * refused with 400 `invalid_cost`; a cost above what the limit can ever hold (its `limit`,
+ * `capacity` or `burst + 1`) with 413 `cost_exceeds_limit`, never with a 429 a client would retry.
+ * A body that is not JSON (by its `Content-Type`) or does not parse has no field: the request pays
+ * `default`.
  */
 export interface CostFrom {
   /** A request header carrying the cost, e.g. `'x-token-estimate'`. */

@@ -6,7 +6,7 @@
  */
 import type { CostFrom } from './config.js';
 
-/** What a cost reader may look at: the request's header fields and its body, parsed at most once. */
+/** What a cost reader sees: the request's header fields, and its body parsed at most once. */
 export interface CostInput {
   /** A request header's value (repeated fields joined with `, `), `name` in lower case. */
   header(name: string): string | undefined;

@@ -95,7 +95,7 @@ export interface StoreErrorEvent {
  *    `parseTarget`); any other target is a 400, and `OPTIONS *` a 204;
  * 2. each limit's cost, fixed or read from the request (a header, a JSON body field): 400 when the
  *    request's value is not an integer from 1, 413 when it is more than the limit ever holds;
- *    then the server's `limits`, then the route's: admitted only if every one admits it; otherwise 429
+ *    then the server's `limits`, then the route's: admitted only if every one admits it; else 429
  *    with the header fields, `Retry-After` and a JSON body naming the policy and its scope, and
  *    nothing spent in any limit (each admitted take is refunded). When a limit's store fails, the
  *    route's `failMode` decides: a local share of the limit (`'open'`) or 503 (`'closed'`);
