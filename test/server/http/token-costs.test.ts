@@ -296,6 +296,48 @@ describe('an OpenAI-style route: requests and tokens per window, the cost from t
   });
 });
 
+describe('the same route on sliding logs (a minimum that does not depend on the start time)', () => {
+  it('admits 600 tokens in any 10 s, wherever the window starts', async () => {
+    const clock = new FakeClock(NOW);
+    const slide = (limit: LimitConfig): LimitConfig =>
+      limit.algorithm === 'fixed-window' ? { ...limit, algorithm: 'sliding-log' } : limit;
+    server = await createMockServer({
+      clock,
+      routes: [
+        {
+          method: 'POST',
+          path: '/v1/chat/completions',
+          headers: 'openai',
+          limits: [slide(REQUESTS), slide(TOKENS)],
+        },
+      ],
+    });
+    const chat = () =>
+      fetch(`${server?.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"max_tokens": 50}',
+      });
+    const first = await Promise.all(Array.from({ length: 10 }, chat));
+    expect(first.map((r) => r.status)).toEqual(Array(10).fill(200));
+    clock.advance(1000);
+    expect((await chat()).status).toBe(200);
+    const last = await chat();
+    expect(openAi(last)).toMatchObject({ 'remaining-tokens': '0', 'reset-tokens': '9s' });
+    const refused = await chat();
+    expect(refused.status).toBe(429);
+    expect(openAi(refused)).toMatchObject({ 'reset-tokens': '9s' });
+    clock.advance(8999);
+    expect((await chat()).status).toBe(429);
+    clock.advance(1);
+    const again = await Promise.all(Array.from({ length: 10 }, chat));
+    expect(again.map((r) => r.status)).toEqual(Array(10).fill(200));
+    // The two calls made at +1 s still hold 100 tokens: the ten new ones leave 450 down to 0.
+    const left = again.map((r) => Number(openAi(r)['remaining-tokens'])).sort((a, b) => a - b);
+    expect(left).toEqual([0, 50, 100, 150, 200, 250, 300, 350, 400, 450]);
+  });
+});
+
 describe('docs/mock-server-costs.md', () => {
   const doc = readFileSync(new URL('../../../docs/mock-server-costs.md', import.meta.url), 'utf8');
 
