@@ -24,8 +24,11 @@ import {
   policyNames,
   type ResponseConfig,
   type RetryAfterFormat,
+  type RouteConfig,
   routeLabel,
+  staticCost,
 } from './config.js';
+import { type CompiledCost, compileCost } from './costs.js';
 import { FAULT_DEFAULTS, ROUTE_DEFAULTS } from './defaults.js';
 import { Trigger } from './faults.js';
 import { compileKey, type KeyFunction, keyScope } from './keys.js';
@@ -44,6 +47,10 @@ export interface CompiledLimit {
   windowMs: number | undefined;
   concurrency: boolean;
   leaky: boolean;
+  /** What it counts: `requests`, `tokens`..., `concurrent-requests` for a concurrency limit. */
+  unit: string;
+  /** What a request spends in it on this route. */
+  cost: CompiledCost;
   /** Its name and quota as the IETF fields write them, serialised once. */
   field: PolicyField;
   /**
@@ -58,7 +65,6 @@ export interface CompiledRoute {
   label: string;
   method: string | undefined;
   match: PathMatcher;
-  cost: number;
   limits: CompiledLimit[];
   /** Whether a limit is a leaky bucket: admitted requests may have to wait their turn. */
   leaky: boolean;
@@ -96,38 +102,38 @@ export function compileRoutes(
   const edgeConfigs = config.limits ?? [];
   // Local copies of the limits, for routes failing open, share one memory store. The server's
   // limits serve every route, so theirs must fit the costliest request.
-  const edgeFallback = {
-    store: localStore,
-    minUnits: Math.max(1, ...config.routes.map((route) => route.cost ?? ROUTE_DEFAULTS.cost)),
-  };
-  // The server's limits are shared by every route: one limiter each, named alike on every route.
+  // The server's limits are shared by every route: one limiter each, named alike on every route,
+  // its cost read per route (a limit without a cost of its own spends each route's).
   const edgeNames = policyNames(edgeConfigs, [], 0);
   const edge = edgeConfigs.map((limit, i) =>
-    compileLimit(
-      limit,
-      edgeNames[i] as string,
-      `limits/${edgeNames[i]}`,
-      store,
-      clock,
-      edgeFallback,
-    ),
+    compileLimit(limit, edgeNames[i] as string, `limits/${edgeNames[i]}`, store, clock, {
+      store: localStore,
+      minUnits: Math.max(1, ...config.routes.map((route) => staticCost(limit, route))),
+    }),
   );
   return config.routes.map((route, r) => {
     const label = routeLabel(route);
     const names = policyNames(edgeConfigs, route.limits ?? [], r, label).slice(edge.length);
-    const fallback = { store: localStore, minUnits: route.cost ?? ROUTE_DEFAULTS.cost };
     const own = (route.limits ?? []).map((limit, i) =>
-      compileLimit(limit, names[i] as string, `${label}/${names[i]}`, store, clock, fallback),
+      compileLimit(
+        limit,
+        names[i] as string,
+        `${label}/${names[i]}`,
+        store,
+        clock,
+        { store: localStore, minUnits: staticCost(limit, route) },
+        route,
+      ),
     );
+    const limits = [...edge.map((limit, i) => withCost(limit, edgeConfigs[i], route)), ...own];
     const faults = route.faults ?? {};
     const compiled: CompiledRoute = {
       label,
       method: route.method?.toUpperCase(),
       match: compilePath(route.path),
-      cost: route.cost ?? ROUTE_DEFAULTS.cost,
-      limits: [...edge, ...own],
-      leaky: [...edge, ...own].some((limit) => limit.leaky),
-      concurrency: [...edge, ...own].some((limit) => limit.concurrency),
+      limits,
+      leaky: limits.some((limit) => limit.leaky),
+      concurrency: limits.some((limit) => limit.concurrency),
       headers: route.headers ?? ROUTE_DEFAULTS.headers,
       retryAfter: route.retryAfter ?? ROUTE_DEFAULTS.retryAfter,
       response: route.response ?? {},
@@ -160,6 +166,15 @@ export function compileRoutes(
   });
 }
 
+/** A server-wide limit as one route sees it: its cost on that route. Same limiter, same state. */
+function withCost(
+  limit: CompiledLimit,
+  config: LimitConfig | undefined,
+  route: RouteConfig,
+): CompiledLimit {
+  return { ...limit, cost: compileCost(config?.cost, route.cost ?? ROUTE_DEFAULTS.cost) };
+}
+
 /** The configured header fields as a raw list, with `Content-Type: application/json` unless set. */
 function responseHeaders(configured: Record<string, string> | undefined): string[] {
   const fields = Object.entries(configured ?? {}).flat();
@@ -167,6 +182,10 @@ function responseHeaders(configured: Record<string, string> | undefined): string
   return typed ? fields : ['Content-Type', 'application/json', ...fields];
 }
 
+/**
+ * Compiles one limit. Its `cost` is the limit's own, falling back to 1; a route applies its own
+ * `cost` to a server-wide limit with {@link withCost}.
+ */
 function compileLimit(
   limit: LimitConfig,
   name: string,
@@ -174,10 +193,12 @@ function compileLimit(
   store: RateLimitStore,
   clock: Clock,
   fallback: Fallback,
+  route?: RouteConfig,
 ): CompiledLimit {
   const locals = new Map<number, RateLimiter>();
   const described = describeLimit(limit);
   const limiter = makeLimiter(limit, { store: limit.store ?? store, clock, name: namespace });
+  const unit = described.concurrency ? 'concurrent-requests' : (limit.unit ?? 'requests');
   return {
     ...described,
     name,
@@ -185,7 +206,9 @@ function compileLimit(
     keyOf: compileKey(limit.key),
     scope: keyScope(limit.key),
     limiter,
-    field: describePolicy(name, limiter.limit, described.windowMs, described.concurrency),
+    unit,
+    cost: compileCost(limit.cost, route?.cost ?? ROUTE_DEFAULTS.cost),
+    field: describePolicy(name, limiter.limit, described.windowMs, unit),
     local(share) {
       let local = locals.get(share);
       if (local === undefined) {

@@ -62,7 +62,20 @@ export function respond(
     execution,
     body: echo(input.body, json),
   };
-  return { status, headers: route.responseHeaders, body: Buffer.from(JSON.stringify(payload)) };
+  return { status, headers: route.responseHeaders, body: Buffer.from(serialise(payload, input)) };
+}
+
+/**
+ * The echo as JSON. A body nested deeper than `JSON.stringify` can recurse (a 1 MiB body of `[`
+ * parses, but a million levels overflow the stack) is echoed as its text instead: the same for a
+ * replay, which carries the same body.
+ */
+function serialise(payload: { body: unknown }, input: HandlerInput): string {
+  try {
+    return JSON.stringify(payload);
+  } catch {
+    return JSON.stringify({ ...payload, body: input.body.toString('utf8') });
+  }
 }
 
 /** The query as a null-prototype object (a repeated name keeps its last value). */
