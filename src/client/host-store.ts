@@ -82,10 +82,8 @@ export class HostStore {
     this.#report = report;
     this.#store = shared.store;
     this.#clock = shared.clock;
-    this.#key =
-      partition === undefined
-        ? `limited-client:${origin}`
-        : `limited-client:${origin}#${partition}`;
+    // The store adds its own prefix (RedisStore: `limited-client:state:{<origin>}`).
+    this.#key = partition === undefined ? origin : `${origin}#${partition}`;
     const { learn, bucket, budget } = policy.rules;
     this.#rules = bindRules(policy.rules);
     this.#learns = learn !== undefined;
