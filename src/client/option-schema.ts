@@ -22,9 +22,9 @@ import type {
   CircuitBreakerOptions,
   CostContext,
   Defaults,
+  HostOptions,
   IdempotencyOptions,
   LimitedClientOptions,
-  PolicyOptions,
   RetryBudgetOptions,
   RetryOptions,
 } from './options.js';
@@ -118,7 +118,7 @@ const retryBudgetSchema = strictObject(retryBudgetShape);
 const circuitBreakerSchema = strictObject(circuitBreakerShape);
 const idempotencySchema = strictObject(idempotencyShape);
 
-const policyShape = {
+const hostShape = {
   rate: z.optional(num(0, 1e9, true)),
   burst: z.optional(num(1, 1e9)),
   concurrency: defaulted(intOrInfinity(1), Number.POSITIVE_INFINITY),
@@ -148,7 +148,7 @@ const policyShape = {
     1,
   ),
 };
-const policySchema = strictObject(policyShape);
+const hostSchema = strictObject(hostShape);
 
 /** A `HeadersInit` fetch would accept on every call (no CR or LF in a value, no bad name). */
 const headersSchema = z
@@ -173,7 +173,7 @@ const clientShape = {
   // Each entry is checked by `parseOptions`, by its pattern (a z.record would cost the core bundle
   // a schema kind, and drop a `__proto__` entry unchecked).
   hosts: z.optional(
-    z.custom<Record<string, PolicyOptions>>(
+    z.custom<Record<string, HostOptions>>(
       (v) => typeof v === 'object' && v !== null && !Array.isArray(v),
       { error: 'must be an object of host patterns' },
     ),
@@ -199,7 +199,7 @@ const clientShape = {
   maxHosts: defaulted(int(1, 1e7), 1000),
   hostIdleMs: defaulted(num(1, 366 * DAY_MS), 300_000),
 };
-const optionsSchema = strictObject({ ...policyShape, ...clientShape });
+const optionsSchema = strictObject({ ...hostShape, ...clientShape });
 
 const HEADER_VALUE = 'must be a header value (a string without CR, LF or NUL), or false';
 
@@ -241,7 +241,7 @@ type CallOptions = Omit<LimitedRequestInit, keyof RequestInit>;
 const schemasMatchTypes: [
   Same<z.input<typeof optionsSchema>, LimitedClientOptions>,
   Same<z.output<typeof optionsSchema>, LimitedClientOptions>,
-  Same<z.input<typeof policySchema>, PolicyOptions>,
+  Same<z.input<typeof hostSchema>, HostOptions>,
   Same<z.input<typeof retrySchema>, RetryOptions>,
   Same<z.input<typeof retryBudgetSchema>, RetryBudgetOptions>,
   Same<z.input<typeof circuitBreakerSchema>, CircuitBreakerOptions>,
@@ -251,7 +251,7 @@ const schemasMatchTypes: [
 void schemasMatchTypes;
 
 const declaredDefaults = {
-  ...defaultsOf(policyShape),
+  ...defaultsOf(hostShape),
   initialWindow: defaultsOf(coldStartShape).initialWindow,
   fallbackHoldMs: 1000,
   waitJitter: defaultsOf(waitJitterShape),
@@ -294,13 +294,13 @@ export function parseOptions(options: unknown): LimitedClientOptions {
 }
 
 /** Each `hosts` entry: its pattern, then its options, as parsed (a new object, own keys only). */
-function parseHosts(hosts: Record<string, unknown>): Record<string, PolicyOptions> {
-  const entries: [string, PolicyOptions][] = [];
+function parseHosts(hosts: Record<string, unknown>): Record<string, HostOptions> {
+  const entries: [string, HostOptions][] = [];
   for (const pattern of Object.keys(hosts)) {
     const path = `hosts[${JSON.stringify(pattern)}]`;
     const problem = hostPatternProblem(pattern);
     if (problem) throw new InvalidOptionError(path, problem);
-    const entry = policySchema.safeParse(hosts[pattern]);
+    const entry = hostSchema.safeParse(hosts[pattern]);
     if (!entry.success) throw optionError(entry.error.issues, hosts[pattern], path);
     entries.push([pattern, entry.data]);
   }
