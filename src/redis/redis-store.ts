@@ -212,6 +212,9 @@ export class RedisStore implements RateLimitStore, StateStore {
   readonly #clock: RedisClock;
   readonly #counters: LimiterCounters = { late: 0, givenBack: 0 };
   readonly #params = new WeakMap<LimiterSpec, string[]>();
+  /** {@link RedisStore.#lateTake}, bound once. */
+  readonly #late = (spec: LimiterSpec, key: string, request: StoreRequest, reply: Reply) =>
+    this.#lateTake(spec, key, request, reply);
   readonly #listeners: { [E in keyof RedisStoreEvents]: Set<RedisStoreEvents[E]> } = {
     down: new Set(),
     up: new Set(),
@@ -263,9 +266,14 @@ export class RedisStore implements RateLimitStore, StateStore {
    * not applied (see `timeoutMs`).
    */
   async take(spec: LimiterSpec, key: string, request: StoreRequest): Promise<StoreDecision> {
-    const reply = (await this.#run(spec, key, 'take', request, undefined, {
-      onLateReply: (late) => this.#lateTake(spec, key, request, late as Reply),
-    })) as Reply;
+    const reply = await this.#run(
+      spec,
+      key,
+      'take',
+      request,
+      undefined,
+      new LateTake(this.#late, spec, key, request),
+    );
     if (reply[0] === LATE) {
       this.#counters.late += 1;
       throw notApplied(
@@ -284,7 +292,7 @@ export class RedisStore implements RateLimitStore, StateStore {
 
   /** Describes `key` without changing it (see `RateLimitStore.peek`). */
   async peek(spec: LimiterSpec, key: string, request: StoreRequest): Promise<TakeResult> {
-    return toResult((await this.#run(spec, key, 'peek', request, undefined)) as Reply);
+    return toResult(await this.#run(spec, key, 'peek', request, undefined));
   }
 
   /** Atomically gives back units of an admitted take (see `RateLimitStore.refund`). */
@@ -376,27 +384,27 @@ export class RedisStore implements RateLimitStore, StateStore {
     request: StoreRequest,
     receipt: number | undefined,
     options: RunOptions = {},
-  ): Promise<unknown> {
+  ): Promise<Reply> {
     const script = LIMITER_SCRIPTS[spec.algorithm] as LimiterScript | undefined;
     if (script === undefined) {
-      return Promise.reject(
-        new TypeError(
-          `RedisStore: no Lua script for the algorithm ${JSON.stringify(spec.algorithm)}`,
-        ),
+      throw new TypeError(
+        `RedisStore: no Lua script for the algorithm ${JSON.stringify(spec.algorithm)}`,
       );
     }
     const params = this.#paramsOf(spec, script);
-    const sentAt = this.#clock.now();
+    const clock = this.#clock;
+    const sentAt = clock.now();
     const args = [
       operation,
       String(request.cost),
       this.#timeSource === 'caller' ? String(request.now) : '',
       receipt === undefined ? '' : String(receipt),
-      ...this.#ttlArgs,
+      this.#ttlArgs[0],
+      this.#ttlArgs[1],
       // Only takes have a deadline: a peek changes nothing, and a refund is welcome however late.
-      operation === 'take' ? this.#clock.deadline(sentAt) : '',
-      ...params,
+      operation === 'take' ? clock.deadline(sentAt) : '',
     ];
+    for (const param of params) args.push(param);
     const reply = (await this.#runner.run(
       script,
       [this.keyOf(spec.name, key)],
@@ -404,7 +412,7 @@ export class RedisStore implements RateLimitStore, StateStore {
       operation,
       options,
     )) as Reply;
-    this.#clock.calibrate(sentAt, this.#clock.now(), Number(reply.at(-1)));
+    clock.calibrate(sentAt, clock.now(), Number(reply[reply.length - 1]));
     return reply;
   }
 
@@ -431,6 +439,20 @@ export class RedisStore implements RateLimitStore, StateStore {
  * integers or `%.17g` text); to a late take, `['late', now]`; to a refund, `['ok', now]`.
  */
 type Reply = [string, ...(number | string)[]];
+
+/** The `RunOptions` of a take: its answer after its caller was told it failed goes to the store. */
+class LateTake implements RunOptions {
+  constructor(
+    readonly handle: (spec: LimiterSpec, key: string, request: StoreRequest, reply: Reply) => void,
+    readonly spec: LimiterSpec,
+    readonly key: string,
+    readonly request: StoreRequest,
+  ) {}
+
+  onLateReply(reply: unknown): void {
+    this.handle(this.spec, this.key, this.request, reply as Reply);
+  }
+}
 
 /** The status of a take Redis refused because it ran after its deadline. */
 const LATE = 'late';

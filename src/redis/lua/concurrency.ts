@@ -1,0 +1,111 @@
+/**
+ * The concurrency limit on Redis: the one place where the Lua is not the TypeScript transcribed.
+ * `concurrency-limit.ts` counts units in flight, which in one process cannot leak (a release there
+ * cannot time out or be lost while the process lives). Across processes it can: a process dies
+ * holding slots, a take or a release times out. So here each take is a lease that expires on its
+ * own, and a lost release costs its slots for at most the lease's duration, however busy the key.
+ *
+ * @module
+ */
+
+/**
+ * Parameters `limit`, `retryAfterMs` (and the lease duration, `args[6]`).
+ *
+ * State: a sorted set with one member per lease, `<lease>:<units>` (`<lease>` the receipt, a
+ * number unique in the key, from Redis's clock in microseconds), scored with the moment the lease
+ * ends; and the member `n`, scored with minus the units in flight (negative, so it sorts before
+ * every lease and no range of lease ends reaches it). Leases that ended are dropped, and their
+ * units taken off `n`, whenever a take or a peek reads the key; the key itself expires with its
+ * last lease. A release with a receipt removes that lease (`ZREM`, no read-back); one without (a
+ * `release` that does not know its take) ends the units whose leases end first. The decisions are
+ * the TypeScript's: units in flight are those of the live leases, and `available`, `delayUntil`
+ * and the replies are computed from them exactly as there.
+ */
+export const CONCURRENCY = `
+local function unitsOf(member) return tonumber(match(member, ':(%d+)$')) or 1 end
+
+-- Takes units (negative: gives them back) off the count in flight; deletes the count at zero.
+local function count(key, units)
+  local n = tonumber(redis.call('ZINCRBY', key, -units, 'n'))
+  if n >= 0 then redis.call('ZREM', key, 'n') end
+end
+
+-- Units in flight at at, after dropping the leases that ended by then. A key of another type is
+-- deleted: read as no lease.
+local function inFlight(key, at)
+  local n = redis.pcall('ZSCORE', key, 'n')
+  if type(n) == 'table' then
+    redis.call('DEL', key)
+    return 0
+  end
+  local units = 0
+  if n then units = -tonumber(n) end
+  local bound = fmt(at)
+  local ended = redis.call('ZRANGEBYSCORE', key, 0, bound)
+  if #ended > 0 then
+    local gone = 0
+    for i = 1, #ended do gone = gone + unitsOf(ended[i]) end
+    redis.call('ZREMRANGEBYSCORE', key, 0, bound)
+    count(key, -gone)
+    units = units - gone
+  end
+  return max(0, units)
+end
+
+-- Ends units of the leases that end first, up to cost.
+local function releaseFirst(key, at, cost)
+  inFlight(key, at)
+  local left = cost
+  local leases = redis.call('ZRANGEBYSCORE', key, 0, '+inf', 'WITHSCORES', 'LIMIT', 0, cost)
+  for i = 1, #leases, 2 do
+    if left == 0 then break end
+    local member = leases[i]
+    local units = unitsOf(member)
+    redis.call('ZREM', key, member)
+    if units > left then
+      redis.call('ZADD', key, leases[i + 1], match(member, '^(.*):') .. ':' .. fmt(units - left))
+      left = 0
+    else left = left - units end
+  end
+  if left < cost then count(key, -(cost - left)) end
+end
+
+local function run(keys, args)
+  if floor == nil then init() end
+  local redisNow, seconds, micros = redisTime()
+  local deadline = num(args[7])
+  if deadline ~= nil and redisNow > deadline then return { 'late', redisNow } end
+  local key, op, cost = keys[1], args[1], tonumber(args[2])
+  local now = num(args[3]) or redisNow
+  local most, hint = tonumber(args[8]), tonumber(args[9])
+
+  if op == 'refund' then
+    local receipt = num(args[4])
+    if receipt == nil then releaseFirst(key, now, cost)
+    elseif redis.call('ZREM', key, fmt(receipt) .. ':' .. fmt(cost)) == 1 then count(key, -cost) end
+    return { 'ok', redisNow }
+  end
+
+  local units = inFlight(key, now)
+  local free = max(0, most - units)
+  local reset = 0
+  if free < most then reset = out(hint) end
+  if free < cost then return { '0', out(most), out(free), reset, out(hint), '', '', redisNow } end
+  if op == 'peek' then return { '1', out(most), out(free), reset, 0, '', '', redisNow } end
+
+  local lease = seconds * 1000000 + micros
+  local ends = now + tonumber(args[6])
+  local score = fmt(ends)
+  while redis.call('ZADD', key, 'NX', score, fmt(lease) .. ':' .. fmt(cost)) == 0 do
+    lease = lease + 1
+  end
+  count(key, cost)
+  -- The key lasts as long as its last lease. On Redis's clock the new lease is the last; on the
+  -- callers' clocks an earlier one may end later (a clock that went back).
+  local last = ends
+  if args[3] ~= '' then last = max(last, tonumber(redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2])) end
+  redis.call('PEXPIRE', key, max(ceil(last - now), tonumber(args[5])))
+  local remaining = max(0, most - (units + cost))
+  return { '1', out(most), out(remaining), out(hint), 0, '', lease, redisNow }
+end
+`;
