@@ -1,15 +1,16 @@
 /**
  * Lua twins of the bucket algorithms: `token-bucket.ts`, `gcra.ts` and `leaky-bucket.ts` in
  * `src/server/algorithms`. Read them side by side: each function here is the function of the same
- * name there, expression for expression (see `common.ts` for the rules).
+ * name there, expression for expression (see `common.ts` for the rules); the delays
+ * (`delayUntil`) are the TypeScript's own, run in Node on the state the Lua returns.
  *
  * @module
  */
 
 /** Parameters `capacity`, `refillPerSecond`; state `'<tokens> <since>'`. */
 export const TOKEN_BUCKET = `
-local function config(args)
-  return { capacity = tonumber(args[8]), refillPerSecond = tonumber(args[9]) }
+local function config(capacity, refillPerSecond)
+  return { capacity = capacity, refillPerSecond = refillPerSecond }
 end
 local function read(key)
   local v = getString(key)
@@ -27,20 +28,12 @@ local function tokensAt(s, at, c)
   return min(c.capacity, refilled)
 end
 
-local function limit(c) return c.capacity end
 local function rebase(s, at, c)
   if at < s.since then return { tokens = max(0, s.tokens), since = at }, true end
   if tokensAt(s, at, c) < 0 then return { tokens = 0, since = at }, true end
   return s, false
 end
 local function available(s, at, c) return max(0, floor(tokensAt(s, at, c))) end
-local function delayUntil(s, at, units, c)
-  local missing = units - tokensAt(s, at, c)
-  if missing <= 0 then return 0 end
-  local function ok(d) return available(s, at + d, c) >= units end
-  local upper = (c.capacity * 1000) / c.refillPerSecond + 1
-  return settle((missing * 1000) / c.refillPerSecond, upper, ok)
-end
 local function consume(s, at, cost, c)
   if tokensAt(s, at, c) >= c.capacity or s == nil then
     return { tokens = c.capacity - cost, since = at }, nil, nil
@@ -58,8 +51,8 @@ end
 `;
 
 /**
- * The meter GCRA and the leaky bucket share (`meterAvailable`, `meterDelay`, `meterRebase`,
- * `meterRefund` of `gcra.ts`), over a state `'<tat>'`. The including part defines `meter(c)` first.
+ * The meter GCRA and the leaky bucket share (`meterAvailable`, `meterRebase`, `meterRefund`
+ * of `gcra.ts`), over a state `'<tat>'`. The including part defines `meter(c)` first.
  */
 const METER = `
 local function read(key)
@@ -76,12 +69,6 @@ end
 local function meterAvailable(tat, at, m)
   return max(0, m.limit - ceil(debt(tat, at) / m.intervalMs))
 end
-local function meterDelay(tat, at, units, m)
-  if meterAvailable(tat, at, m) >= units then return 0 end
-  local estimate = debt(tat, at) - (m.limit - units) * m.intervalMs
-  local function ok(d) return meterAvailable(tat, at + d, m) >= units end
-  return settle(estimate, debt(tat, at) + 1, ok)
-end
 local function meterRebase(tat, at, m)
   local most = m.limit * m.intervalMs
   if tat - at > most then return at + most end
@@ -94,21 +81,19 @@ local function meterRefund(tat, cost, start, m)
 end
 local function tatOf(s) if s == nil then return nil end return s.tat end
 
-local function limit(c) return meter(c).limit end
 local function rebase(s, at, c)
   local tat = meterRebase(s.tat, at, meter(c))
   if tat == s.tat then return s, false end
   return { tat = tat }, true
 end
 local function available(s, at, c) return meterAvailable(tatOf(s), at, meter(c)) end
-local function delayUntil(s, at, units, c) return meterDelay(tatOf(s), at, units, meter(c)) end
 local function expiresAt(s, c) return s.tat end
 `;
 
 /** Parameters `rate`, `burst`; state `'<tat>'`. */
 export const GCRA = `
-local function config(args)
-  local c = { rate = tonumber(args[8]), burst = tonumber(args[9]) }
+local function config(rate, burst)
+  local c = { rate = rate, burst = burst }
   c.meter = { limit = c.burst + 1, intervalMs = 1000 / c.rate }
   return c
 end
@@ -127,8 +112,8 @@ end
 
 /** Parameters `rate`, `capacity`; state `'<tat>'`. */
 export const LEAKY_BUCKET = `
-local function config(args)
-  local c = { rate = tonumber(args[8]), capacity = tonumber(args[9]) }
+local function config(rate, capacity)
+  local c = { rate = rate, capacity = capacity }
   c.meter = { limit = c.capacity, intervalMs = 1000 / c.rate }
   return c
 end

@@ -8,14 +8,17 @@
  * On a server that refuses functions, the same text runs as one script per algorithm
  * (`HELPERS + <algorithm> + return run(KEYS, ARGV)`), through `EVALSHA`.
  *
- * An algorithm's part defines, as local functions, those of an `AlgorithmLogic` (`limit`,
- * `rebase`, `available`, `delayUntil`, `consume`, `refund`, `expiresAt`) plus `config(args)` (its
+ * An algorithm's part defines, as local functions, those of an `AlgorithmLogic` that decide and
+ * write (`rebase`, `available`, `consume`, `refund`, `expiresAt`) plus `config(args)` (its
  * parameters), `read(key)` and `encode(state)`; then {@link GENERIC} defines `run` over them. The
+ * delays of a result are computed in Node from the state (see {@link GENERIC}); the sliding log and
+ * the concurrency limit, whose state is not one string, define their own `run` and reply with the
+ * whole result. The
  * state of a key is one string, `encode(state)`, written with `SET ... PX` (one command for the
  * value and its expiry). A key holding anything else (another type, text that is not a state) is
  * read as a fresh key and overwritten by the next write.
  *
- * Every call reads Redis's `TIME` first. A take carries a deadline in that clock (`args[7]`, set by
+ * Every call reads Redis's `TIME` first. A take carries a deadline in that clock (`args[5]`, set by
  * the store from an offset measured on earlier replies): one that Redis runs later answers `late`
  * and changes nothing, so a take that timed out at its caller is not applied when a paused or
  * overloaded Redis gets to it.
@@ -35,9 +38,9 @@
  * Top-level helpers. Arguments of every limiter function: `keys[1]` the state key; `args[1]` the
  * operation (`take`, `peek`, `refund`), `args[2]` the cost, `args[3]` the time in epoch
  * milliseconds or `''` for Redis's own clock, `args[4]` the refund receipt or `''`, `args[5]` the
- * least TTL in milliseconds, `args[6]` how long a concurrency lease lasts (the in-flight TTL),
- * `args[7]` the deadline of a take in Redis epoch milliseconds or `''`, then the algorithm's
- * parameters from `args[8]`.
+ * deadline of a take in Redis epoch milliseconds or `''`, `args[6]` the limiter's configuration,
+ * `'<least TTL ms> <lease ms> <parameter 1> <parameter 2>'` (the lease: how long a concurrency
+ * lease lasts, the in-flight TTL), parsed once per library load and kept (up to 1000 of them).
  */
 export const HELPERS = `
 -- Redis loads a library with no globals but redis: the library functions are bound on the first
@@ -57,7 +60,6 @@ end
 -- A reply number: as is when whole (Redis sends it as an integer), else as text.
 local function out(x) if x == floor(x) then return x end return format('%.17g', x) end
 local function num(s) if s == nil or s == false or s == '' then return nil end return tonumber(s) end
-local function finite(x) return x == x and x ~= INF and x ~= -INF end
 
 -- Redis's clock in epoch milliseconds, and its seconds and microseconds.
 local function redisTime()
@@ -73,100 +75,78 @@ local function getString(key)
   return nil
 end
 
-local function search(low, high, ok)
-  local lo, hi = low, high
-  while lo < hi do
-    local mid = lo + floor((hi - lo) / 2)
-    if ok(mid) then hi = mid else lo = mid + 1 end
-  end
-  return lo
-end
-
--- settle() of logic.ts: the smallest whole d >= 0 with ok(d), from a closed-form estimate.
-local function settle(estimate, upper, ok)
-  local top = max(0, ceil(upper))
-  local d
-  if finite(estimate) then d = min(top, max(0, ceil(estimate))) else d = top end
-  if ok(d) then
-    for _ = 1, 4 do
-      if d == 0 or not ok(d - 1) then return d end
-      d = d - 1
-    end
-    return search(0, d, ok)
-  end
-  for _ = 1, 4 do
-    d = d + 1
-    if ok(d) then return d end
-  end
-  return search(d + 1, max(d + 1, top), ok)
+-- The configuration of args[6], '<minTtl> <leaseMs> <p1> <p2>': make(p1, p2) plus minTtl and
+-- leaseMs, kept in cache (one per algorithm, emptied past 1000 entries).
+local function configOf(cache, text, make)
+  local c = cache.entries[text]
+  if c ~= nil then return c end
+  local a, b, p, q = match(text, '^(%S+) (%S+) (%S+) (%S+)$')
+  c = make(tonumber(p), tonumber(q))
+  c.minTtl, c.leaseMs = tonumber(a), tonumber(b)
+  if cache.size >= 1000 then cache.entries, cache.size = {}, 0 end
+  cache.entries[text] = c
+  cache.size = cache.size + 1
+  return c
 end
 
 local function windowStart(at, windowMs) return floor(at / windowMs) * windowMs end
 `;
 
 /**
- * `run(keys, args)` over an algorithm's part whose state is one string. Replies, each ending with
- * Redis's time in epoch milliseconds (for the store to measure its offset):
- * - take and peek: `{ allowed ('1'/'0'), limit, remaining, resetMs, retryAfterMs, delayMs or '',
- *   receipt or '', redis now }`, numbers as integers or `%.17g` text;
+ * `run(keys, args)` over an algorithm's part whose state is one string. The Lua decides and
+ * writes; the numbers of the result (remaining, reset and retry delays) are computed by the store
+ * in Node from the state the Lua decided on, with the algorithm's own TypeScript (`describe()` of
+ * `logic.ts`): exact by construction, and no Lua spent on delays nobody may read. Replies, each
+ * with Redis's time in epoch milliseconds (for the store to measure its offset):
+ * - an admitted take: `{ 1, state after it, receipt or '', delayMs or '', redis now }`;
+ * - a peek or a rejected take: `{ 0, state ('' for a fresh key), redis now }`, the state the
+ *   decision saw (rebased to now);
  * - a take run after its deadline: `{ 'late', redis now }`, nothing changed;
  * - refund: `{ 'ok', redis now }`.
  */
 export const GENERIC = `
--- The memory store's write: delete a state that is fresh or expired, else keep it until it is.
-local function save(key, state, now, c, minTtl)
-  if state == nil then redis.call('DEL', key) return end
-  local expires = expiresAt(state, c)
-  if expires <= now then redis.call('DEL', key) return end
-  redis.call('SET', key, encode(state), 'PX', max(ceil(expires - now), minTtl))
-end
+local cache = { entries = {}, size = 0 }
 
--- describe() of logic.ts.
-local function describe(state, now, cost, c, redisNow)
-  local free = available(state, now, c)
-  local most = limit(c)
-  local reset = 0
-  if free < most then reset = delayUntil(state, now, free + 1, c) end
-  if free < cost then
-    return { '0', out(most), out(free), out(reset), out(delayUntil(state, now, cost, c)), '', '',
-      redisNow }
-  end
-  return { '1', out(most), out(free), out(reset), 0, '', '', redisNow }
+-- The memory store's write: delete a state that is fresh or expired, else keep it until it is.
+-- Returns the state's text ('' for none).
+local function save(key, state, now, c)
+  if state == nil then redis.call('DEL', key) return '' end
+  local text = encode(state)
+  local expires = expiresAt(state, c)
+  if expires <= now then redis.call('DEL', key) return text end
+  redis.call('SET', key, text, 'PX', max(ceil(expires - now), c.minTtl))
+  return text
 end
 
 local function run(keys, args)
   if floor == nil then init() end
   local redisNow = redisTime()
-  local deadline = num(args[7])
+  local deadline = num(args[5])
   if deadline ~= nil and redisNow > deadline then return { 'late', redisNow } end
   local key, op, cost = keys[1], args[1], tonumber(args[2])
   local now = num(args[3]) or redisNow
-  local minTtl = tonumber(args[5])
-  local c = config(args)
+  local c = configOf(cache, args[6], config)
 
   local stored = read(key)
   if op == 'refund' then
-    if stored ~= nil then save(key, refund(stored, now, cost, num(args[4]), c), now, c, minTtl) end
+    if stored ~= nil then save(key, refund(stored, now, cost, num(args[4]), c), now, c) end
     return { 'ok', redisNow }
   end
   local state, rebased = stored, false
   if stored ~= nil then state, rebased = rebase(stored, now, c) end
-  if op == 'peek' then return describe(state, now, cost, c, redisNow) end
-
-  -- take: decide() of logic.ts, then the memory store's write when the state changed.
-  if available(state, now, c) < cost then
-    if rebased then save(key, state, now, c, minTtl) end
-    return describe(state, now, cost, c, redisNow)
+  if op == 'take' and available(state, now, c) >= cost then
+    -- consume() of logic.ts, then the memory store's write.
+    local taken, receipt, delay = consume(state, now, cost, c)
+    local text = save(key, taken, now, c)
+    local receiptText, delayText = '', ''
+    if receipt ~= nil then receiptText = fmt(receipt) end
+    if delay ~= nil then delayText = out(delay) end
+    return { 1, text, receiptText, delayText, redisNow }
   end
-  local taken, receipt, delay = consume(state, now, cost, c)
-  save(key, taken, now, c, minTtl)
-  local remaining = available(taken, now, c)
-  local most = limit(c)
-  local reset = 0
-  if remaining < most then reset = delayUntil(taken, now, remaining + 1, c) end
-  local delayText, receiptText = '', ''
-  if delay ~= nil then delayText = out(delay) end
-  if receipt ~= nil then receiptText = fmt(receipt) end
-  return { '1', out(most), out(remaining), out(reset), 0, delayText, receiptText, redisNow }
+  -- A peek, or a rejected take: the state is written only when the clock went back.
+  local text = ''
+  if rebased and op == 'take' then text = save(key, state, now, c)
+  elseif state ~= nil then text = encode(state) end
+  return { 0, text, redisNow }
 end
 `;

@@ -9,7 +9,7 @@
  */
 
 /**
- * Parameters `limit`, `retryAfterMs` (and the lease duration, `args[6]`).
+ * Parameters `limit`, `retryAfterMs` (and the lease duration).
  *
  * State: a sorted set with one member per lease, `<lease>:<units>` (`<lease>` the receipt, a
  * number unique in the key, from Redis's clock in microseconds), scored with the moment the lease
@@ -22,6 +22,9 @@
  * and the replies are computed from them exactly as there.
  */
 export const CONCURRENCY = `
+local cache = { entries = {}, size = 0 }
+local function config(limit, retryAfterMs) return { limit = limit, retryAfterMs = retryAfterMs } end
+
 local function unitsOf(member) return tonumber(match(member, ':(%d+)$')) or 1 end
 
 -- Takes units (negative: gives them back) off the count in flight; deletes the count at zero.
@@ -73,11 +76,12 @@ end
 local function run(keys, args)
   if floor == nil then init() end
   local redisNow, seconds, micros = redisTime()
-  local deadline = num(args[7])
+  local deadline = num(args[5])
   if deadline ~= nil and redisNow > deadline then return { 'late', redisNow } end
   local key, op, cost = keys[1], args[1], tonumber(args[2])
   local now = num(args[3]) or redisNow
-  local most, hint = tonumber(args[8]), tonumber(args[9])
+  local c = configOf(cache, args[6], config)
+  local most, hint = c.limit, c.retryAfterMs
 
   if op == 'refund' then
     local receipt = num(args[4])
@@ -94,7 +98,7 @@ local function run(keys, args)
   if op == 'peek' then return { '1', out(most), out(free), reset, 0, '', '', redisNow } end
 
   local lease = seconds * 1000000 + micros
-  local ends = now + tonumber(args[6])
+  local ends = now + c.leaseMs
   local score = fmt(ends)
   while redis.call('ZADD', key, 'NX', score, fmt(lease) .. ':' .. fmt(cost)) == 0 do
     lease = lease + 1
@@ -104,7 +108,7 @@ local function run(keys, args)
   -- callers' clocks an earlier one may end later (a clock that went back).
   local last = ends
   if args[3] ~= '' then last = max(last, tonumber(redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2])) end
-  redis.call('PEXPIRE', key, max(ceil(last - now), tonumber(args[5])))
+  redis.call('PEXPIRE', key, max(ceil(last - now), c.minTtl))
   local remaining = max(0, most - (units + cost))
   return { '1', out(most), out(remaining), out(hint), 0, '', lease, redisNow }
 end

@@ -34,7 +34,7 @@ export interface LuaScript {
   readonly function?: { readonly name: string; readonly library: FunctionLibrary };
 }
 
-/** A limiter script and the names of the parameters it reads from `args[8]` on, in order. */
+/** A limiter script and the names of its two parameters, in the order its configuration has them. */
 export interface LimiterScript extends LuaScript {
   readonly params: readonly string[];
 }

@@ -24,6 +24,9 @@
  * after it.
  */
 export const SLIDING_LOG = `
+local cache = { entries = {}, size = 0 }
+local function config(limit, windowMs) return { limit = limit, windowMs = windowMs } end
+
 local function top(key)
   local v = redis.pcall('ZRANGE', key, -1, -1, 'WITHSCORES')
   if v.err ~= nil then
@@ -200,12 +203,12 @@ end
 local function run(keys, args)
   if floor == nil then init() end
   local redisNow = redisTime()
-  local deadline = num(args[7])
+  local deadline = num(args[5])
   if deadline ~= nil and redisNow > deadline then return { 'late', redisNow } end
   local key, op, cost = keys[1], args[1], tonumber(args[2])
   local now = num(args[3]) or redisNow
-  local minTtl = tonumber(args[5])
-  local c = { limit = tonumber(args[8]), windowMs = tonumber(args[9]) }
+  local c = configOf(cache, args[6], config)
+  local minTtl = c.minTtl
 
   if op == 'refund' then
     refundPair(key, now, cost, num(args[4]), c, minTtl)

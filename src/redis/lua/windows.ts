@@ -2,14 +2,15 @@
  * Lua twins of the window algorithms: `fixed-window.ts` and `sliding-window-counter.ts` in
  * `src/server/algorithms` (the sliding log: `sliding-log.ts` here). Read them side by side: each function
  * here is the function of the same name there, expression for expression (see `common.ts` for the
- * rules). Arrays are 1-based here, 0-based there.
+ * rules); the delays (`delayUntil`) are the TypeScript's own, run in Node on the state the Lua
+ * returns. Arrays are 1-based here, 0-based there.
  *
  * @module
  */
 
 /** Parameters `limit`, `windowMs`; state `'<start> <count>'`. */
 export const FIXED_WINDOW = `
-local function config(args) return { limit = tonumber(args[8]), windowMs = tonumber(args[9]) } end
+local function config(limit, windowMs) return { limit = limit, windowMs = windowMs } end
 local function read(key)
   local v = getString(key)
   if v == nil then return nil end
@@ -25,16 +26,11 @@ local function counted(s, at, windowMs)
   return 0
 end
 
-local function limit(c) return c.limit end
 local function rebase(s, at, c)
   if at < s.start then return { start = windowStart(at, c.windowMs), count = s.count }, true end
   return s, false
 end
 local function available(s, at, c) return max(0, c.limit - counted(s, at, c.windowMs)) end
-local function delayUntil(s, at, units, c)
-  if available(s, at, c) >= units then return 0 end
-  return windowStart(at, c.windowMs) + c.windowMs - at
-end
 local function consume(s, at, cost, c)
   local start = windowStart(at, c.windowMs)
   return { start = start, count = counted(s, at, c.windowMs) + cost }, start, nil
@@ -50,7 +46,7 @@ local function expiresAt(s, c) return s.start + c.windowMs end
 
 /** Parameters `limit`, `windowMs`; state `'<start> <current> <previous>'`. */
 export const SLIDING_WINDOW_COUNTER = `
-local function config(args) return { limit = tonumber(args[8]), windowMs = tonumber(args[9]) } end
+local function config(limit, windowMs) return { limit = limit, windowMs = windowMs } end
 local function read(key)
   local v = getString(key)
   if v == nil then return nil end
@@ -71,12 +67,6 @@ end
 local function weighted(v, at, windowMs)
   return floor((v.previous * (windowMs - (at - v.start))) / windowMs)
 end
-local function offsetWhereWeightFits(count, room, windowMs)
-  if count <= room then return 0 end
-  return max(0, floor(windowMs - ((room + 1) * windowMs) / count) + 1)
-end
-
-local function limit(c) return c.limit end
 local function rebase(s, at, c)
   if at >= s.start then return s, false end
   local current = min(c.limit, s.current + s.previous)
@@ -86,19 +76,6 @@ local function available(s, at, c)
   if s == nil then return c.limit end
   local v = view(s, at, c.windowMs)
   return max(0, c.limit - weighted(v, at, c.windowMs) - v.current)
-end
-local function delayUntil(s, at, units, c)
-  local limit, windowMs = c.limit, c.windowMs
-  local v = view(s, at, windowMs)
-  local room = limit - units - v.current
-  local estimate
-  if room >= 0 and offsetWhereWeightFits(v.previous, room, windowMs) < windowMs then
-    estimate = v.start + offsetWhereWeightFits(v.previous, room, windowMs) - at
-  else
-    estimate = v.start + windowMs + offsetWhereWeightFits(v.current, limit - units, windowMs) - at
-  end
-  local function ok(d) return available(s, at + d, c) >= units end
-  return settle(estimate, v.start + 2 * windowMs - at, ok)
 end
 local function consume(s, at, cost, c)
   local v = view(s, at, c.windowMs)
