@@ -268,13 +268,11 @@ export class RedisStore implements RateLimitStore, StateStore {
    * not applied (see `timeoutMs`).
    */
   async take(spec: LimiterSpec, key: string, request: StoreRequest): Promise<StoreDecision> {
-    const reply = await this.#run(
-      spec,
-      key,
-      'take',
-      request,
-      undefined,
-      new LateTake(this.#late, spec, key, request),
+    const sentAt = this.#clock.now();
+    const late = new LateTake(this.#late, spec, key, request);
+    const reply = this.#calibrate(
+      sentAt,
+      await this.#run(spec, key, 'take', request, undefined, late, sentAt),
     );
     if (reply[0] === LATE) {
       this.#counters.late += 1;
@@ -301,7 +299,11 @@ export class RedisStore implements RateLimitStore, StateStore {
 
   /** Describes `key` without changing it (see `RateLimitStore.peek`). */
   async peek(spec: LimiterSpec, key: string, request: StoreRequest): Promise<TakeResult> {
-    const reply = await this.#run(spec, key, 'peek', request, undefined);
+    const sentAt = this.#clock.now();
+    const reply = this.#calibrate(
+      sentAt,
+      await this.#run(spec, key, 'peek', request, undefined, {}, sentAt),
+    );
     const decode = STATE_DECODERS[spec.algorithm];
     return decode === undefined
       ? toResult(reply)
@@ -314,7 +316,11 @@ export class RedisStore implements RateLimitStore, StateStore {
     key: string,
     request: StoreRequest & { receipt?: number },
   ): Promise<void> {
-    await this.#run(spec, key, 'refund', request, request.receipt);
+    const sentAt = this.#clock.now();
+    this.#calibrate(
+      sentAt,
+      await this.#run(spec, key, 'refund', request, request.receipt, {}, sentAt),
+    );
   }
 
   /**
@@ -392,13 +398,18 @@ export class RedisStore implements RateLimitStore, StateStore {
     );
   }
 
-  async #run(
+  /**
+   * One call of the limiter's function. Not `async`, and the caller calibrates the clock: one
+   * promise layer less per decision.
+   */
+  #run(
     spec: LimiterSpec,
     key: string,
     operation: 'take' | 'peek' | 'refund',
     request: StoreRequest,
     receipt: number | undefined,
     options: RunOptions = {},
+    sentAt = this.#clock.now(),
   ): Promise<Reply> {
     const script = LIMITER_SCRIPTS[spec.algorithm] as LimiterScript | undefined;
     if (script === undefined) {
@@ -407,24 +418,27 @@ export class RedisStore implements RateLimitStore, StateStore {
       );
     }
     const config = this.#configOf(spec, script);
-    const clock = this.#clock;
-    const sentAt = clock.now();
     const args = [
       operation,
       String(request.cost),
       this.#timeSource === 'caller' ? String(request.now) : '',
       receipt === undefined ? '' : String(receipt),
       // Only takes have a deadline: a peek changes nothing, and a refund is welcome however late.
-      operation === 'take' ? clock.deadline(sentAt) : '',
+      operation === 'take' ? this.#clock.deadline(sentAt) : '',
       config,
     ];
-    const reply = (await this.#runner.run(
+    return this.#runner.run(
       script,
       [this.keyOf(spec.name, key)],
       args,
       operation,
       options,
-    )) as Reply;
+    ) as Promise<Reply>;
+  }
+
+  /** Measures Redis's clock on the reply to a call sent at `sentAt` (see `RedisClock`). */
+  #calibrate(sentAt: number, reply: Reply): Reply {
+    const clock = this.#clock;
     clock.calibrate(sentAt, clock.now(), Number(reply[reply.length - 1]));
     return reply;
   }
@@ -471,7 +485,8 @@ export class RedisStore implements RateLimitStore, StateStore {
 /**
  * A limiter function's reply, ending with Redis's time: to a take or a peek, the state decided on
  * (see `lua/common.ts`) or, for the sliding log and the concurrency limit, the result (numbers as
- * integers or `%.17g` text); to a late take, `['late', now]`; to a refund, `['ok', now]`.
+ * integers or `%.17g` text); to a late take, `['late', now]`; to a refund, `['ok', now]` (`['ok']`
+ * for a concurrency release that names its lease: no clock read).
  */
 type Reply = [string | number, ...(number | string)[]];
 

@@ -244,8 +244,29 @@ export class ScriptRunner {
     return new Promise<unknown>((resolve, reject) => {
       const call = new Call(this, operation, probe, options, resolve, reject);
       call.wait = this.#deadlines.start(call);
-      call.await(this.#send(script, keys, args));
+      const fn = script.function;
+      if (fn === undefined || this.#functions === 'off') {
+        call.await(this.#script(script, keys, args));
+      } else {
+        call.retry = { script, keys, args };
+        call.await(this.#fcall(fn.name, keys, args));
+      }
     });
+  }
+
+  /**
+   * After `FCALL` failed: the call again, its library loaded (or as a script where Redis refuses
+   * functions); `undefined` when the error is about something else.
+   */
+  recover(
+    error: unknown,
+    script: LuaScript,
+    keys: string[],
+    args: string[],
+  ): Promise<unknown> | undefined {
+    return isNoFunction(error) || refusesFunctions(error)
+      ? this.#noFunction(error, script, keys, args)
+      : undefined;
   }
 
   /** Ends a call that got a reply in time (see {@link Call}). */
@@ -432,6 +453,8 @@ const TIMED_OUT = Symbol('timed out');
  */
 class Call {
   wait: Wait | undefined;
+  /** What to send again after "Function not found" (once). */
+  retry: { script: LuaScript; keys: string[]; args: string[] } | undefined;
 
   constructor(
     readonly runner: ScriptRunner,
@@ -449,6 +472,12 @@ class Call {
     } catch (error) {
       const wait = this.wait as Wait;
       if (wait.done) return;
+      const retry = this.retry;
+      if (retry !== undefined) {
+        this.retry = undefined;
+        const again = this.runner.recover(error, retry.script, retry.keys, retry.args);
+        if (again !== undefined) return this.await(again);
+      }
       wait.done = true;
       this.reject(this.runner.failed(this.operation, error, this.probe));
       return;

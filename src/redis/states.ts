@@ -9,10 +9,17 @@ import type { AlgorithmName } from '../server/types.js';
 
 /** Reads the numbers of a state string; `undefined` unless there are exactly `count`. */
 function numbers(text: string, count: number): number[] | undefined {
-  const parts = text.split(' ');
-  if (parts.length !== count) return undefined;
-  const values = parts.map(Number);
-  return values.every(Number.isFinite) ? values : undefined;
+  const values: number[] = [];
+  let from = 0;
+  for (let i = 0; i < count; i++) {
+    const space = i === count - 1 ? text.length : text.indexOf(' ', from);
+    if (space < 0) return undefined;
+    const value = Number(text.slice(from, space));
+    if (!Number.isFinite(value) || space === from) return undefined;
+    values.push(value);
+    from = space + 1;
+  }
+  return from === text.length + 1 ? values : undefined;
 }
 
 /** Decodes a state string into the algorithm's state (`undefined` for a fresh key). */

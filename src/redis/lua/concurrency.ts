@@ -16,8 +16,9 @@
  * ends; and the member `n`, scored with minus the units in flight (negative, so it sorts before
  * every lease and no range of lease ends reaches it). Leases that ended are dropped, and their
  * units taken off `n`, whenever a take or a peek reads the key; the key itself expires with its
- * last lease. A release with a receipt removes that lease (`ZREM`, no read-back); one without (a
- * `release` that does not know its take) ends the units whose leases end first. The decisions are
+ * last lease. A release with a receipt removes that lease (`ZREM`, no read-back, no `TIME`: its
+ * reply is `{ 'ok' }` alone); one without (a `release` that does not know its take) ends the units
+ * whose leases end first. The decisions are
  * the TypeScript's: units in flight are those of the live leases, and `available`, `delayUntil`
  * and the replies are computed from them exactly as there.
  */
@@ -33,26 +34,27 @@ local function count(key, units)
   if n >= 0 then redis.call('ZREM', key, 'n') end
 end
 
--- Units in flight at at, after dropping the leases that ended by then. A key of another type is
--- deleted: read as no lease.
+-- Units in flight at at, after dropping the leases that ended by then: one read (the count and
+-- the lease that ends first) unless some ended. A key of another type is deleted: no lease.
 local function inFlight(key, at)
-  local n = redis.pcall('ZSCORE', key, 'n')
-  if type(n) == 'table' then
+  local head = redis.pcall('ZRANGE', key, 0, 1, 'WITHSCORES')
+  if head.err ~= nil then
     redis.call('DEL', key)
     return 0
   end
-  local units = 0
-  if n then units = -tonumber(n) end
+  local units, first = 0, 1
+  if head[1] == 'n' then
+    units = -tonumber(head[2])
+    first = 3
+  end
+  if head[first] == nil or tonumber(head[first + 1]) > at then return max(0, units) end
   local bound = fmt(at)
   local ended = redis.call('ZRANGEBYSCORE', key, 0, bound)
-  if #ended > 0 then
-    local gone = 0
-    for i = 1, #ended do gone = gone + unitsOf(ended[i]) end
-    redis.call('ZREMRANGEBYSCORE', key, 0, bound)
-    count(key, -gone)
-    units = units - gone
-  end
-  return max(0, units)
+  local gone = 0
+  for i = 1, #ended do gone = gone + unitsOf(ended[i]) end
+  redis.call('ZREMRANGEBYSCORE', key, 0, bound)
+  count(key, -gone)
+  return max(0, units - gone)
 end
 
 -- Ends units of the leases that end first, up to cost.
@@ -75,18 +77,22 @@ end
 
 local function run(keys, args)
   if floor == nil then init() end
+  local key, op, cost = keys[1], args[1], tonumber(args[2])
+  local c = configOf(cache, args[6], config)
+  local receipt = num(args[4])
+  -- A release of a known lease needs no clock: no TIME, no read.
+  if op == 'refund' and receipt ~= nil then
+    if redis.call('ZREM', key, fmt(receipt) .. ':' .. fmt(cost)) == 1 then count(key, -cost) end
+    return { 'ok' }
+  end
   local redisNow, seconds, micros = redisTime()
   local deadline = num(args[5])
   if deadline ~= nil and redisNow > deadline then return { 'late', redisNow } end
-  local key, op, cost = keys[1], args[1], tonumber(args[2])
   local now = num(args[3]) or redisNow
-  local c = configOf(cache, args[6], config)
   local most, hint = c.limit, c.retryAfterMs
 
   if op == 'refund' then
-    local receipt = num(args[4])
-    if receipt == nil then releaseFirst(key, now, cost)
-    elseif redis.call('ZREM', key, fmt(receipt) .. ':' .. fmt(cost)) == 1 then count(key, -cost) end
+    releaseFirst(key, now, cost)
     return { 'ok', redisNow }
   end
 
