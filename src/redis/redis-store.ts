@@ -109,6 +109,13 @@ export interface RedisStoreEvents {
   down: (error: StoreUnavailableError) => void;
   /** A call succeeded after an outage. */
   up: () => void;
+  /**
+   * Client side: a host's state key held something that is not client state (a value of another
+   * type, text that is not JSON), written by something else. The client is not told (its update
+   * runs on no state), the key is replaced by the next write, and `health().corrupt` counts it.
+   * `error.key` is the Redis key.
+   */
+  'store-error': (error: Error & { readonly key: string }) => void;
 }
 
 /** Keys are kept at least this long when callers' clocks decide (`timeSource: 'caller'`). */
@@ -220,6 +227,7 @@ export class RedisStore implements RateLimitStore, StateStore {
   readonly #listeners: { [E in keyof RedisStoreEvents]: Set<RedisStoreEvents[E]> } = {
     down: new Set(),
     up: new Set(),
+    'store-error': new Set(),
   };
 
   /**
@@ -250,11 +258,16 @@ export class RedisStore implements RateLimitStore, StateStore {
         },
       },
     );
-    this.#state = new SharedState(this.#runner, (key) => `${this.prefix}state:{${key}}`, {
-      timeoutMs: parsed.timeoutMs,
-      localShare: parsed.localShare,
-      maxReplay: parsed.maxReplay,
-    });
+    this.#state = new SharedState(
+      this.#runner,
+      (key) => `${this.prefix}state:{${key}}`,
+      {
+        timeoutMs: parsed.timeoutMs,
+        localShare: parsed.localShare,
+        maxReplay: parsed.maxReplay,
+      },
+      (error) => this.#emit('store-error', error),
+    );
   }
 
   /** The Redis key holding `key` of the limiter named `name`. */
