@@ -13,14 +13,15 @@
  *
  * State: a sorted set with one member per lease, `<lease>:<units>` (`<lease>` the receipt, a
  * number unique in the key, from Redis's clock in microseconds), scored with the moment the lease
- * ends; and the member `n`, scored with minus the units in flight (negative, so it sorts before
- * every lease and no range of lease ends reaches it). Leases that ended are dropped, and their
- * units taken off `n`, whenever a take or a peek reads the key; the key itself expires with its
- * last lease. A release with a receipt removes that lease (`ZREM`, no read-back, no `TIME`: its
- * reply is `{ 'ok' }` alone); one without (a `release` that does not know its take) ends the units
- * whose leases end first. The decisions are
- * the TypeScript's: units in flight are those of the live leases, and `available`, `delayUntil`
- * and the replies are computed from them exactly as there.
+ * ends. The units in flight are the leases plus their units beyond the first, kept (only while
+ * some lease holds more than one unit) as the member `n`, scored with minus that sum (negative, so
+ * it sorts before every lease and no range of lease ends reaches it): a take of one unit is a
+ * `ZCARD` and a `ZADD`, its release one `ZREM`. Leases that ended are dropped whenever a take or a
+ * peek reads the key; the key itself expires with its last lease. A release with a receipt removes
+ * that lease (no read-back, no `TIME`: its reply is `{ 'ok' }` alone); one without (a `release`
+ * that does not know its take) ends the units whose leases end first. The decisions are the
+ * TypeScript's: units in flight are those of the live leases, and `available`, `delayUntil` and
+ * the replies are computed from them exactly as there.
  */
 export const CONCURRENCY = `
 local cache = { entries = {}, size = 0 }
@@ -28,39 +29,46 @@ local function config(limit, retryAfterMs) return { limit = limit, retryAfterMs 
 
 local function unitsOf(member) return tonumber(match(member, ':(%d+)$')) or 1 end
 
--- Takes units (negative: gives them back) off the count in flight; deletes the count at zero.
-local function count(key, units)
-  local n = tonumber(redis.call('ZINCRBY', key, -units, 'n'))
+-- Adds delta to the units beyond the first of each lease (member n); deletes n at zero.
+local function addExtra(key, delta)
+  if delta == 0 then return end
+  local n = tonumber(redis.call('ZINCRBY', key, -delta, 'n'))
   if n >= 0 then redis.call('ZREM', key, 'n') end
 end
 
--- Units in flight at at, after dropping the leases that ended by then: one read (the count and
--- the lease that ends first) unless some ended. A key of another type is deleted: no lease.
+-- Units in flight at at, after dropping the leases that ended by then. A key of another type is
+-- deleted: no lease.
 local function inFlight(key, at)
   local head = redis.pcall('ZRANGE', key, 0, 1, 'WITHSCORES')
   if head.err ~= nil then
     redis.call('DEL', key)
     return 0
   end
-  local units, first = 0, 1
+  local extra, first = 0, 1
   if head[1] == 'n' then
-    units = -tonumber(head[2])
+    extra = -tonumber(head[2])
     first = 3
   end
-  if head[first] == nil or tonumber(head[first + 1]) > at then return max(0, units) end
-  local bound = fmt(at)
-  local ended = redis.call('ZRANGEBYSCORE', key, 0, bound)
-  local gone = 0
-  for i = 1, #ended do gone = gone + unitsOf(ended[i]) end
-  redis.call('ZREMRANGEBYSCORE', key, 0, bound)
-  count(key, -gone)
-  return max(0, units - gone)
+  if head[first] == nil then return 0 end
+  if tonumber(head[first + 1]) <= at then
+    local bound = fmt(at)
+    local ended = redis.call('ZRANGEBYSCORE', key, 0, bound)
+    local gone = 0
+    for i = 1, #ended do gone = gone + unitsOf(ended[i]) - 1 end
+    redis.call('ZREMRANGEBYSCORE', key, 0, bound)
+    addExtra(key, -gone)
+    extra = extra - gone
+  end
+  local leases = redis.call('ZCARD', key)
+  if extra > 0 then leases = leases - 1 end
+  return max(0, leases + max(0, extra))
 end
 
 -- Ends units of the leases that end first, up to cost.
 local function releaseFirst(key, at, cost)
   inFlight(key, at)
   local left = cost
+  local gone = 0
   local leases = redis.call('ZRANGEBYSCORE', key, 0, '+inf', 'WITHSCORES', 'LIMIT', 0, cost)
   for i = 1, #leases, 2 do
     if left == 0 then break end
@@ -69,10 +77,14 @@ local function releaseFirst(key, at, cost)
     redis.call('ZREM', key, member)
     if units > left then
       redis.call('ZADD', key, leases[i + 1], match(member, '^(.*):') .. ':' .. fmt(units - left))
+      gone = gone + left
       left = 0
-    else left = left - units end
+    else
+      gone = gone + units - 1
+      left = left - units
+    end
   end
-  if left < cost then count(key, -(cost - left)) end
+  addExtra(key, -gone)
 end
 
 local function run(keys, args)
@@ -82,7 +94,7 @@ local function run(keys, args)
   local receipt = num(args[4])
   -- A release of a known lease needs no clock: no TIME, no read.
   if op == 'refund' and receipt ~= nil then
-    if redis.call('ZREM', key, fmt(receipt) .. ':' .. fmt(cost)) == 1 then count(key, -cost) end
+    if redis.call('ZREM', key, fmt(receipt) .. ':' .. fmt(cost)) == 1 then addExtra(key, -(cost - 1)) end
     return { 'ok' }
   end
   local redisNow, seconds, micros = redisTime()
@@ -109,7 +121,7 @@ local function run(keys, args)
   while redis.call('ZADD', key, 'NX', score, fmt(lease) .. ':' .. fmt(cost)) == 0 do
     lease = lease + 1
   end
-  count(key, cost)
+  addExtra(key, cost - 1)
   -- The key lasts as long as its last lease. On Redis's clock the new lease is the last; on the
   -- callers' clocks an earlier one may end later (a clock that went back).
   local last = ends
