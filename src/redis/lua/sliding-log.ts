@@ -11,61 +11,63 @@
  * Parameters `limit`, `windowMs`.
  *
  * State: a sorted set with one member per pair of the TypeScript's list, scored with its time,
- * named with the running total of the costs up to and including it (an integer). The units of the
- * pairs after a time are the newest total minus the total at that time: one range lookup. When a
- * take drops the pairs that left the window (as `consume` does), the total of the last one stays
- * as the base, a member scored `-inf` (it is part of no pair). Times only grow on a forward clock;
- * the rare call whose time is before the newest pair (the algorithm's `rebase`: the whole log
- * shifts) reads the whole set and runs the TypeScript's arithmetic on the list, line for line.
+ * named `<total>:<cost>`: the running total of the costs up to and including it, and its own cost
+ * (integers). The units of the pairs still in the window are the newest total minus the total
+ * before the first of them (its total minus its cost): two range lookups, whatever the number of
+ * pairs. A take drops the pairs that left the window (as `consume` does) with one range delete.
+ * Times only grow on a forward clock; the rare call whose time is before the newest pair (the
+ * algorithm's `rebase`: the whole log shifts) reads the whole set and runs the TypeScript's
+ * arithmetic on the list, line for line.
  *
- * Cost per call on a forward clock: a take is 5 to 9 commands, each `O(log n)`; a rejected take
- * or a peek with a cost above 1 adds a binary search by rank (`O(log² n)`) for the exact retry
- * delay. A refund of the newest pair is a few commands; of an older pair it renames the pairs
- * after it.
+ * Cost per call on a forward clock: an admitted take is 6 or 7 commands, a rejected one 3, each
+ * `O(log n)`; a rejection or a peek whose retry is not the first pair's expiry adds a binary search
+ * by rank (`O(log² n)`). A refund of the newest pair is a few commands; of an older pair it renames
+ * the pairs after it.
  */
 export const SLIDING_LOG = `
 local cache = { entries = {}, size = 0 }
 local function config(limit, windowMs) return { limit = limit, windowMs = windowMs } end
 
+-- A member '<total>:<cost>'.
+local function pair(member)
+  local total, cost = match(member, '^(%d+):(%d+)$')
+  return tonumber(total), tonumber(cost)
+end
+local function name(total, cost) return fmt(total) .. ':' .. fmt(cost) end
+
+-- The newest pair: its time, total and member; nil, 0 when there is none. A key of another type,
+-- or one whose members are not pairs, is deleted: no pair.
 local function top(key)
   local v = redis.pcall('ZRANGE', key, -1, -1, 'WITHSCORES')
-  if v.err ~= nil then
+  if v.err == nil and v[1] == nil then return nil, 0, nil end
+  local total = v.err == nil and pair(v[1])
+  if not total then
     redis.call('DEL', key)
-    return nil, 0
+    return nil, 0, nil
   end
-  if v[1] == nil then return nil, 0 end
-  if v[2] == '-inf' then return nil, tonumber(v[1]) end
-  return tonumber(v[2]), tonumber(v[1])
+  return tonumber(v[2]), total, v[1]
 end
 
--- The total of the last member scored at most bound (text, may start with '('), and whether it is
--- a pair (not the base); 0 when there is none.
-local function totalTo(key, bound)
-  local v = redis.call('ZREVRANGEBYSCORE', key, bound, '-inf', 'WITHSCORES', 'LIMIT', 0, 1)
-  if v[1] == nil then return 0, false end
-  return tonumber(v[1]), v[2] ~= '-inf'
-end
-
--- The time of the first pair after bound (text), or nil.
+-- The first pair after bound (text): its time, total and cost; nil when there is none.
 local function firstAfter(key, boundText)
   local v = redis.call('ZRANGEBYSCORE', key, '(' .. boundText, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
-  if v[1] == nil then return nil, nil end
-  return tonumber(v[2]), tonumber(v[1])
+  if v[1] == nil then return nil, nil, nil end
+  local total, cost = pair(v[1])
+  return tonumber(v[2]), total, cost
 end
 
 -- delayUntil() of sliding-log.ts: pairs leave oldest first; the first whose total reaches need.
-local function delay(key, at, units, c, used, expiredTotal, newestTotal, boundText)
+local function delay(key, at, units, c, used, expiredTotal, newestTotal, first, firstTotal, boundText)
   local free = c.limit - used
   if free >= units then return 0 end
   local need = expiredTotal + units - free
-  local t, total = firstAfter(key, boundText)
-  if t == nil or newestTotal < need then return c.windowMs end
-  if total >= need then return t + c.windowMs - at end
-  local lo = redis.call('ZRANK', key, fmt(total)) + 1
+  if first == nil or newestTotal < need then return c.windowMs end
+  if firstTotal >= need then return first + c.windowMs - at end
+  local lo = redis.call('ZCOUNT', key, '-inf', boundText) + 1
   local hi = redis.call('ZCARD', key) - 1
   while lo < hi do
     local mid = lo + floor((hi - lo) / 2)
-    if tonumber(redis.call('ZRANGE', key, mid, mid)[1]) >= need then hi = mid else lo = mid + 1 end
+    if pair(redis.call('ZRANGE', key, mid, mid)[1]) >= need then hi = mid else lo = mid + 1 end
   end
   return tonumber(redis.call('ZRANGE', key, lo, lo, 'WITHSCORES')[2]) + c.windowMs - at
 end
@@ -78,19 +80,16 @@ end
 -- The whole log as the TypeScript's list { t0, cost0, t1, cost1, ... }.
 local function readAll(key)
   local v = redis.call('ZRANGE', key, 0, -1, 'WITHSCORES')
-  local e, before = {}, 0
+  local e = {}
   for i = 1, #v, 2 do
-    local total = tonumber(v[i])
-    if v[i + 1] ~= '-inf' then
-      e[#e + 1] = tonumber(v[i + 1])
-      e[#e + 1] = total - before
-    end
-    before = total
+    local _, cost = pair(v[i])
+    e[#e + 1] = tonumber(v[i + 1])
+    e[#e + 1] = cost
   end
   return e
 end
 
--- Replaces the set with the list e (totals from 0, no base).
+-- Replaces the set with the list e (totals from 0).
 local function writeAll(key, e, c, now, minTtl)
   redis.call('DEL', key)
   if #e == 0 then return end
@@ -98,7 +97,7 @@ local function writeAll(key, e, c, now, minTtl)
   for i = 1, #e, 2 do
     total = total + e[i + 1]
     args[#args + 1] = fmt(e[i])
-    args[#args + 1] = fmt(total)
+    args[#args + 1] = name(total, e[i + 1])
     if #args >= 512 or i + 1 == #e then
       redis.call('ZADD', key, unpack(args))
       args = {}
@@ -171,27 +170,23 @@ end
 
 -- refund() of sliding-log.ts: the take's own pair, found by its time, loses cost units (or goes).
 local function refundPair(key, at, cost, receipt, c, minTtl)
-  if top(key) == nil then
-    redis.call('DEL', key)
-    return
-  end
+  if top(key) == nil then return end
   if receipt ~= nil then
     local r = fmt(receipt)
     local found = redis.call('ZRANGEBYSCORE', key, r, r)[1]
     if found ~= nil then
-      local total = tonumber(found)
-      local before = totalTo(key, '(' .. r)
-      local units = total - before
+      local total, units = pair(found)
       local gone = units
       redis.call('ZREM', key, found)
       if units - cost > 0 then
         gone = cost
-        redis.call('ZADD', key, r, fmt(total - cost))
+        redis.call('ZADD', key, r, name(total - cost, units - cost))
       end
       local after = redis.call('ZRANGEBYSCORE', key, '(' .. r, '+inf', 'WITHSCORES')
       for i = 1, #after, 2 do
+        local t, u = pair(after[i])
         redis.call('ZREM', key, after[i])
-        redis.call('ZADD', key, after[i + 1], fmt(tonumber(after[i]) - gone))
+        redis.call('ZADD', key, after[i + 1], name(t - gone, u))
       end
     end
   end
@@ -214,37 +209,42 @@ local function run(keys, args)
     refundPair(key, now, cost, num(args[4]), c, minTtl)
     return { 'ok', redisNow }
   end
-  local newest, newestTotal = top(key)
+  local newest, newestTotal, newestMember = top(key)
   if newest ~= nil and now < newest then return backwards(key, op, now, cost, c, minTtl, redisNow) end
 
   local boundText = fmt(now - c.windowMs)
-  local expiredTotal, dropped = totalTo(key, boundText)
-  local used = 0
-  if newest ~= nil then used = newestTotal - expiredTotal end
+  local first, firstTotal, firstCost
+  if newest ~= nil then first, firstTotal, firstCost = firstAfter(key, boundText) end
+  -- The total before the first pair in the window: every pair's, when none is.
+  local expiredTotal = newestTotal
+  if first ~= nil then expiredTotal = firstTotal - firstCost end
+  local used = newestTotal - expiredTotal
   local free = max(0, c.limit - used)
   if op == 'peek' or free < cost then
     local reset = 0
     if free < c.limit then
-      reset = delay(key, now, free + 1, c, used, expiredTotal, newestTotal, boundText)
+      reset = delay(key, now, free + 1, c, used, expiredTotal, newestTotal, first, firstTotal, boundText)
     end
     if free < cost then
-      local retry = delay(key, now, cost, c, used, expiredTotal, newestTotal, boundText)
+      local retry = delay(key, now, cost, c, used, expiredTotal, newestTotal, first, firstTotal,
+        boundText)
       return { '0', out(c.limit), out(free), out(reset), out(retry), '', '', redisNow }
     end
     return { '1', out(c.limit), out(free), out(reset), 0, '', '', redisNow }
   end
 
   -- take: consume() of sliding-log.ts. The first pair still in the window sets the reset.
-  local first = firstAfter(key, boundText) or now
-  if dropped then
-    redis.call('ZREMRANGEBYSCORE', key, '-inf', boundText)
-    redis.call('ZADD', key, '-inf', fmt(expiredTotal))
+  if newest ~= nil then redis.call('ZREMRANGEBYSCORE', key, '-inf', boundText) end
+  if newest == now then
+    local _, units = pair(newestMember)
+    redis.call('ZREM', key, newestMember)
+    redis.call('ZADD', key, fmt(now), name(newestTotal + cost, units + cost))
+  else
+    redis.call('ZADD', key, fmt(now), name(newestTotal + cost, cost))
   end
-  if newest == now then redis.call('ZREM', key, fmt(newestTotal)) end
-  redis.call('ZADD', key, fmt(now), fmt(newestTotal + cost))
   redis.call('PEXPIRE', key, max(ceil(now + c.windowMs - now), minTtl))
   local remaining = max(0, c.limit - (used + cost))
-  return { '1', out(c.limit), out(remaining), out(first + c.windowMs - now), 0, '', fmt(now),
-    redisNow }
+  return { '1', out(c.limit), out(remaining), out((first or now) + c.windowMs - now), 0, '',
+    fmt(now), redisNow }
 end
 `;
