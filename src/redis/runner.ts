@@ -12,8 +12,19 @@
  * @module
  */
 import { StoreUnavailableError } from '../errors.js';
-import { Deadlines, type Wait } from './deadlines.js';
+import { Call, TIMED_OUT } from './call.js';
+import { Deadlines } from './deadlines.js';
 import type { FunctionLibrary, LuaScript } from './lua/index.js';
+import {
+  isNoFunction,
+  isNoScript,
+  meansDown,
+  notApplied,
+  refusesFunctions,
+  replyCode,
+} from './replies.js';
+
+export { maybeApplied, notApplied, replyCode } from './replies.js';
 
 /** Arguments of `EVAL` / `EVALSHA` in node-redis v5. */
 export interface EvalOptions {
@@ -91,76 +102,6 @@ export interface RunOptions {
    * end an outage.
    */
   background?: boolean;
-}
-
-/** Errors of calls known not to have been applied: refused before sending, or by the script. */
-const unsent = new WeakSet<object>();
-
-/**
- * Whether a failed {@link ScriptRunner.run} may have reached Redis, and so may have been applied
- * (a timeout, a lost connection), as opposed to refused before sending (or refused by the script,
- * see {@link notApplied}).
- */
-export function maybeApplied(error: unknown): boolean {
-  return !(typeof error === 'object' && error !== null && unsent.has(error));
-}
-
-/** Marks `error` as the failure of a call known not to have been applied. Returns it. */
-export function notApplied<E extends object>(error: E): E {
-  unsent.add(error);
-  return error;
-}
-
-function isNoScript(error: unknown): boolean {
-  return error instanceof Error && error.message.startsWith('NOSCRIPT');
-}
-
-/** Redis answered that it has no such function: the library is to be loaded (on that node). */
-function isNoFunction(error: unknown): boolean {
-  return error instanceof Error && /^ERR Function not found/i.test(error.message);
-}
-
-/**
- * Redis refuses functions altogether: an older server (`unknown command`), a managed service that
- * disabled them, an ACL without the right. Scripts are used from then on.
- */
-function refusesFunctions(error: unknown): boolean {
-  return (
-    error instanceof Error &&
-    /unknown command|unknown subcommand|NOPERM|disabled|not allowed/i.test(error.message)
-  );
-}
-
-/**
- * Error replies that say Redis cannot serve anything right now, rather than that this call was
- * wrong: loading its data, busy running a script, a replica cut from its master or one refusing
- * writes, a cluster down or resharding, out of memory.
- */
-const UNAVAILABLE_REPLIES = new Set([
-  'LOADING',
-  'BUSY',
-  'MASTERDOWN',
-  'READONLY',
-  'CLUSTERDOWN',
-  'TRYAGAIN',
-  'OOM',
-]);
-
-/**
- * The error code of an error Redis answered (`WRONGTYPE`, `ERR`, `BUSY`, ...), or `undefined` for
- * any other failure (a connection error, a closed client). node-redis rejects with Redis's own
- * text, which starts with the code in capitals; its connection errors do not (`Socket closed
- * unexpectedly`, `The client is closed`, `connect ECONNREFUSED ...`).
- */
-export function replyCode(error: unknown): string | undefined {
-  if (!(error instanceof Error)) return undefined;
-  return /^([A-Z][A-Z0-9_]+)(?: |$)/.exec(error.message)?.[1];
-}
-
-/** Whether a failed call means Redis is down, not just that this call failed. */
-function meansDown(error: unknown): boolean {
-  const code = replyCode(error);
-  return code === undefined || UNAVAILABLE_REPLIES.has(code);
 }
 
 /** Runs scripts with a timeout, fails fast while Redis is known to be down. */
@@ -445,72 +386,9 @@ function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-const TIMED_OUT = Symbol('timed out');
-
-/**
- * One call under way: its timeout ({@link Wait}), its reply or error, a reply after the timeout.
- * Methods rather than closures: a call allocates this object and one promise executor.
- */
-class Call {
-  wait: Wait | undefined;
-  /** What to send again after "Function not found" (once). */
-  retry: { script: LuaScript; keys: string[]; args: string[] } | undefined;
-
-  constructor(
-    readonly runner: ScriptRunner,
-    readonly operation: string,
-    readonly probe: boolean,
-    readonly options: RunOptions,
-    readonly resolve: (reply: unknown) => void,
-    readonly reject: (error: unknown) => void,
-  ) {}
-
-  async await(reply: Promise<unknown>): Promise<void> {
-    let value: unknown;
-    try {
-      value = await reply;
-    } catch (error) {
-      const wait = this.wait as Wait;
-      if (wait.done) return;
-      const retry = this.retry;
-      if (retry !== undefined) {
-        this.retry = undefined;
-        const again = this.runner.recover(error, retry.script, retry.keys, retry.args);
-        if (again !== undefined) return this.await(again);
-      }
-      wait.done = true;
-      this.reject(this.runner.failed(this.operation, error, this.probe));
-      return;
-    }
-    const wait = this.wait as Wait;
-    if (wait.done) {
-      late(value, this.options);
-      return;
-    }
-    wait.done = true;
-    this.runner.succeeded(this.probe);
-    this.resolve(value);
-  }
-
-  /** The timeout: called by {@link Deadlines} when the call is not done in time. */
-  expire(): void {
-    this.reject(this.runner.failed(this.operation, TIMED_OUT, this.probe));
-  }
-}
-
 /** How a client calls functions (see `ScriptRunner`). */
 function functionsOf(client: RedisScriptingClient): 'client' | 'cluster' | 'fCall' | 'off' {
   if (typeof client.fCall !== 'function') return 'off';
   if (typeof client.sendCommand !== 'function') return 'fCall';
   return 'masters' in client ? 'cluster' : 'client';
-}
-
-/** Hands the reply of a call that timed out to `onLateReply` (a take to give back). */
-function late(reply: unknown, options: RunOptions): void {
-  if (options.onLateReply === undefined) return;
-  try {
-    options.onLateReply(reply);
-  } catch (error) {
-    process.emitWarning(`RedisStore: handling a late reply threw: ${String(error)}`);
-  }
 }
