@@ -208,7 +208,11 @@ export function run(
       { env: { ...process.env, ...env }, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 },
       (error, stdout, stderr) => {
         if (error) {
-          reject(new Error(`${command} ${args.join(' ')} failed: ${error.message}\n${stdout}\n${stderr}`));
+          reject(
+            new Error(
+              `${command} ${args.join(' ')} failed: ${error.message}\n${stdout}\n${stderr}`,
+            ),
+          );
         } else resolve({ stdout, stderr });
       },
     );
@@ -220,7 +224,9 @@ export function run(
  * installs the watch on Node-only globals, then imports the built core and runs the scenario
  * against `baseUrl`, printing `RESULT {json}`. Returns its path and a cleanup.
  */
-export async function writeEntry(baseUrl: string): Promise<{ path: string; remove(): Promise<void> }> {
+export async function writeEntry(
+  baseUrl: string,
+): Promise<{ path: string; remove(): Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), 'limited-client-runtime-'));
   const path = join(dir, 'entry.mjs');
   await writeFile(

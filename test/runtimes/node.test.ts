@@ -27,7 +27,7 @@ const node22Candidates = [
 ].filter((p) => p !== '');
 const node22 = await findBinary(node22Candidates);
 const nodes = [{ name: `Node ${process.version} (this one)`, path: process.execPath }];
-if (node22 !== undefined && node22.version.startsWith('v22.')) {
+if (node22?.version.startsWith('v22.')) {
   nodes.push({ name: `Node ${node22.version}`, path: node22.path });
 }
 

@@ -164,7 +164,9 @@ async function idempotent(core, baseUrl) {
     execution: body.execution ?? null,
     replayedHeader: response.headers.get('idempotent-replayed'),
     retries: events.filter((e) => e.event === 'retry').length,
-    retryCauses: [...new Set(events.filter((e) => e.event === 'retry').map((e) => e.status ?? e.error))],
+    retryCauses: [
+      ...new Set(events.filter((e) => e.event === 'retry').map((e) => e.status ?? e.error)),
+    ],
   };
 }
 
@@ -188,7 +190,10 @@ export async function runScenario(core, { baseUrl, watch }) {
     unwatchable: watch.unwatchable,
     selfProbe: watch.selfProbe,
     touchedByCore: touchedByCore.map((t) => ({ name: t.name, stack: t.stack.slice(0, 600) })),
-    readers: [...new Set(watch.touches.map((t) => `${t.name} <- ${readerFrame(t.stack)}`))].slice(0, 20),
+    readers: [...new Set(watch.touches.map((t) => `${t.name} <- ${readerFrame(t.stack)}`))].slice(
+      0,
+      20,
+    ),
     touchedElsewhere: [...new Set(watch.touches.map((t) => t.name))],
   };
   return result;

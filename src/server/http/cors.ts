@@ -68,7 +68,9 @@ export function compileCors(config: MockServerConfig, idempotencyHeader: string)
       if (req.method !== 'OPTIONS') return undefined;
       const method = header(req, 'access-control-request-method');
       if (method === undefined || header(req, 'origin') === undefined) return undefined;
-      const allowed = new Map<string, string>([[idempotencyHeader.toLowerCase(), idempotencyHeader]]);
+      const allowed = new Map<string, string>([
+        [idempotencyHeader.toLowerCase(), idempotencyHeader],
+      ]);
       const requested = header(req, 'access-control-request-headers') ?? '';
       for (const raw of requested.split(',')) {
         if (allowed.size > MAX_PREFLIGHT_HEADERS) break;
