@@ -31,7 +31,10 @@ export const SERVER_FIELDS: readonly string[] = [
   'Date',
 ];
 
-/** Header names echoed from one preflight's `Access-Control-Request-Headers`; the rest are dropped. */
+/**
+ * Header names echoed from one preflight's `Access-Control-Request-Headers` (besides the
+ * idempotency header, always allowed); the rest are dropped, as are names that are not tokens.
+ */
 export const MAX_PREFLIGHT_HEADERS = 64;
 
 /** Seconds a browser may cache a preflight's answer (`Access-Control-Max-Age`), by default. */
@@ -72,12 +75,13 @@ export function compileCors(config: MockServerConfig, idempotencyHeader: string)
         [idempotencyHeader.toLowerCase(), idempotencyHeader],
       ]);
       const requested = header(req, 'access-control-request-headers') ?? '';
+      let echoed = 0;
       for (const raw of requested.split(',')) {
-        if (allowed.size > MAX_PREFLIGHT_HEADERS) break;
+        if (echoed === MAX_PREFLIGHT_HEADERS) break;
         const name = raw.trim();
-        if (TOKEN.test(name) && !allowed.has(name.toLowerCase())) {
-          allowed.set(name.toLowerCase(), name);
-        }
+        if (!TOKEN.test(name)) continue;
+        echoed++;
+        if (!allowed.has(name.toLowerCase())) allowed.set(name.toLowerCase(), name);
       }
       const answer = [
         ...fields,
