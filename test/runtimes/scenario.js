@@ -125,8 +125,8 @@ async function paced(core, baseUrl) {
 }
 
 /**
- * Two GETs at once on `/hold` (a token bucket of 1, refilled at 0.5 per second, no rate-limit
- * fields): the second gets 429 with `Retry-After: 2` and must wait that long before its retry,
+ * Two GETs at once on `/hold` (a token bucket of 1, refilled at 0.25 per second, no rate-limit
+ * fields): the second gets 429 with `Retry-After: 4` and must wait that long before its retry,
  * which the server admits only if it came late enough.
  */
 async function hold(core, baseUrl) {
@@ -146,7 +146,7 @@ async function hold(core, baseUrl) {
 }
 
 /**
- * One POST on `/pay`, whose handler works 600 ms, sent with a 150 ms attempt timeout: the first
+ * One POST on `/pay`, whose handler works 1200 ms, sent with a 150 ms attempt timeout: the first
  * attempt times out while the server goes on; the retries carry the same `Idempotency-Key`, so the
  * server answers 409 while the first is running, then replays its response. One side effect.
  */
