@@ -157,11 +157,14 @@ export function expectRetryAfterRead(result: ScenarioResult): void {
   expect([1000, 2000, 3000, 4000]).toContain(pushback?.retryAfterMs);
 }
 
-/** Part 3: one side effect, retries refused as in use or replayed, the first execution's answer. */
+/**
+ * Part 3: one side effect, the retries refused as in use or replayed (more than one replay when a
+ * slow machine made a replay outlive its attempt timeout), the first execution's answer.
+ */
 export function expectIdempotentRetry(result: ScenarioResult, stats: MockServerStats): void {
   const pay = stats.routes['POST /pay'];
   expect(pay?.sideEffects).toBe(1);
-  expect(pay?.replays).toBe(1);
+  expect(pay?.replays).toBeGreaterThanOrEqual(1);
   expect(result.idempotent.status).toBe(200);
   expect(result.idempotent.execution).toBe(1);
   expect(result.idempotent.retries).toBeGreaterThanOrEqual(1);

@@ -146,7 +146,7 @@ async function hold(core, baseUrl) {
 }
 
 /**
- * One POST on `/pay`, whose handler works 1200 ms, sent with a 150 ms attempt timeout: the first
+ * One POST on `/pay`, whose handler works 1200 ms, sent with a 400 ms attempt timeout: the first
  * attempt times out while the server goes on; the retries carry the same `Idempotency-Key`, so the
  * server answers 409 while the first is running, then replays its response. One side effect.
  */
@@ -156,7 +156,7 @@ async function idempotent(core, baseUrl) {
     retryBudget: { ratio: 1, minPerSecond: 20 },
   });
   const events = collect(client, ['retry', 'give-up']);
-  const response = await client.post('/pay', { amount: 42 }, { attemptTimeoutMs: 150 });
+  const response = await client.post('/pay', { amount: 42 }, { attemptTimeoutMs: 400 });
   const body = await response.json();
   await client.close();
   return {
