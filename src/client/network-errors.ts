@@ -4,8 +4,11 @@
  * a permanent failure (an unknown host, a bad certificate), an abort.
  *
  * fetch rejects with a `TypeError` for every network failure; runtimes differ in how much they say.
- * Node's (undici) sets `cause` to the system or undici error, whose `code` is read here; browsers
- * give only a message, matched against the ones they are known to use.
+ * Node's (undici) and Bun's set a `code` (on the error or its `cause`), which is read here; browsers
+ * give only a message, matched against the ones they are known to use; Deno gives a `cause` with
+ * no code, whose message is the network library's (`Connection reset by peer (os error 104)`);
+ * workerd rejects with a plain `Error('Network connection lost.')`. Each was seen in the runtime
+ * tests (test/runtimes) on a connection reset and a refused connection.
  *
  * @module
  */
@@ -44,6 +47,17 @@ const NETWORK_MESSAGES = new Set([
   'terminated', // undici, a body cut short
 ]);
 
+/**
+ * Deno's `cause` messages for transient failures (its fetch is hyper over Rust's std::io): a reset,
+ * a refusal, a broken pipe, a connection closed before the answer, a connect timeout, a temporary
+ * DNS failure. Matched only on a cause without a code, under a `TypeError`.
+ */
+const TRANSIENT_CAUSE_TEXT =
+  /connection reset|connection refused|broken pipe|connection closed before message completed|connection aborted|connection timed out|temporary failure in name resolution/i;
+
+/** Messages of a network failure that a runtime gives as a plain `Error` (workerd). */
+const PLAIN_ERROR_MESSAGES = new Set(['network connection lost.']);
+
 function codeOf(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' ? code : undefined;
@@ -51,7 +65,8 @@ function codeOf(error: unknown): string | undefined {
 
 /**
  * True when `error` is a network failure that may succeed if tried again: a connection reset or
- * refused, a socket hang-up, a connect or header timeout, a temporary DNS failure (`EAI_AGAIN`).
+ * refused, a socket hang-up, a connect or header timeout, a temporary DNS failure (`EAI_AGAIN`),
+ * in Node, Bun, Deno, workerd and browsers alike.
  * False for aborts, for permanent failures (`ENOTFOUND`, certificate errors), for a fetch that
  * failed here rather than on the network (a `TypeError('fetch failed')` whose cause carries no
  * code: the request's body stream threw) and for anything that is not a fetch network error.
@@ -60,6 +75,10 @@ export function isTransientNetworkError(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
   const name = (error as { name?: unknown }).name;
   if (name === 'AbortError' || name === 'TimeoutError') return false;
+  const message = (error as { message?: unknown }).message;
+  // workerd: a plain Error, no code, no cause.
+  const plain = name === 'Error' && typeof message === 'string' && codeOf(error) === undefined;
+  if (plain && PLAIN_ERROR_MESSAGES.has(message.toLowerCase())) return true;
   // Walk the cause chain: the first error with a code decides.
   const caused = typeof (error as { cause?: unknown }).cause === 'object';
   let current: unknown = error;
@@ -71,11 +90,15 @@ export function isTransientNetworkError(error: unknown): boolean {
       // An AggregateError (happy eyeballs): transient if any attempt was.
       if (errors.some((e) => TRANSIENT_CODES.has(codeOf(e) ?? ''))) return true;
     }
+    // Deno: a cause without a code, whose message names a transient failure.
+    const text = (current as { message?: unknown }).message;
+    if (depth > 0 && name === 'TypeError' && typeof text === 'string') {
+      if (TRANSIENT_CAUSE_TEXT.test(text)) return true;
+    }
     current = (current as { cause?: unknown }).cause;
   }
   // A cause without a code anywhere is an error of this process (the caller's upload stream
   // failed, say), which fetch wraps the same way: it says nothing about the network or the host.
   if (name !== 'TypeError' || caused) return false;
-  const message = (error as { message?: unknown }).message;
   return typeof message === 'string' && NETWORK_MESSAGES.has(message.toLowerCase());
 }

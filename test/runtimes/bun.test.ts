@@ -10,6 +10,7 @@ import type { MockServer } from '../../src/server/index.js';
 import {
   expectCoreBehaviour,
   findBinary,
+  logRun,
   parseResult,
   ROOT,
   RUN_TIMEOUT_MS,
@@ -53,7 +54,9 @@ describe('the built core in Bun', { timeout: RUN_TIMEOUT_MS }, () => {
         NO_COLOR: '1',
         BUN_RUNTIME_TRANSPILER_CACHE_PATH: '0',
       });
-      expectCoreBehaviour(parseResult(stdout), server.stats());
+      const result = parseResult(stdout);
+      logRun(`Bun ${bun.version}`, result);
+      expectCoreBehaviour(result, server.stats());
     } finally {
       await entry.remove();
     }

@@ -23,8 +23,10 @@ import {
   expectHoldHonoured,
   expectIdempotentRetry,
   expectNoNodeGlobalTouched,
+  expectResetRetried,
   expectRetryAfterRead,
   findBinary,
+  logRun,
   ROOT,
   RUN_TIMEOUT_MS,
   requireBuiltCore,
@@ -152,8 +154,9 @@ describe('the built core in Chromium, calling the mock server cross-origin', {
       )) as ScenarioResult;
       const paced = server.stats().routes['GET /paced'];
       console.log(
-        `chromium, cors ${JSON.stringify(cors)}: /paced ${paced?.admitted} admitted, ${paced?.rejected} x 429 (mode ${result.paced.mode}); /hold ${result.hold.rateLimited} x 429, ${result.hold.retries} retries (${result.hold.events.map((e) => e.delaySource ?? e.event).join(', ')})`,
+        `chromium, cors ${JSON.stringify(cors)}: /paced ${paced?.admitted} admitted, ${paced?.rejected} x 429 (mode ${result.paced.mode}); /hold ${result.hold.rateLimited} x 429, ${result.hold.retries} retries (${result.hold.events.map((e) => e.delaySource ?? e.event).join(', ')}); reset: client retries ${JSON.stringify(result.reset.retries)}`,
       );
+      logRun(`Chromium (cors ${JSON.stringify(cors)})`, result);
       return { result, server, errors };
     } finally {
       await context.close();
@@ -193,6 +196,7 @@ describe('the built core in Chromium, calling the mock server cross-origin', {
       // `Idempotent-Replayed` marker itself is hidden.
       expectIdempotentRetry(result, server.stats());
       expect(result.idempotent.replayedHeader).toBeNull();
+      expectResetRetried(result, server.stats());
       expectNoNodeGlobalTouched(result);
     } finally {
       await server.close();
@@ -211,6 +215,7 @@ describe('the built core in Chromium, calling the mock server cross-origin', {
       expectRetryAfterRead(result);
       expect(result.hold.events.find((e) => e.event === 'retry')?.delaySource).toBe('retry-after');
       expectIdempotentRetry(result, server.stats());
+      expectResetRetried(result, server.stats());
       expectNoNodeGlobalTouched(result);
     } finally {
       await server.close();

@@ -11,6 +11,7 @@ import type { MockServer } from '../../src/server/index.js';
 import {
   expectCoreBehaviour,
   findBinary,
+  logRun,
   parseResult,
   ROOT,
   RUN_TIMEOUT_MS,
@@ -64,6 +65,7 @@ describe('the built core in Deno', { timeout: RUN_TIMEOUT_MS }, () => {
         { DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' },
       );
       const result = parseResult(stdout);
+      logRun(deno.version, result);
       expectCoreBehaviour(result, server.stats());
       // Deno 2 has `process`, `Buffer`, `global` and `setImmediate` as globals, not `require`.
       expect(result.globals.absent).toEqual(expect.arrayContaining(['require', '__dirname']));

@@ -41,7 +41,8 @@ export function requireBuiltCore(): void {
  * Starts the mock server with the scenario's routes:
  * - `GET /paced`: a token bucket of 3 refilled at 5/s, in the IETF fields;
  * - `GET /hold`: a token bucket of 1 refilled at 0.25/s, no rate-limit fields, `Retry-After` on 429;
- * - `POST /pay`: 1200 ms of work before its side effect, `Idempotency-Key` honoured.
+ * - `POST /pay`: 1200 ms of work before its side effect, `Idempotency-Key` honoured;
+ * - `POST /charge`: the first request's connection reset after its side effect ran.
  */
 export function startScenarioServer(cors?: boolean | CorsConfig): Promise<MockServer> {
   return createMockServer({
@@ -59,6 +60,11 @@ export function startScenarioServer(cors?: boolean | CorsConfig): Promise<MockSe
         limits: [{ algorithm: 'token-bucket', capacity: 1, refillPerSecond: 0.25, name: 'hold' }],
       },
       { method: 'POST', path: '/pay', faults: { latencyMs: 1200 } },
+      {
+        method: 'POST',
+        path: '/charge',
+        faults: { reset: { when: 'after-handler', times: 1 } },
+      },
     ],
   });
 }
@@ -87,6 +93,7 @@ export interface ScenarioResult {
     }[];
     retryAfterHeader: (string | null)[];
   };
+  reset: { status: number | null; execution?: number | null; error?: string; retries: unknown[] };
   idempotent: {
     status: number;
     execution: number | null;
@@ -111,6 +118,17 @@ export function parseResult(output: string): ScenarioResult {
   return JSON.parse(line.slice('RESULT '.length)) as ScenarioResult;
 }
 
+/** One line per run in the test output: what the runtime did, for the CI log. */
+export function logRun(runtime: string, result: ScenarioResult): void {
+  const reset =
+    result.reset.retries.length > 0
+      ? `the client retried after ${JSON.stringify(result.reset.retries)}`
+      : 'the runtime itself resent it (no client retry)';
+  console.log(
+    `${runtime}: /paced ${result.paced.rateLimited} x 429 (mode ${result.paced.mode}); /hold retry after ${result.hold.events.find((e) => e.event === 'retry')?.delaySource}; /pay ${result.idempotent.retries} retries (${JSON.stringify(result.idempotent.retryCauses)}); /charge reset: ${reset}; Node globals present: ${result.globals.present.join(', ') || 'none'}`,
+  );
+}
+
 /**
  * The four things every runtime must show, with every rate-limit field readable:
  * 1. headers read: `/paced` learned the `paced` policy (mode `declared`), 10 x 200, 0 x 429;
@@ -118,7 +136,8 @@ export function parseResult(output: string): ScenarioResult {
  *    the client retried on that delay, and
  *    the server (which would refuse an early retry) admitted it: 1 rejection, 2 admissions;
  * 3. a POST retried with one idempotency key: 1 side effect, the retries answered 409 (in use) or
- *    replayed, the final answer the first execution's;
+ *    replayed, the final answer the first execution's; and after a connection reset (the
+ *    runtime's own network error recognised as transient), the stored answer replayed;
  * 4. no Node-only global touched by the core, and the watch itself working.
  */
 export function expectCoreBehaviour(result: ScenarioResult, stats: MockServerStats): void {
@@ -137,6 +156,7 @@ export function expectCoreBehaviour(result: ScenarioResult, stats: MockServerSta
   // 3. The idempotent retry.
   expectIdempotentRetry(result, stats);
   expect(result.idempotent.replayedHeader).toBe('true');
+  expectResetRetried(result, stats);
   // 4. Node-only globals.
   expectNoNodeGlobalTouched(result);
 }
@@ -168,6 +188,19 @@ export function expectIdempotentRetry(result: ScenarioResult, stats: MockServerS
   expect(result.idempotent.status).toBe(200);
   expect(result.idempotent.execution).toBe(1);
   expect(result.idempotent.retries).toBeGreaterThanOrEqual(1);
+}
+
+/**
+ * Part 3 after a reset: the side effect ran once, the connection was reset, a retry with the same
+ * key got the replay. (A browser may resend a POST whose reused connection was reset by itself,
+ * with the same headers: the server sees the same, the client no retry of its own.)
+ */
+export function expectResetRetried(result: ScenarioResult, stats: MockServerStats): void {
+  expect(result.reset.error).toBeUndefined();
+  expect(result.reset.status).toBe(200);
+  expect(result.reset.execution).toBe(1);
+  expect(stats.routes['POST /charge']).toMatchObject({ sideEffects: 1, resets: 1 });
+  expect(stats.routes['POST /charge']?.replays).toBeGreaterThanOrEqual(1);
 }
 
 /** Part 4: the watch saw its own probe, and no read of a Node-only global came from the core. */

@@ -6,11 +6,11 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { MockServer } from '../../src/server/index.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   expectCoreBehaviour,
   findBinary,
+  logRun,
   parseResult,
   ROOT,
   RUN_TIMEOUT_MS,
@@ -32,20 +32,17 @@ if (node22?.version.startsWith('v22.')) {
 }
 
 describe('the built core in Node', { timeout: RUN_TIMEOUT_MS }, () => {
-  let server: MockServer;
-  beforeAll(async () => {
-    requireBuiltCore();
-    server = await startScenarioServer();
-  });
-  afterAll(() => server?.close());
+  beforeAll(() => requireBuiltCore());
 
   for (const node of nodes) {
     it(`${node.name}: reads the headers, honours a hold, retries a POST with its key, touches no Node-only global`, async () => {
-      server.resetStats();
+      // A server per run: its one-time fault (the reset) fires for each.
+      const server = await startScenarioServer();
       const entry = await writeEntry(server.url);
       try {
         const { stdout } = await run(node.path, [entry.path]);
         const result = parseResult(stdout);
+        logRun(node.name, result);
         expectCoreBehaviour(result, server.stats());
         // Node has them all (as globals or not): the core read none of them.
         expect(result.globals.present).toEqual(
@@ -53,6 +50,7 @@ describe('the built core in Node', { timeout: RUN_TIMEOUT_MS }, () => {
         );
       } finally {
         await entry.remove();
+        await server.close();
       }
     });
   }

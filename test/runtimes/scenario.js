@@ -9,7 +9,8 @@
  *
  * `runScenario(core, { baseUrl, watch })` resolves to a JSON-able result: what the client learned
  * from the headers (`paced`), how it honoured a hold (`hold`), how it retried a POST with its
- * idempotency key (`idempotent`), and which Node-only globals were present, absent and touched.
+ * idempotency key after an attempt timeout (`idempotent`) and after a connection reset (`reset`),
+ * and which Node-only globals were present, absent and touched.
  */
 
 /** Globals of Node that a runtime-agnostic core must not need. */
@@ -170,7 +171,34 @@ async function idempotent(core, baseUrl) {
   };
 }
 
-/** Runs the three parts in turn, then reports the globals. */
+/**
+ * One POST on `/charge`, whose connection is reset once after the side effect ran: the client sees
+ * the runtime's own network error (each says it differently), retries with the same
+ * `Idempotency-Key`, and the server replays the stored answer. One side effect.
+ */
+async function reset(core, baseUrl) {
+  const client = new core.LimitedClient(baseUrl);
+  const events = collect(client, ['retry', 'give-up']);
+  try {
+    const response = await client.post('/charge', { amount: 7 });
+    const body = await response.json();
+    return {
+      status: response.status,
+      execution: body.execution ?? null,
+      retries: events.filter((e) => e.event === 'retry').map((e) => e.error ?? e.status),
+    };
+  } catch (error) {
+    return {
+      status: null,
+      error: `${error?.name}: ${error?.message} (cause: ${error?.cause?.message ?? 'none'})`,
+      retries: events.filter((e) => e.event === 'retry').map((e) => e.error ?? e.status),
+    };
+  } finally {
+    await client.close();
+  }
+}
+
+/** Runs the parts in turn, then reports the globals. */
 export async function runScenario(core, { baseUrl, watch }) {
   const result = {
     exports: ['LimitedClient', 'wrapFetch', 'parseRateLimitHeaders'].filter(
@@ -179,6 +207,7 @@ export async function runScenario(core, { baseUrl, watch }) {
     paced: await paced(core, baseUrl),
     hold: await hold(core, baseUrl),
     idempotent: await idempotent(core, baseUrl),
+    reset: await reset(core, baseUrl),
   };
   const touchedByCore = watch.touches.filter((t) => {
     const reader = readerFrame(t.stack);

@@ -19,6 +19,7 @@ import {
   CORE,
   expectCoreBehaviour,
   findBinary,
+  logRun,
   ROOT,
   RUN_TIMEOUT_MS,
   requireBuiltCore,
@@ -163,6 +164,7 @@ describe('the built core in workerd', { timeout: RUN_TIMEOUT_MS }, () => {
     const text = await answer.text();
     expect(answer.status, `${text}\n${output}`).toBe(200);
     const result = JSON.parse(text) as ScenarioResult;
+    logRun(workerd.version, result);
     expectCoreBehaviour(result, server.stats());
     // A worker without nodejs_compat has none of Node's globals.
     expect(result.globals.present).toEqual([]);
