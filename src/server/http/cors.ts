@@ -10,6 +10,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CorsConfig, MockServerConfig } from './config.js';
+import { SERVER_DEFAULTS } from './defaults.js';
 import { header } from './exchange.js';
 
 /**
@@ -37,9 +38,6 @@ export const SERVER_FIELDS: readonly string[] = [
  */
 export const MAX_PREFLIGHT_HEADERS = 64;
 
-/** Seconds a browser may cache a preflight's answer (`Access-Control-Max-Age`), by default. */
-export const DEFAULT_MAX_AGE_SECONDS = 600;
-
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 /** The CORS answers of one server, worked out once from its configuration. */
@@ -59,12 +57,13 @@ export function compileCors(config: MockServerConfig, idempotencyHeader: string)
   const cors = config.cors;
   if (cors === undefined || cors === false) return undefined;
   const options: CorsConfig = cors === true ? {} : cors;
-  const origin = options.origin ?? '*';
-  const exposed = exposedFields(config, options.exposeHeaders ?? true);
+  const defaults = SERVER_DEFAULTS.cors;
+  const origin = options.origin ?? defaults.origin;
+  const exposed = exposedFields(config, options.exposeHeaders ?? defaults.exposeHeaders);
   const fields = ['Access-Control-Allow-Origin', origin];
   if (origin !== '*') fields.push('Vary', 'Origin');
   if (exposed.length > 0) fields.push('Access-Control-Expose-Headers', exposed.join(', '));
-  const maxAge = String(options.maxAgeSeconds ?? DEFAULT_MAX_AGE_SECONDS);
+  const maxAge = String(options.maxAgeSeconds ?? defaults.maxAgeSeconds);
   return {
     fields,
     preflight(req) {

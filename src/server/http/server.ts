@@ -13,9 +13,9 @@ import { BodyBudget, declaresBody, NO_BODY, readBody } from './body.js';
 import { type CompiledRoute, compileRoutes } from './compile.js';
 import { type FailMode, type MockServerConfig, parseConfig } from './config.js';
 import { Connections } from './connections.js';
+import { applyFields, type Cors, compileCors } from './cors.js';
 import { type CostInput, costInput } from './costs.js';
 import { SERVER_DEFAULTS } from './defaults.js';
-import { applyFields, type Cors, compileCors } from './cors.js';
 import {
   Exchange,
   type HeaderFields,
@@ -236,7 +236,10 @@ class Pipeline {
     this.#maxPipelined = config.maxPipelinedRequests ?? SERVER_DEFAULTS.maxPipelinedRequests;
     for (const route of this.#routes) this.stats.declare(route.label);
     this.#startedAt = this.clock.now();
-    this.#cors = compileCors(config, config.idempotency?.header ?? SERVER_DEFAULTS.idempotency.header);
+    this.#cors = compileCors(
+      config,
+      config.idempotency?.header ?? SERVER_DEFAULTS.idempotency.header,
+    );
   }
 
   /** The counters, and what clients make the server hold now. */
