@@ -8,7 +8,7 @@
  * give only a message, matched against the ones they are known to use; Deno gives a `cause` with
  * no code, whose message is the network library's (`Connection reset by peer (os error 104)`);
  * workerd rejects with a plain `Error('Network connection lost.')`. Each was seen in the runtime
- * tests (test/runtimes) on a connection reset and a refused connection.
+ * tests (test/runtimes) on a connection reset or a refused connection.
  *
  * @module
  */
@@ -45,18 +45,14 @@ const NETWORK_MESSAGES = new Set([
   'network error',
   'network connection was lost.',
   'terminated', // undici, a body cut short
+  'network connection lost.', // workerd, a plain Error
 ]);
 
 /**
- * Deno's `cause` messages for transient failures (its fetch is hyper over Rust's std::io): a reset,
- * a refusal, a broken pipe, a connection closed before the answer, a connect timeout, a temporary
- * DNS failure. Matched only on a cause without a code, under a `TypeError`.
+ * Deno's `cause` messages (no code) for a reset, a refusal, a connection closed before the answer
+ * (`connection closed before message completed`) and a broken pipe.
  */
-const TRANSIENT_CAUSE_TEXT =
-  /connection reset|connection refused|broken pipe|connection closed before message completed|connection aborted|connection timed out|temporary failure in name resolution/i;
-
-/** Messages of a network failure that a runtime gives as a plain `Error` (workerd). */
-const PLAIN_ERROR_MESSAGES = new Set(['network connection lost.']);
+const DENO_TRANSIENT = /connection (reset|refused|closed before)|broken pipe/i;
 
 function codeOf(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code;
@@ -75,10 +71,6 @@ export function isTransientNetworkError(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
   const name = (error as { name?: unknown }).name;
   if (name === 'AbortError' || name === 'TimeoutError') return false;
-  const message = (error as { message?: unknown }).message;
-  // workerd: a plain Error, no code, no cause.
-  const plain = name === 'Error' && typeof message === 'string' && codeOf(error) === undefined;
-  if (plain && PLAIN_ERROR_MESSAGES.has(message.toLowerCase())) return true;
   // Walk the cause chain: the first error with a code decides.
   const caused = typeof (error as { cause?: unknown }).cause === 'object';
   let current: unknown = error;
@@ -90,15 +82,18 @@ export function isTransientNetworkError(error: unknown): boolean {
       // An AggregateError (happy eyeballs): transient if any attempt was.
       if (errors.some((e) => TRANSIENT_CODES.has(codeOf(e) ?? ''))) return true;
     }
-    // Deno: a cause without a code, whose message names a transient failure.
-    const text = (current as { message?: unknown }).message;
-    if (depth > 0 && name === 'TypeError' && typeof text === 'string') {
-      if (TRANSIENT_CAUSE_TEXT.test(text)) return true;
-    }
+    // Deno: a cause with no code, whose message names a transient failure.
+    if (
+      depth > 0 &&
+      name === 'TypeError' &&
+      DENO_TRANSIENT.test(String((current as Error).message))
+    )
+      return true;
     current = (current as { cause?: unknown }).cause;
   }
   // A cause without a code anywhere is an error of this process (the caller's upload stream
   // failed, say), which fetch wraps the same way: it says nothing about the network or the host.
-  if (name !== 'TypeError' || caused) return false;
+  const message = (error as { message?: unknown }).message;
+  if (caused || (name !== 'TypeError' && message !== 'Network connection lost.')) return false;
   return typeof message === 'string' && NETWORK_MESSAGES.has(message.toLowerCase());
 }
