@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import type { MockServer } from '../../src/server/index.js';
 import {
+  deadUrl,
   expectCoreBehaviour,
   findBinary,
   logRun,
@@ -48,7 +49,7 @@ describe('the built core in Bun', { timeout: RUN_TIMEOUT_MS }, () => {
   afterAll(() => server?.close());
 
   it(`Bun ${bun.version}: reads the headers, honours a hold, retries a POST with its key, touches no Node-only global`, async () => {
-    const entry = await writeEntry(server.url);
+    const entry = await writeEntry(server.url, await deadUrl());
     try {
       const { stdout } = await run(bun.path, ['run', entry.path], {
         NO_COLOR: '1',

@@ -19,10 +19,12 @@ import { extname, join, normalize, sep } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CorsConfig, MockServer } from '../../src/server/index.js';
 import {
+  deadUrl,
   expectCoreBehaviour,
   expectHoldHonoured,
   expectIdempotentRetry,
   expectNoNodeGlobalTouched,
+  expectRefusedRetried,
   expectResetRetried,
   expectRetryAfterRead,
   findBinary,
@@ -65,10 +67,10 @@ const PAGE = `<!doctype html>
 <script type="module">
 import { runScenario, watchNodeGlobals } from '/test/runtimes/scenario.js';
 // The watch goes on before the core is loaded, as in every other runtime.
-window.runLimitedScenario = async (baseUrl) => {
+window.runLimitedScenario = async (baseUrl, deadUrl) => {
   const watch = watchNodeGlobals();
   const core = await import('/dist/index.js');
-  return runScenario(core, { baseUrl, watch });
+  return runScenario(core, { baseUrl, deadUrl, watch });
 };
 window.scenarioReady = true;
 </script></head><body>limited-client runtime test</body></html>`;
@@ -150,7 +152,7 @@ describe('the built core in Chromium, calling the mock server cross-origin', {
       // Strings, not functions: vitest would rewrite an `import()` in a function's source.
       await tab.waitForFunction('window.scenarioReady === true', undefined, { timeout: 60_000 });
       const result = (await tab.evaluate(
-        `window.runLimitedScenario(${JSON.stringify(server.url)})`,
+        `window.runLimitedScenario(${JSON.stringify(server.url)}, ${JSON.stringify(await deadUrl())})`,
       )) as ScenarioResult;
       const paced = server.stats().routes['GET /paced'];
       console.log(
@@ -197,6 +199,7 @@ describe('the built core in Chromium, calling the mock server cross-origin', {
       expectIdempotentRetry(result, server.stats());
       expect(result.idempotent.replayedHeader).toBeNull();
       expectResetRetried(result, server.stats());
+      expectRefusedRetried(result);
       expectNoNodeGlobalTouched(result);
     } finally {
       await server.close();
@@ -216,6 +219,7 @@ describe('the built core in Chromium, calling the mock server cross-origin', {
       expect(result.hold.events.find((e) => e.event === 'retry')?.delaySource).toBe('retry-after');
       expectIdempotentRetry(result, server.stats());
       expectResetRetried(result, server.stats());
+      expectRefusedRetried(result);
       expectNoNodeGlobalTouched(result);
     } finally {
       await server.close();

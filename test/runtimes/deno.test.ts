@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MockServer } from '../../src/server/index.js';
 import {
+  deadUrl,
   expectCoreBehaviour,
   findBinary,
   logRun,
@@ -48,9 +49,10 @@ describe('the built core in Deno', { timeout: RUN_TIMEOUT_MS }, () => {
   afterAll(() => server?.close());
 
   it(`${deno.version}: reads the headers, honours a hold, retries a POST with its key, touches no Node-only global`, async () => {
-    const entry = await writeEntry(server.url);
+    const dead = await deadUrl();
+    const entry = await writeEntry(server.url, dead);
     try {
-      const host = new URL(server.url).host;
+      const host = `${new URL(server.url).host},${new URL(dead).host}`;
       const { stdout } = await run(
         deno.path,
         [

@@ -6,6 +6,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -94,6 +95,7 @@ export interface ScenarioResult {
     retryAfterHeader: (string | null)[];
   };
   reset: { status: number | null; execution?: number | null; error?: string; retries: unknown[] };
+  refused: { status?: number; error?: string; retries: number };
   idempotent: {
     status: number;
     execution: number | null;
@@ -121,11 +123,14 @@ export function parseResult(output: string): ScenarioResult {
 /** One line per run in the test output: what the runtime did, for the CI log. */
 export function logRun(runtime: string, result: ScenarioResult): void {
   const reset =
-    result.reset.retries.length > 0
-      ? `the client retried after ${JSON.stringify(result.reset.retries)}`
-      : 'the runtime itself resent it (no client retry)';
+    result.reset.error !== undefined
+      ? `FAILED with ${result.reset.error}`
+      : result.reset.retries.length > 0
+        ? `the client retried after ${JSON.stringify(result.reset.retries)}`
+        : 'the runtime itself resent it (no client retry)';
+  const refused = `refused connection: ${result.refused.retries} retries then ${result.refused.error}`;
   console.log(
-    `${runtime}: /paced ${result.paced.rateLimited} x 429 (mode ${result.paced.mode}); /hold retry after ${result.hold.events.find((e) => e.event === 'retry')?.delaySource}; /pay ${result.idempotent.retries} retries (${JSON.stringify(result.idempotent.retryCauses)}); /charge reset: ${reset}; Node globals present: ${result.globals.present.join(', ') || 'none'}`,
+    `${runtime}: ${refused}; /paced ${result.paced.rateLimited} x 429 (mode ${result.paced.mode}); /hold retry after ${result.hold.events.find((e) => e.event === 'retry')?.delaySource}; /pay ${result.idempotent.retries} retries (${JSON.stringify(result.idempotent.retryCauses)}); /charge reset: ${reset}; Node globals present: ${result.globals.present.join(', ') || 'none'}`,
   );
 }
 
@@ -157,6 +162,7 @@ export function expectCoreBehaviour(result: ScenarioResult, stats: MockServerSta
   expectIdempotentRetry(result, stats);
   expect(result.idempotent.replayedHeader).toBe('true');
   expectResetRetried(result, stats);
+  expectRefusedRetried(result);
   // 4. Node-only globals.
   expectNoNodeGlobalTouched(result);
 }
@@ -203,6 +209,12 @@ export function expectResetRetried(result: ScenarioResult, stats: MockServerStat
   expect(stats.routes['POST /charge']?.replays).toBeGreaterThanOrEqual(1);
 }
 
+/** A refused connection is a transient failure: retried twice, then the runtime's error. */
+export function expectRefusedRetried(result: ScenarioResult): void {
+  expect(result.refused).toMatchObject({ retries: 2 });
+  expect(result.refused.status).toBeUndefined();
+}
+
 /** Part 4: the watch saw its own probe, and no read of a Node-only global came from the core. */
 export function expectNoNodeGlobalTouched(result: ScenarioResult): void {
   expect(result.globals.selfProbe).toBe(true);
@@ -239,6 +251,23 @@ export async function findBinary(
   return undefined;
 }
 
+/** A loopback port free a moment ago: nothing listens there (the scenario's refused connection). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/** A URL where nothing listens. */
+export async function deadUrl(): Promise<string> {
+  return `http://127.0.0.1:${await freePort()}`;
+}
+
 /** Runs a command to its end; rejects with its output when it fails or outlives `timeoutMs`. */
 export function run(
   command: string,
@@ -271,6 +300,7 @@ export function run(
  */
 export async function writeEntry(
   baseUrl: string,
+  dead: string,
 ): Promise<{ path: string; remove(): Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), 'limited-client-runtime-'));
   const path = join(dir, 'entry.mjs');
@@ -280,7 +310,7 @@ export async function writeEntry(
       `import { watchNodeGlobals, runScenario } from ${JSON.stringify(pathToFileURL(SCENARIO).href)};`,
       'const watch = watchNodeGlobals();',
       `const core = await import(${JSON.stringify(pathToFileURL(CORE).href)});`,
-      `const result = await runScenario(core, { baseUrl: ${JSON.stringify(baseUrl)}, watch });`,
+      `const result = await runScenario(core, { baseUrl: ${JSON.stringify(baseUrl)}, deadUrl: ${JSON.stringify(dead)}, watch });`,
       "console.log('RESULT ' + JSON.stringify(result));",
       '',
     ].join('\n'),

@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
+  deadUrl,
   expectCoreBehaviour,
   findBinary,
   logRun,
@@ -38,7 +39,7 @@ describe('the built core in Node', { timeout: RUN_TIMEOUT_MS }, () => {
     it(`${node.name}: reads the headers, honours a hold, retries a POST with its key, touches no Node-only global`, async () => {
       // A server per run: its one-time fault (the reset) fires for each.
       const server = await startScenarioServer();
-      const entry = await writeEntry(server.url);
+      const entry = await writeEntry(server.url, await deadUrl());
       try {
         const { stdout } = await run(node.path, [entry.path]);
         const result = parseResult(stdout);

@@ -7,10 +7,11 @@
  * (`process`, `Buffer`...) with getters that record who reads them, so that the result tells
  * whether the core touched one (the ones a runtime lacks stay `undefined`, as before).
  *
- * `runScenario(core, { baseUrl, watch })` resolves to a JSON-able result: what the client learned
- * from the headers (`paced`), how it honoured a hold (`hold`), how it retried a POST with its
- * idempotency key after an attempt timeout (`idempotent`) and after a connection reset (`reset`),
- * and which Node-only globals were present, absent and touched.
+ * `runScenario(core, { baseUrl, deadUrl, watch })` resolves to a JSON-able result: what the client
+ * learned from the headers (`paced`), how it honoured a hold (`hold`), how it retried a POST with
+ * its idempotency key after an attempt timeout (`idempotent`) and after a connection reset
+ * (`reset`), whether it retried a refused connection (`refused`, on `deadUrl` where nothing
+ * listens), and which Node-only globals were present, absent and touched.
  */
 
 /** Globals of Node that a runtime-agnostic core must not need. */
@@ -198,8 +199,27 @@ async function reset(core, baseUrl) {
   }
 }
 
+/**
+ * One GET to `deadUrl`, where nothing listens: the runtime's "connection refused" must read as a
+ * transient network failure, so the client retries it (twice, quickly) before it rejects.
+ */
+async function refused(core, deadUrl) {
+  const client = new core.LimitedClient(deadUrl, {
+    retry: { retries: 2, baseDelayMs: 10, maxDelayMs: 20 },
+  });
+  const events = collect(client, ['retry']);
+  try {
+    const response = await client.get('/nobody');
+    return { status: response.status, retries: events.length };
+  } catch (error) {
+    return { error: String(error?.name), retries: events.length };
+  } finally {
+    await client.close();
+  }
+}
+
 /** Runs the parts in turn, then reports the globals. */
-export async function runScenario(core, { baseUrl, watch }) {
+export async function runScenario(core, { baseUrl, deadUrl, watch }) {
   const result = {
     exports: ['LimitedClient', 'wrapFetch', 'parseRateLimitHeaders'].filter(
       (name) => typeof core[name] === 'function',
@@ -208,6 +228,7 @@ export async function runScenario(core, { baseUrl, watch }) {
     hold: await hold(core, baseUrl),
     idempotent: await idempotent(core, baseUrl),
     reset: await reset(core, baseUrl),
+    refused: await refused(core, deadUrl),
   };
   const touchedByCore = watch.touches.filter((t) => {
     const reader = readerFrame(t.stack);

@@ -10,15 +10,16 @@
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MockServer } from '../../src/server/index.js';
 import {
   CORE,
+  deadUrl,
   expectCoreBehaviour,
   findBinary,
+  freePort,
   logRun,
   ROOT,
   RUN_TIMEOUT_MS,
@@ -49,7 +50,8 @@ export default {
   async fetch(request) {
     const url = new URL(request.url);
     if (url.pathname === '/ping') return new Response('ok');
-    const result = await runScenario(core, { baseUrl: url.searchParams.get('base'), watch });
+    const baseUrl = url.searchParams.get('base');
+    const result = await runScenario(core, { baseUrl, deadUrl: url.searchParams.get('dead'), watch });
     return Response.json(result);
   },
 };
@@ -82,18 +84,6 @@ const worker :Workerd.Worker = (
   globalOutbound = "loopback",
 );
 `;
-}
-
-/** A port free a moment ago (workerd cannot report the one it picked). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
 }
 
 describe('the built core in workerd', { timeout: RUN_TIMEOUT_MS }, () => {
@@ -160,7 +150,8 @@ describe('the built core in workerd', { timeout: RUN_TIMEOUT_MS }, () => {
   });
 
   it(`${workerd.version}: reads the headers, honours a hold, retries a POST with its key, touches no Node-only global`, async () => {
-    const answer = await fetch(`${workerUrl}/run?base=${encodeURIComponent(server.url)}`);
+    const query = new URLSearchParams({ base: server.url, dead: await deadUrl() });
+    const answer = await fetch(`${workerUrl}/run?${query}`);
     const text = await answer.text();
     expect(answer.status, `${text}\n${output}`).toBe(200);
     const result = JSON.parse(text) as ScenarioResult;
