@@ -174,7 +174,7 @@ function isClient(value: unknown): value is RedisScriptingClient {
  * **Client side** (`StateStore`): pass it as the `store` of `LimitedClient` or `wrapFetch`, and the
  * processes calling a host share its client-side token bucket, what the server taught about its
  * limits (one process told "remaining 0 until T" makes all of them wait) and its retry budget. Each
- * host's state is JSON in `${prefix}state:{limited-client:<origin>}` (`<origin>#<partition>` for
+ * host's state is JSON in `${prefix}state:{<origin>}` (`{<origin>#<partition>}` for
  * a partition), updated with optimistic concurrency (see `shared-state.ts`). While Redis is unavailable each process runs on a local copy
  * within `localShare` of the limits, and hands what it did to the shared state when Redis is back.
  *

@@ -5,6 +5,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { Emitter } from '../../client/events.js';
 import { type Clock, systemClock } from '../../clock.js';
 import type { Acquisition } from '../algorithms/limiter.js';
 import { MemoryStore } from '../memory-store.js';
@@ -212,7 +213,10 @@ class Pipeline {
   /** The memory stores the limits use, for `held.limiterKeys`. */
   readonly #memoryStores: MemoryStore[];
   readonly #startedAt: number;
-  readonly #storeErrorListeners = new Set<MockServerEvents['store-error']>();
+  /** A listener's own mistake must not turn a request into a 500 or reject a release: a warning. */
+  readonly #events = new Emitter<{ 'store-error': StoreErrorEvent }>((error, name) =>
+    process.emitWarning(`mock server: a '${String(name)}' listener threw: ${String(error)}`),
+  );
   readonly #cors: Cors | undefined;
 
   constructor(config: MockServerConfig) {
@@ -261,8 +265,7 @@ class Pipeline {
 
   on<E extends keyof MockServerEvents>(event: E, listener: MockServerEvents[E]): () => void {
     if (event !== 'store-error') throw new TypeError(`unknown event ${JSON.stringify(event)}`);
-    this.#storeErrorListeners.add(listener);
-    return () => this.#storeErrorListeners.delete(listener);
+    return this.#events.on(event, listener);
   }
 
   /** Cancels every pending wait: leaky-bucket turns, handler work, slow bodies. */
@@ -475,7 +478,7 @@ class Pipeline {
     const { route } = call;
     for (const failure of failures) {
       this.stats.count(route.label, call.client, 'storeErrors');
-      if (this.#storeErrorListeners.size === 0) continue;
+      if (!this.#events.has('store-error')) continue;
       const event: StoreErrorEvent = {
         route: route.label,
         policy: route.limits[failure.limit]?.name ?? '',
@@ -483,14 +486,7 @@ class Pipeline {
         failMode: route.failMode,
         error: failure.error,
       };
-      for (const listener of this.#storeErrorListeners) {
-        // A listener's own mistake must not turn a request into a 500 or reject a release.
-        try {
-          listener(event);
-        } catch (error) {
-          process.emitWarning(`mock server: a 'store-error' listener threw: ${String(error)}`);
-        }
-      }
+      this.#events.emit('store-error', event);
     }
   }
 
