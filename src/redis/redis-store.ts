@@ -3,7 +3,9 @@
  *
  * @module
  */
+
 import { z } from 'zod';
+import { Emitter, type Listener } from '../client/events.js';
 import type { StateStore, Transaction } from '../client/store.js';
 import { StoreUnavailableError } from '../errors.js';
 import { describe } from '../server/algorithms/logic.js';
@@ -98,6 +100,9 @@ export interface LimiterCounters {
  * replayed, or dropped.
  */
 export type RedisStoreHealth = RunnerHealth & LimiterCounters & SharedStateCounters;
+
+/** Each event's payload (what its listener gets), for the emitter. */
+type EventPayloads = { [E in keyof RedisStoreEvents]: Parameters<RedisStoreEvents[E]>[0] };
 
 /** What a {@link RedisStore} reports to {@link RedisStore.on} listeners. */
 export interface RedisStoreEvents {
@@ -225,11 +230,10 @@ export class RedisStore implements RateLimitStore, StateStore {
   /** {@link RedisStore.#lateTake}, bound once. */
   readonly #late = (spec: LimiterSpec, key: string, request: StoreRequest, reply: Reply) =>
     this.#lateTake(spec, key, request, reply);
-  readonly #listeners: { [E in keyof RedisStoreEvents]: Set<RedisStoreEvents[E]> } = {
-    down: new Set(),
-    up: new Set(),
-    'store-error': new Set(),
-  };
+  /** The package's one emitter; a listener that throws is a warning, never a failed call. */
+  readonly #events = new Emitter<EventPayloads>((error, name) =>
+    process.emitWarning(`RedisStore: a '${String(name)}' listener threw: ${String(error)}`),
+  );
 
   /**
    * @param client a connected node-redis v5 client or cluster (`createClient()`,
@@ -371,22 +375,11 @@ export class RedisStore implements RateLimitStore, StateStore {
    * store.on('down', (error) => console.warn(`rate limits degraded: ${error.message}`));
    */
   on<E extends keyof RedisStoreEvents>(event: E, listener: RedisStoreEvents[E]): () => void {
-    const set = this.#listeners[event] as Set<RedisStoreEvents[E]>;
-    set.add(listener);
-    return () => set.delete(listener);
+    return this.#events.on(event, listener as Listener<EventPayloads[E]>);
   }
 
-  #emit<E extends keyof RedisStoreEvents>(
-    event: E,
-    ...args: Parameters<RedisStoreEvents[E]>
-  ): void {
-    for (const listener of this.#listeners[event]) {
-      try {
-        (listener as (...a: Parameters<RedisStoreEvents[E]>) => void)(...args);
-      } catch (error) {
-        process.emitWarning(`RedisStore: a '${event}' listener threw: ${String(error)}`);
-      }
-    }
+  #emit<E extends keyof RedisStoreEvents>(event: E, ...args: Parameters<RedisStoreEvents[E]>) {
+    this.#events.emit(event, args[0] as EventPayloads[E]);
   }
 
   /**
