@@ -19,6 +19,10 @@
  *   hold's and the timed quota's (`timed.ts`: released by the window's count, not all at once).
  * - **Growth is capped** at twice the rate actually sent, so a client that sends little does not
  *   build up a rate it never tried.
+ * - **Not through an outage.** A host that fails the requests sent after a cut and accepts none
+ *   for {@link DOWN_AFTER_MS} is down, not shedding: pacing stops, and the breaker and the retry
+ *   budget take over (a pace kept through an outage queues the calls, and releases them at its
+ *   rate once the host is back: 1.5 s to recover in the outage benchmark with the breaker off).
  *
  * Its state also tells a load shedder from an outage (see `host-rules.ts`): when the host last
  * accepted a request, and when the pace was last cut.
@@ -56,6 +60,11 @@ export const CUBIC_SCALE = 0.4;
 export const MIN_RATE = 0.5;
 /** Pacing stops after this long without a refusal, in milliseconds. */
 export const PACE_TTL_MS = 60_000;
+/**
+ * A host that accepted nothing for this long after a cut, in milliseconds, while failing requests
+ * sent since, is down rather than shedding: pacing stops.
+ */
+export const DOWN_AFTER_MS = 1000;
 /** The window of the sending-rate measurement, in milliseconds. */
 const MEASURE_MS = 1000;
 const SERIES = ['sent', 'ok'] as const;
@@ -113,6 +122,15 @@ export function cut(state: PaceState, now: number): void {
   state.at = now;
 }
 
+/** Stops pacing; `forget`: the last cut too (else it keeps telling failures from pushback). */
+function stopPacing(state: PaceState, forget: boolean): void {
+  delete state.rate;
+  delete state.peak;
+  delete state.tokens;
+  delete state.at;
+  if (forget) delete state.cutAt;
+}
+
 /** See the module comment. */
 export const pace = {
   key: 'pace',
@@ -157,8 +175,18 @@ function settlePace(state: PaceState | undefined, answer: Answer, view: View) {
     if (state.cutAt === undefined || ticket.at > state.cutAt) cut(state, now);
     return state;
   }
-  // A 5xx that is no pushback is the host failing, not accepting.
-  if (answer.status >= 500) return state;
+  // A 5xx that is no pushback is the host failing, not accepting. Failing for a second since the
+  // cut with nothing accepted, even slowed down, it is down, not shedding: the pace stops (an
+  // outage is the breaker's and the retry budget's; a pace kept through it would queue the calls
+  // and release them at its rate once the host is back). Its cut stays, so that these failures
+  // are not taken for a shedder's pushback; the next pushback starts pacing again.
+  if (answer.status >= 500) {
+    const { rate, cutAt, okAt } = state;
+    if (rate !== undefined && cutAt !== undefined && ticket.at > cutAt) {
+      if (now - cutAt >= DOWN_AFTER_MS && (okAt ?? -1) < cutAt) stopPacing(state, false);
+    }
+    return state;
+  }
   state.okAt = Math.max(state.okAt ?? now, now);
   count(state.sent, SERIES, 'ok', MEASURE_MS, now);
   if (state.rate === undefined || state.cutAt === undefined || state.peak === undefined) {
@@ -166,9 +194,7 @@ function settlePace(state: PaceState | undefined, answer: Answer, view: View) {
   }
   if (now - state.cutAt >= PACE_TTL_MS) {
     // A minute without a refusal: pacing stops.
-    for (const key of ['rate', 'peak', 'cutAt', 'tokens', 'at'] as const) {
-      delete state[key];
-    }
+    stopPacing(state, true);
     return state;
   }
   const tokens = tokensAt(state, state.rate, now);

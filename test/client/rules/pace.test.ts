@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { BETA, cubic, MIN_RATE, PACE_TTL_MS } from '../../../src/client/rules/pace.js';
+import {
+  BETA,
+  cubic,
+  DOWN_AFTER_MS,
+  MIN_RATE,
+  PACE_TTL_MS,
+} from '../../../src/client/rules/pace.js';
 import { Host, ietf, open } from './harness.js';
 
 /** Sends `n` requests spread over the 900 ms before `until`, all accepted (the last second's rate). */
@@ -42,6 +48,30 @@ describe('adaptive pace', () => {
     const after = h.send(10_200);
     h.answer(after, 429, {}, 10_201);
     expect(h.state.pace?.rate).toBeLessThan(rate ?? 0);
+  });
+
+  it('stops pacing a host that fails everything for a second after a cut: an outage, not a shedder', () => {
+    const h = new Host(open);
+    warm(h, 10, 10_000);
+    // A fast 503 while the host accepts others: a shedder's pushback, the pace is cut.
+    h.answer(h.send(10_000), 503, {}, 10_001);
+    const rate = h.state.pace?.rate;
+    expect(rate).toBeDefined();
+    // Sent after the cut and failed, within the second: still paced (a shedder may refuse one).
+    let t = 10_001 + 200;
+    h.answer(h.send(t), 503, {}, t + 1);
+    expect(h.state.pace?.rate).toBe(rate);
+    // Nothing accepted for a second since the cut: down, the pace stops, and no new cut comes.
+    t = 10_001 + DOWN_AFTER_MS + 10;
+    h.answer(h.send(t), 503, {}, t + 1);
+    expect(h.state.pace?.rate).toBeUndefined();
+    expect(h.check(1, t + 2).ok).toBe(true);
+    h.answer(h.send(t + 2), 503, {}, t + 3);
+    expect(h.state.pace?.rate).toBeUndefined();
+    // Back up, then a shedder's refusal again: pacing starts again.
+    for (let i = 0; i < 5; i++) h.answer(h.send(t + 100 + i), 200, {}, t + 101 + i);
+    h.answer(h.send(t + 200), 503, {}, t + 201);
+    expect(h.state.pace?.rate).toBeDefined();
   });
 
   it('grows back along the cubic curve: at the peak after K seconds, faster beyond', () => {
