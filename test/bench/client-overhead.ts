@@ -1,0 +1,276 @@
+/**
+ * What the client costs on a healthy host: requests per second through `LimitedClient` and
+ * `wrapFetch` (defaults) next to plain `fetch`, against two loopback hosts that never refuse:
+ *
+ * - quiet: a bare `node:http` server that answers 200 with two bytes and no rate-limit header (the
+ *   cheapest server there is, so the client's own cost weighs the most);
+ * - declared: the in-repo mock server with a fixed window declared in IETF headers, its limit set
+ *   so high that nothing is refused (the client learns and tracks a quota it never reaches).
+ *
+ * For each host and each concurrency (1, 16, 50, 200 calls in flight), every contender sends the
+ * same number of GETs and reads every body. A fresh client is made (and closed) for each round, so
+ * its round includes the cold start; a warm client is made once, warmed up, and reused. The
+ * contenders run one at a time (the benchmark is CPU-bound), in a rotating order each round, after
+ * a warm-up round; each round's rate is divided by plain fetch's rate of the same round, and the
+ * table gives the median of those ratios and their spread (lowest and highest). It also gives the
+ * CPU time of this process per request (client and server: both run here), from
+ * `process.cpuUsage()` deltas, which other processes on a shared machine disturb less than the
+ * wall clock. Numbers only: nothing here asserts a speed.
+ *
+ * Before the rounds, one fresh client per host is sent the largest concurrency through a fetch that
+ * counts the requests in flight: the table below the ratios says how many answers came back before
+ * the client had that many requests in flight (the cold-start ramp adds one per answer).
+ *
+ *   npm run bench -- --only overhead [--quick]
+ *
+ * @module
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { LimitedClient, wrapFetch } from '../../src/index.js';
+import { createMockServer } from '../../src/server/index.js';
+
+/** The hosts the overhead is measured against. */
+export type OverheadHost = 'quiet' | 'declared';
+
+/** One contender at one concurrency against one host. */
+export interface OverheadResult {
+  host: OverheadHost;
+  concurrency: number;
+  client: string;
+  /** Median requests per second (wall clock) over the rounds. */
+  requestsPerSecond: number;
+  /** Median over the rounds of this round's rate over plain fetch's. */
+  ratio: number;
+  /** Lowest and highest of those ratios. */
+  ratioMin: number;
+  ratioMax: number;
+  /** Median CPU time of this process per request, in microseconds (client and server). */
+  cpuMicrosPerRequest: number;
+}
+
+/** How a fresh client ramps up to the largest concurrency. */
+export interface RampResult {
+  host: OverheadHost;
+  concurrency: number;
+  /** Answers received before `concurrency` requests were first in flight; -1 if never. */
+  answersBeforeFull: number;
+  /** Milliseconds from the first call to that moment; -1 if never. */
+  msToFull: number;
+  /** The most requests in flight at once. */
+  peakInFlight: number;
+}
+
+export interface OverheadOptions {
+  quick: boolean;
+  concurrencies?: number[];
+  hosts?: OverheadHost[];
+}
+
+type Get = (url: string) => Promise<Response>;
+
+/** A contender hands out a call function per round, and cleans up after the round. */
+interface Contender {
+  name: string;
+  open(): { get: Get; done(): Promise<void> };
+  close(): Promise<void>;
+}
+
+const nothing = async () => {};
+
+function fresh(name: string, make: () => { get: Get; close(): Promise<void> }): Contender {
+  return {
+    name,
+    open() {
+      const c = make();
+      return { get: c.get, done: () => c.close() };
+    },
+    close: nothing,
+  };
+}
+
+function warm(name: string, made: { get: Get; close(): Promise<void> }): Contender {
+  return { name, open: () => ({ get: made.get, done: nothing }), close: () => made.close() };
+}
+
+const limitedClient = (fetchImpl?: typeof fetch) => {
+  const client = new LimitedClient('http://127.0.0.1', fetchImpl ? { fetch: fetchImpl } : {});
+  return { get: (url: string) => client.request(url), close: () => client.close() };
+};
+const wrapped = () => {
+  const f = wrapFetch();
+  return { get: (url: string) => f(url), close: () => f.close() };
+};
+
+function contenders(): Contender[] {
+  return [
+    { name: 'fetch', open: () => ({ get: (url) => fetch(url), done: nothing }), close: nothing },
+    fresh('LimitedClient, fresh', () => limitedClient()),
+    warm('LimitedClient, warm', limitedClient()),
+    fresh('wrapFetch, fresh', wrapped),
+    warm('wrapFetch, warm', wrapped()),
+  ];
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+
+async function quietHost(): Promise<{ url: string; close(): Promise<void> }> {
+  const server: Server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' });
+    res.end('ok');
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/free`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+async function declaredHost(): Promise<{ url: string; close(): Promise<void> }> {
+  const server = await createMockServer({
+    routes: [
+      {
+        path: '/free',
+        // Far more than any run sends: the quota is declared, tracked, and never reached.
+        limits: [
+          {
+            algorithm: 'fixed-window',
+            limit: 1_000_000_000,
+            windowMs: 3_600_000,
+            key: 'global',
+            name: 'generous',
+          },
+        ],
+        headers: 'ietf',
+      },
+    ],
+  });
+  return { url: `${server.url}/free`, close: () => server.close() };
+}
+
+/** Sends `requests` GETs of `url` with `concurrency` in flight; [requests/s, CPU µs/request]. */
+async function measure(
+  get: Get,
+  url: string,
+  requests: number,
+  concurrency: number,
+): Promise<[number, number]> {
+  let next = 0;
+  let failed = 0;
+  const cpu = process.cpuUsage();
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < requests) {
+        next++;
+        const response = await get(url);
+        await response.arrayBuffer();
+        if (response.status !== 200) failed++;
+      }
+    }),
+  );
+  const elapsed = performance.now() - start;
+  const used = process.cpuUsage(cpu);
+  if (failed > 0) throw new Error(`${failed} of ${requests} requests were not answered 200`);
+  return [requests / (elapsed / 1000), (used.user + used.system) / requests];
+}
+
+/** A fresh client at `concurrency` in flight, through a fetch that counts requests in flight. */
+async function rampProbe(host: OverheadHost, url: string, concurrency: number) {
+  let inFlight = 0;
+  let answers = 0;
+  let peak = 0;
+  let answersBeforeFull = -1;
+  let msToFull = -1;
+  const start = performance.now();
+  const counting = (async (input: RequestInfo | URL, init?: RequestInit) => {
+    inFlight++;
+    peak = Math.max(peak, inFlight);
+    if (inFlight >= concurrency && answersBeforeFull < 0) {
+      answersBeforeFull = answers;
+      msToFull = performance.now() - start;
+    }
+    try {
+      return await fetch(input, init);
+    } finally {
+      inFlight--;
+      answers++;
+    }
+  }) as typeof fetch;
+  const client = limitedClient(counting);
+  await measure(client.get, url, concurrency * 10, concurrency);
+  await client.close();
+  return {
+    host,
+    concurrency,
+    answersBeforeFull,
+    msToFull: Math.round(msToFull),
+    peakInFlight: peak,
+  } satisfies RampResult;
+}
+
+/** Runs the comparison; `quick` runs fewer requests and rounds. */
+export async function clientOverhead(
+  options: OverheadOptions,
+): Promise<{ results: OverheadResult[]; ramps: RampResult[] }> {
+  const { quick } = options;
+  const concurrencies = options.concurrencies ?? [1, 16, 50, 200];
+  const hosts = options.hosts ?? ['quiet', 'declared'];
+  const requests = quick ? 1000 : 3000;
+  const rounds = quick ? 3 : 5;
+  const results: OverheadResult[] = [];
+  const ramps: RampResult[] = [];
+
+  for (const host of hosts) {
+    const server = host === 'quiet' ? await quietHost() : await declaredHost();
+    ramps.push(await rampProbe(host, server.url, Math.max(...concurrencies)));
+    for (const concurrency of concurrencies) {
+      const all = contenders();
+      const round = async (c: Contender) => {
+        const { get, done } = c.open();
+        try {
+          return await measure(get, server.url, requests, concurrency);
+        } finally {
+          await done();
+        }
+      };
+      for (const c of all) await round(c); // connections, JIT, the warm clients' state
+      const samples = all.map(() => [] as [number, number][]);
+      for (let r = 0; r < rounds; r++) {
+        for (let k = 0; k < all.length; k++) {
+          const i = (k + r) % all.length;
+          samples[i]?.push(await round(all[i] as Contender));
+        }
+      }
+      await Promise.all(all.map((c) => c.close()));
+      const base = samples[0] as [number, number][];
+      all.forEach((c, i) => {
+        const mine = samples[i] as [number, number][];
+        const ratios = mine.map(([rate], r) => rate / (base[r]?.[0] ?? NaN));
+        results.push({
+          host,
+          concurrency,
+          client: c.name,
+          requestsPerSecond: Math.round(median(mine.map(([rate]) => rate))),
+          ratio: median(ratios),
+          ratioMin: Math.min(...ratios),
+          ratioMax: Math.max(...ratios),
+          cpuMicrosPerRequest: Math.round(median(mine.map(([, cpu]) => cpu))),
+        });
+      });
+      const line = results
+        .slice(-all.length + 1)
+        .map((r) => `${r.client} ${r.ratio.toFixed(2)}x`)
+        .join(', ');
+      console.log(`  ${host}, ${concurrency} in flight: ${line}`);
+    }
+    await server.close();
+  }
+  return { results, ramps };
+}
