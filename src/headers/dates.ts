@@ -41,6 +41,12 @@ function utc(
   return ms;
 }
 
+/** The last IMF-fixdate {@link parseHttpDate} parsed, and its value (epoch ms or undefined). */
+let lastFixdate: { text: string | undefined; ms: number | undefined } = {
+  text: undefined,
+  ms: undefined,
+};
+
 /**
  * Parses an HTTP-date in any of its three formats into epoch milliseconds.
  *
@@ -54,9 +60,12 @@ function utc(
  */
 export function parseHttpDate(value: string, now: number): number | undefined {
   const text = value.trim();
+  // A server's `Date` changes once a second: the last IMF-fixdate parsed (which does not depend on
+  // `now`) is kept with its value.
+  if (text === lastFixdate.text) return lastFixdate.ms;
   let m = IMF_FIXDATE.exec(text);
   if (m) {
-    return utc(
+    const ms = utc(
       Number(m[3]),
       MONTHS.indexOf(m[2] as string),
       Number(m[1]),
@@ -64,6 +73,8 @@ export function parseHttpDate(value: string, now: number): number | undefined {
       Number(m[5]),
       Number(m[6]),
     );
+    lastFixdate = { text, ms };
+    return ms;
   }
   m = RFC850_DATE.exec(text);
   if (m) {

@@ -343,7 +343,7 @@ if (sections.has('peers')) {
 
 if (sections.has('overhead')) {
   console.log(
-    "1b. The client's overhead on healthy hosts: ratio to plain fetch (median of alternating rounds, lowest-highest), CPU µs per request (client and server, one process)",
+    "1b. The client's overhead on healthy hosts. fetch: requests/s, CPU µs per request (client and server, one process); the others: requests/s relative to fetch (median of the rounds, lowest-highest), CPU µs per request (fetch's over this, median)",
   );
   const list = (s: string | undefined) => s?.split(',').map((x) => x.trim());
   const { results, ramps } = await clientOverhead({
@@ -369,7 +369,7 @@ if (sections.has('overhead')) {
             if (!r) return '-';
             return client === 'fetch'
               ? `${r.requestsPerSecond}/s, ${r.cpuMicrosPerRequest} µs`
-              : `${fixed(r.ratio)} (${fixed(r.ratioMin)}-${fixed(r.ratioMax)}), ${r.cpuMicrosPerRequest} µs`;
+              : `${fixed(r.ratio)} (${fixed(r.ratioMin)}-${fixed(r.ratioMax)}), ${r.cpuMicrosPerRequest} µs (${fixed(r.cpuRatio)})`;
           }),
         ];
       }),

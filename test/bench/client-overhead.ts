@@ -10,12 +10,13 @@
  * For each host and each concurrency (1, 16, 50, 200 calls in flight), every contender sends the
  * same number of GETs and reads every body. A fresh client is made (and closed) for each round, so
  * its round includes the cold start; a warm client is made once, warmed up, and reused. The
- * contenders run one at a time (the benchmark is CPU-bound), in a rotating order each round, after
- * a warm-up round; each round's rate is divided by plain fetch's rate of the same round, and the
- * table gives the median of those ratios and their spread (lowest and highest). It also gives the
- * CPU time of this process per request (client and server: both run here), from
- * `process.cpuUsage()` deltas, which other processes on a shared machine disturb less than the
- * wall clock. Numbers only: nothing here asserts a speed.
+ * contenders run one at a time (the benchmark is CPU-bound), after a warm-up run each; in every
+ * round plain fetch runs before and after each contender (whose order rotates from round to
+ * round), and the contender's rate is divided by the mean of those two runs of fetch. The table
+ * gives the median of those ratios over the rounds and their spread (lowest and highest). It also
+ * gives the CPU time of this process per request (client and server: both run here), from
+ * `process.cpuUsage()` deltas, and its ratio to fetch's paired the same way: other processes on a
+ * shared machine disturb it less than the wall clock. Numbers only: nothing here asserts a speed.
  *
  * Before the rounds, one fresh client per host is sent the largest concurrency through a fetch that
  * counts the requests in flight: the table below the ratios says how many answers came back before
@@ -47,6 +48,8 @@ export interface OverheadResult {
   ratioMax: number;
   /** Median CPU time of this process per request, in microseconds (client and server). */
   cpuMicrosPerRequest: number;
+  /** Median over the rounds of plain fetch's CPU time per request over this one's. */
+  cpuRatio: number;
 }
 
 /** How a fresh client ramps up to the largest concurrency. */
@@ -68,6 +71,10 @@ export interface OverheadOptions {
 }
 
 type Get = (url: string) => Promise<Response>;
+/** One run: [requests per second, CPU µs per request]. */
+type Run = [number, number];
+/** A contender's run next to fetch's: [rate ratio, CPU ratio, requests/s, CPU µs per request]. */
+type Sample = [number, number, number, number];
 
 /** A contender hands out a call function per round, and cleans up after the round. */
 interface Contender {
@@ -155,12 +162,7 @@ async function declaredHost(): Promise<{ url: string; close(): Promise<void> }> 
 }
 
 /** Sends `requests` GETs of `url` with `concurrency` in flight; [requests/s, CPU µs/request]. */
-async function measure(
-  get: Get,
-  url: string,
-  requests: number,
-  concurrency: number,
-): Promise<[number, number]> {
+async function measure(get: Get, url: string, requests: number, concurrency: number): Promise<Run> {
   let next = 0;
   let failed = 0;
   const cpu = process.cpuUsage();
@@ -222,8 +224,8 @@ export async function clientOverhead(
   const { quick } = options;
   const concurrencies = options.concurrencies ?? [1, 16, 50, 200];
   const hosts = options.hosts ?? ['quiet', 'declared'];
-  const requests = quick ? 1000 : 3000;
-  const rounds = quick ? 3 : 5;
+  const requests = quick ? 1000 : 2000;
+  const rounds = quick ? 3 : 7;
   const results: OverheadResult[] = [];
   const ramps: RampResult[] = [];
 
@@ -231,7 +233,7 @@ export async function clientOverhead(
     const server = host === 'quiet' ? await quietHost() : await declaredHost();
     ramps.push(await rampProbe(host, server.url, Math.max(...concurrencies)));
     for (const concurrency of concurrencies) {
-      const all = contenders();
+      const [plain, ...others] = contenders() as [Contender, ...Contender[]];
       const round = async (c: Contender) => {
         const { get, done } = c.open();
         try {
@@ -240,33 +242,57 @@ export async function clientOverhead(
           await done();
         }
       };
-      for (const c of all) await round(c); // connections, JIT, the warm clients' state
-      const samples = all.map(() => [] as [number, number][]);
+      for (const c of [plain, ...others]) await round(c); // connections, JIT, the warm clients
+      const fetchRuns: Run[] = [];
+      // Per contender and round: [rate ratio, CPU ratio, rate, CPU µs per request].
+      const samples = others.map(() => [] as Sample[]);
       for (let r = 0; r < rounds; r++) {
-        for (let k = 0; k < all.length; k++) {
-          const i = (k + r) % all.length;
-          samples[i]?.push(await round(all[i] as Contender));
+        // fetch, A, fetch, B, fetch...: each run of a contender sits between two runs of fetch,
+        // and is compared with their mean, so a burst of load elsewhere on the machine weighs on
+        // both sides of the ratio. The contenders' order rotates from round to round.
+        let before = await round(plain);
+        fetchRuns.push(before);
+        for (let k = 0; k < others.length; k++) {
+          const i = (k + r) % others.length;
+          const mine = await round(others[i] as Contender);
+          const after = await round(plain);
+          fetchRuns.push(after);
+          const rate = (before[0] + after[0]) / 2;
+          const cpu = (before[1] + after[1]) / 2;
+          samples[i]?.push([mine[0] / rate, cpu / mine[1], mine[0], mine[1]]);
+          before = after;
         }
       }
-      await Promise.all(all.map((c) => c.close()));
-      const base = samples[0] as [number, number][];
-      all.forEach((c, i) => {
-        const mine = samples[i] as [number, number][];
-        const ratios = mine.map(([rate], r) => rate / (base[r]?.[0] ?? NaN));
+      await Promise.all([plain, ...others].map((c) => c.close()));
+      results.push({
+        host,
+        concurrency,
+        client: plain.name,
+        requestsPerSecond: Math.round(median(fetchRuns.map(([rate]) => rate))),
+        ratio: 1,
+        ratioMin: 1,
+        ratioMax: 1,
+        cpuMicrosPerRequest: Math.round(median(fetchRuns.map(([, cpu]) => cpu))),
+        cpuRatio: 1,
+      });
+      others.forEach((c, i) => {
+        const mine = samples[i] as Sample[];
+        const ratios = mine.map(([ratio]) => ratio);
         results.push({
           host,
           concurrency,
           client: c.name,
-          requestsPerSecond: Math.round(median(mine.map(([rate]) => rate))),
+          requestsPerSecond: Math.round(median(mine.map(([, , rate]) => rate))),
           ratio: median(ratios),
           ratioMin: Math.min(...ratios),
           ratioMax: Math.max(...ratios),
-          cpuMicrosPerRequest: Math.round(median(mine.map(([, cpu]) => cpu))),
+          cpuMicrosPerRequest: Math.round(median(mine.map(([, , , cpu]) => cpu))),
+          cpuRatio: median(mine.map(([, cpuRatio]) => cpuRatio)),
         });
       });
       const line = results
-        .slice(-all.length + 1)
-        .map((r) => `${r.client} ${r.ratio.toFixed(2)}x`)
+        .slice(-others.length)
+        .map((r) => `${r.client} ${r.ratio.toFixed(2)}x (CPU ${r.cpuRatio.toFixed(2)}x)`)
         .join(', ');
       console.log(`  ${host}, ${concurrency} in flight: ${line}`);
     }
