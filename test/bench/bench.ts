@@ -3,7 +3,7 @@
  * a p-retry loop over fetch, against the same in-repo mock server scenarios, in one run.
  *
  *   npm run bench -- [results.json] [--quick] [--only peers|overhead|goodput|outage|wild|undici]
- *     [--concurrency 1,16,50,200] [--host quiet,declared]   (these two: the overhead section)
+ *     [--concurrency 1,16,50,200] [--host quiet,declared] [--built]   (the overhead section)
  *
  * Sections (each prints a markdown table of ratios; the raw numbers go to the JSON file):
  * 1. peers: requests per second of every contender against an unlimited loopback endpoint,
@@ -62,6 +62,7 @@ const { values, positionals } = parseArgs({
     only: { type: 'string' },
     concurrency: { type: 'string' },
     host: { type: 'string' },
+    built: { type: 'boolean', default: false },
   },
 });
 const jsonPath = values.json ?? positionals[0];
@@ -348,6 +349,7 @@ if (sections.has('overhead')) {
   const list = (s: string | undefined) => s?.split(',').map((x) => x.trim());
   const { results, ramps } = await clientOverhead({
     quick,
+    built: values.built,
     concurrencies: list(values.concurrency)?.map(Number),
     hosts: list(values.host) as OverheadHost[] | undefined,
   });
@@ -383,10 +385,20 @@ if (sections.has('overhead')) {
         'host',
         'in flight asked',
         'answers before all in flight',
+        'longest chain of round trips',
         'ms to all in flight',
+        'median answer ms until then',
         'peak in flight',
       ],
-      ramps.map((r) => [r.host, r.concurrency, r.answersBeforeFull, r.msToFull, r.peakInFlight]),
+      ramps.map((r) => [
+        r.host,
+        r.concurrency,
+        r.answersBeforeFull,
+        r.roundTripsToFull,
+        r.msToFull,
+        r.medianAnswerMs,
+        r.peakInFlight,
+      ]),
     ),
     '\n',
   );

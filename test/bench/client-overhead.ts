@@ -22,14 +22,35 @@
  * counts the requests in flight: the table below the ratios says how many answers came back before
  * the client had that many requests in flight (the cold-start ramp adds one per answer).
  *
- *   npm run bench -- --only overhead [--quick]
+ *   npm run bench -- --only overhead [--quick] [--built] [--concurrency 1,16] [--host quiet]
+ *
+ * `--built` measures the package as published (`dist/`, after `npm run build`) instead of the
+ * sources compiled on the fly by tsx (see {@link loadBuilt}).
  *
  * @module
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { LimitedClient, wrapFetch } from '../../src/index.js';
+import * as sources from '../../src/index.js';
 import { createMockServer } from '../../src/server/index.js';
+
+/** The client under test: the sources (as tsx runs them), or the built package (`--built`). */
+type Library = Pick<typeof sources, 'LimitedClient' | 'wrapFetch'>;
+let lib: Library = sources;
+
+/**
+ * Loads the built package (`dist/`, made by `npm run build`) instead of the sources. tsx compiles
+ * the sources with esbuild's `keepNames`, which names every closure made at run time through a
+ * call to `Object.defineProperty`: a cost the published package does not have.
+ */
+async function loadBuilt(): Promise<Library> {
+  const path = new URL('../../dist/index.js', import.meta.url).href;
+  try {
+    return (await import(path)) as Library;
+  } catch (error) {
+    throw new Error(`--built: cannot load ${path} (run npm run build first)`, { cause: error });
+  }
+}
 
 /** The hosts the overhead is measured against. */
 export type OverheadHost = 'quiet' | 'declared';
@@ -58,14 +79,23 @@ export interface RampResult {
   concurrency: number;
   /** Answers received before `concurrency` requests were first in flight; -1 if never. */
   answersBeforeFull: number;
+  /**
+   * The round trip in which that happened: 1 for requests sent before any answer, n + 1 for those
+   * sent once an answer of round trip n came back; -1 if never.
+   */
+  roundTripsToFull: number;
   /** Milliseconds from the first call to that moment; -1 if never. */
   msToFull: number;
+  /** The median time an answer took until then, in milliseconds (the round trip of the moment). */
+  medianAnswerMs: number;
   /** The most requests in flight at once. */
   peakInFlight: number;
 }
 
 export interface OverheadOptions {
   quick: boolean;
+  /** Measure the built package (`dist/`) rather than the sources. */
+  built?: boolean;
   concurrencies?: number[];
   hosts?: OverheadHost[];
 }
@@ -101,11 +131,11 @@ function warm(name: string, made: { get: Get; close(): Promise<void> }): Contend
 }
 
 const limitedClient = (fetchImpl?: typeof fetch) => {
-  const client = new LimitedClient('http://127.0.0.1', fetchImpl ? { fetch: fetchImpl } : {});
+  const client = new lib.LimitedClient('http://127.0.0.1', fetchImpl ? { fetch: fetchImpl } : {});
   return { get: (url: string) => client.request(url), close: () => client.close() };
 };
 const wrapped = () => {
-  const f = wrapFetch();
+  const f = lib.wrapFetch();
   return { get: (url: string) => f(url), close: () => f.close() };
 };
 
@@ -190,19 +220,29 @@ async function rampProbe(host: OverheadHost, url: string, concurrency: number) {
   let peak = 0;
   let answersBeforeFull = -1;
   let msToFull = -1;
+  let roundTripsToFull = -1;
+  // A request sent before any answer is of round trip 1; one sent after an answer of round trip n
+  // came back is of round trip n + 1 (at most).
+  let answeredRound = 0;
+  const answerTimes: number[] = [];
   const start = performance.now();
   const counting = (async (input: RequestInfo | URL, init?: RequestInit) => {
+    const round = answeredRound + 1;
     inFlight++;
     peak = Math.max(peak, inFlight);
     if (inFlight >= concurrency && answersBeforeFull < 0) {
       answersBeforeFull = answers;
       msToFull = performance.now() - start;
+      roundTripsToFull = round;
     }
+    const sent = performance.now();
     try {
       return await fetch(input, init);
     } finally {
       inFlight--;
       answers++;
+      answeredRound = Math.max(answeredRound, round);
+      if (msToFull < 0) answerTimes.push(performance.now() - sent);
     }
   }) as typeof fetch;
   const client = limitedClient(counting);
@@ -212,7 +252,9 @@ async function rampProbe(host: OverheadHost, url: string, concurrency: number) {
     host,
     concurrency,
     answersBeforeFull,
+    roundTripsToFull,
     msToFull: Math.round(msToFull),
+    medianAnswerMs: Number(median(answerTimes).toFixed(1)),
     peakInFlight: peak,
   } satisfies RampResult;
 }
@@ -222,6 +264,7 @@ export async function clientOverhead(
   options: OverheadOptions,
 ): Promise<{ results: OverheadResult[]; ramps: RampResult[] }> {
   const { quick } = options;
+  if (options.built) lib = await loadBuilt();
   const concurrencies = options.concurrencies ?? [1, 16, 50, 200];
   const hosts = options.hosts ?? ['quiet', 'declared'];
   const requests = quick ? 1000 : 2000;
