@@ -15,6 +15,7 @@ const BRAND = Symbol.for('limited-client.error');
 /** Every stable error code, one per subclass. */
 export type LimitedClientErrorCode =
   | 'ERR_RATE_LIMITED'
+  | 'ERR_COST_TOO_HIGH'
   | 'ERR_CIRCUIT_OPEN'
   | 'ERR_RETRY_BUDGET_EXHAUSTED'
   | 'ERR_QUEUE_FULL'
@@ -86,6 +87,25 @@ export class RateLimitError extends LimitedClientError {
     );
     this.retryAfterMs = retryAfterMs;
     this.policy = detail?.policy;
+  }
+}
+
+/**
+ * The call costs more than the whole limit of one of the server's policies (a prompt estimated at
+ * 200,000 tokens against a policy of 150,000 a minute): it could never go, so it is refused at once,
+ * unsent, instead of waiting forever.
+ */
+export class CostTooHighError extends LimitedClientError {
+  /** The policy the cost exceeds, by the server's name. */
+  readonly policy: string | undefined;
+
+  constructor(ctx?: RequestContext, policy?: string) {
+    super(
+      'ERR_COST_TOO_HIGH',
+      `costs more than the whole limit of policy "${policy ?? 'unnamed'}": it could never be sent`,
+      ctx,
+    );
+    this.policy = policy;
   }
 }
 
@@ -235,6 +255,9 @@ export function isLimitedClientError(error: unknown): error is LimitedClientErro
 }
 /** True for a {@link RateLimitError}. */
 export const isRateLimitError = (e: unknown): e is RateLimitError => hasCode(e, 'ERR_RATE_LIMITED');
+/** True for a {@link CostTooHighError}. */
+export const isCostTooHighError = (e: unknown): e is CostTooHighError =>
+  hasCode(e, 'ERR_COST_TOO_HIGH');
 /** True for a {@link CircuitOpenError}. */
 export const isCircuitOpenError = (e: unknown): e is CircuitOpenError =>
   hasCode(e, 'ERR_CIRCUIT_OPEN');

@@ -15,11 +15,13 @@
  */
 import { abortReason, type Clock } from '../clock.js';
 import {
+  CostTooHighError,
   QueueFullError,
   QueueTimeoutError,
   RateLimitError,
   type RequestContext,
 } from '../errors.js';
+import type { Cost } from './cost.js';
 import { Alarm, type InLine, Line } from './line.js';
 import type { Ticket, Wait, WaitReason } from './rules/contract.js';
 import type { AdmitResult } from './rules/host-rules.js';
@@ -40,7 +42,7 @@ export interface AdmissionDeps {
   queueTimeoutMs: number;
   /** Asks the shared state to admit (and record) one attempt at `now`. */
   tryAdmit(
-    cost: number,
+    cost: Cost,
     firstAttempt: boolean,
     now: number,
     flightTtlMs: number | undefined,
@@ -65,7 +67,8 @@ export interface AdmissionDeps {
 
 /** What a request asks the queue for. */
 export interface AdmissionRequest {
-  cost: number;
+  /** What the attempt costs, per unit. */
+  cost: Cost;
   firstAttempt: boolean;
   /** Retries go to the front of the line. */
   priority: boolean;
@@ -108,27 +111,29 @@ const noop = () => {};
 export class Admission {
   /** Attempts admitted and not yet ended. */
   inFlight = 0;
-  private readonly line = new Line<Waiter>();
-  private draining = false;
-  private again = false;
+  readonly #line = new Line<Waiter>();
+  #draining = false;
+  #again = false;
   /** Wakes the line when the shortest wait the state announced runs out. */
-  private readonly alarm: Alarm;
-  private endWait: (() => void) | undefined;
+  readonly #alarm: Alarm;
+  #endWait: (() => void) | undefined;
   /** Set by {@link close}: the error every request gets from then on. */
-  private closed: ((ctx: RequestContext) => unknown) | undefined;
+  #closed: ((ctx: RequestContext) => unknown) | undefined;
 
-  constructor(private readonly deps: AdmissionDeps) {
-    this.alarm = new Alarm(deps.clock, () => this.kick());
+  readonly #deps: AdmissionDeps;
+  constructor(deps: AdmissionDeps) {
+    this.#deps = deps;
+    this.#alarm = new Alarm(deps.clock, () => this.kick());
   }
 
   /** Requests waiting in line. */
   get queueLength(): number {
-    return this.line.size;
+    return this.#line.size;
   }
 
   /** Whether anything is in flight or waiting (a busy host is never evicted). */
   get busy(): boolean {
-    return this.inFlight > 0 || this.line.size > 0 || this.draining;
+    return this.inFlight > 0 || this.#line.size > 0 || this.#draining;
   }
 
   /**
@@ -139,16 +144,16 @@ export class Admission {
    * server's limit would hold the request longer than `maxWaitMs`. `await` only a promise.
    */
   admit(req: AdmissionRequest): MaybePromise<Ticket> {
-    if (this.closed) return Promise.reject(this.closed(req.ctx));
+    if (this.#closed) return Promise.reject(this.#closed(req.ctx));
     if (req.signal?.aborted) return Promise.reject(abortReason(req.signal));
-    if (this.line.size === 0 && !this.draining && this.inFlight < this.deps.concurrency) {
+    if (this.#line.size === 0 && !this.#draining && this.inFlight < this.#deps.concurrency) {
       this.inFlight++;
       let result: MaybePromise<AdmitResult>;
       try {
-        result = this.deps.tryAdmit(
+        result = this.#deps.tryAdmit(
           req.cost,
           req.firstAttempt,
-          req.now ?? this.deps.clock.now(),
+          req.now ?? this.#deps.clock.now(),
           req.flightTtlMs,
         );
       } catch (error) {
@@ -157,31 +162,31 @@ export class Admission {
       }
       if (typeof (result as Promise<AdmitResult>).then === 'function') {
         return (result as Promise<AdmitResult>).then(
-          (answer) => this.admitted(answer, req),
+          (answer) => this.#admitted(answer, req),
           (error) => {
             this.inFlight--;
             throw error;
           },
         );
       }
-      return this.admitted(result as AdmitResult, req);
+      return this.#admitted(result as AdmitResult, req);
     }
-    return this.enqueue(req);
+    return this.#enqueue(req);
   }
 
   /** The fast path's answer: the ticket, a refusal, or a place in line. */
-  private admitted(result: AdmitResult, req: AdmissionRequest): MaybePromise<Ticket> {
+  #admitted(result: AdmitResult, req: AdmissionRequest): MaybePromise<Ticket> {
     if (result.ok) return result.ticket;
     this.inFlight--;
-    if (this.tooLong(result, req)) return Promise.reject(this.rateLimitError(result, req));
-    return this.enqueue(req);
+    if (this.#tooLong(result, req)) return Promise.reject(this.#rateLimitError(result, req));
+    return this.#enqueue(req);
   }
 
-  private enqueue(req: AdmissionRequest): Promise<Ticket> {
+  #enqueue(req: AdmissionRequest): Promise<Ticket> {
     // Closed while the store answered: no place in a line that will not move.
-    if (this.closed) return Promise.reject(this.closed(req.ctx));
-    if (this.line.size >= this.deps.maxQueue) {
-      return Promise.reject(new QueueFullError(this.deps.maxQueue, req.ctx));
+    if (this.#closed) return Promise.reject(this.#closed(req.ctx));
+    if (this.#line.size >= this.#deps.maxQueue) {
+      return Promise.reject(new QueueFullError(this.#deps.maxQueue, req.ctx));
     }
     return new Promise<Ticket>((resolve, reject) => {
       const waiter: Waiter = {
@@ -191,9 +196,9 @@ export class Admission {
         held: 0,
         cleanup: undefined,
       };
-      this.watch(waiter);
-      this.insert(waiter);
-      this.deps.onQueued(req.ctx, this.line.size);
+      this.#watch(waiter);
+      this.#insert(waiter);
+      this.#deps.onQueued(req.ctx, this.#line.size);
       this.kick();
     });
   }
@@ -206,30 +211,30 @@ export class Admission {
 
   /** Re-examines the line now (the shared state changed). */
   kick(): void {
-    if (this.line.size > 0) void this.drain();
+    if (this.#line.size > 0) void this.#drain();
   }
 
   /** Rejects everyone waiting, and every later request, with `error`; stops the timer. */
   close(error: (ctx: RequestContext) => unknown): void {
-    this.closed = error;
-    this.alarm.stop();
-    for (let w = this.line.first; w !== undefined; w = this.line.first) {
-      this.remove(w);
+    this.#closed = error;
+    this.#alarm.stop();
+    for (let w = this.#line.first; w !== undefined; w = this.#line.first) {
+      this.#remove(w);
       w.reject(error(w.req.ctx));
     }
   }
 
-  private watch(w: Waiter): void {
+  #watch(w: Waiter): void {
     const { signal } = w.req;
-    const timeoutMs = this.deps.queueTimeoutMs;
+    const timeoutMs = this.#deps.queueTimeoutMs;
     if (!signal && !Number.isFinite(timeoutMs)) return;
     const stop = Number.isFinite(timeoutMs) ? new AbortController() : undefined;
     // One listener on a signal shared by many waiting calls, not one each.
-    const unwatch = signal ? onAbort(signal, () => this.leave(w, abortReason(signal))) : undefined;
+    const unwatch = signal ? onAbort(signal, () => this.#leave(w, abortReason(signal))) : undefined;
     if (stop) {
-      this.deps.clock
+      this.#deps.clock
         .sleep(timeoutMs, stop.signal)
-        .then(() => this.leave(w, new QueueTimeoutError(timeoutMs, w.req.ctx)), noop);
+        .then(() => this.#leave(w, new QueueTimeoutError(timeoutMs, w.req.ctx)), noop);
     }
     w.cleanup = () => {
       unwatch?.();
@@ -237,88 +242,91 @@ export class Admission {
     };
   }
 
-  private leave(w: Waiter, error: unknown): void {
-    if (!this.isQueued(w)) return;
-    this.remove(w);
+  #leave(w: Waiter, error: unknown): void {
+    if (!this.#isQueued(w)) return;
+    this.#remove(w);
     w.reject(error);
-    if (this.line.size === 0) this.alarm.stop();
+    if (this.#line.size === 0) this.#alarm.stop();
     else this.kick();
   }
 
-  private isQueued(w: Waiter): boolean {
-    return this.line.has(w);
+  #isQueued(w: Waiter): boolean {
+    return this.#line.has(w);
   }
 
-  private insert(w: Waiter): void {
-    this.line.add(w, w.req.priority);
-    if (this.line.size === 1) this.endWait = this.deps.keepAlive();
+  #insert(w: Waiter): void {
+    this.#line.add(w, w.req.priority);
+    if (this.#line.size === 1) this.#endWait = this.#deps.keepAlive();
   }
 
-  private remove(w: Waiter): void {
-    this.line.remove(w);
-    if (this.line.size === 0) {
-      this.endWait?.();
-      this.endWait = undefined;
+  #remove(w: Waiter): void {
+    this.#line.remove(w);
+    if (this.#line.size === 0) {
+      this.#endWait?.();
+      this.#endWait = undefined;
     }
     w.cleanup?.();
     w.cleanup = undefined;
   }
 
-  private tooLong(result: Wait, req: AdmissionRequest): boolean {
+  /** A wait too long to wait for: longer than the caller allows, or for ever (`cost-too-high`). */
+  #tooLong(result: Wait, req: AdmissionRequest): boolean {
+    if (result.reason === 'cost-too-high') return true;
     // The server's own wait, before the client's jitter, is what the caller's limit is about.
     const wait = result.serverWaitMs ?? result.waitMs;
     return SERVER_WAITS.has(result.reason) && wait !== undefined && wait > req.maxWaitMs;
   }
 
-  private rateLimitError(result: Wait, req: AdmissionRequest) {
+  #rateLimitError(result: Wait, req: AdmissionRequest) {
+    if (result.reason === 'cost-too-high') return new CostTooHighError(req.ctx, result.policy);
     return new RateLimitError(result.waitMs ?? 0, req.ctx, {
       policy: result.policy,
       limitMs: req.maxWaitMs,
     });
   }
 
-  private async drain(): Promise<void> {
-    if (this.draining) {
-      this.again = true;
+  async #drain(): Promise<void> {
+    if (this.#draining) {
+      this.#again = true;
       return;
     }
-    this.draining = true;
+    this.#draining = true;
     try {
       do {
-        this.again = false;
-        await this.drainOnce();
-      } while (this.again);
+        this.#again = false;
+        await this.#drainOnce();
+      } while (this.#again);
     } finally {
-      this.draining = false;
+      this.#draining = false;
     }
   }
 
-  private async drainOnce(): Promise<void> {
+  async #drainOnce(): Promise<void> {
     for (
-      let w = this.line.first;
-      w !== undefined && this.inFlight < this.deps.concurrency;
-      w = this.line.first
+      let w = this.#line.first;
+      w !== undefined && this.inFlight < this.#deps.concurrency;
+      w = this.#line.first
     ) {
       this.inFlight++;
       let result: AdmitResult;
       try {
-        result = await this.deps.tryAdmit(
+        result = await this.#deps.tryAdmit(
           w.req.cost,
           w.req.firstAttempt,
-          this.deps.clock.now(),
+          this.#deps.clock.now(),
           w.req.flightTtlMs,
         );
       } catch (error) {
         this.inFlight--;
-        this.leave(w, error);
+        this.#leave(w, error);
         continue;
       }
-      if (!this.isQueued(w)) {
+      if (!this.#isQueued(w)) {
         // It left (abort, timeout) while the store answered: give the admission back.
         this.inFlight--;
         if (result.ok) {
           try {
-            await this.deps.giveBack(result.ticket, w.req.ctx);
+            await this.#deps.giveBack(result.ticket, w.req.ctx);
           } catch {
             // Nothing to do: the request is gone, and the line must move on.
           }
@@ -326,14 +334,14 @@ export class Admission {
         continue;
       }
       if (result.ok) {
-        this.remove(w);
+        this.#remove(w);
         w.resolve(result.ticket);
         continue;
       }
       this.inFlight--;
-      if (this.tooLong(result, w.req)) {
-        this.remove(w);
-        w.reject(this.rateLimitError(result, w.req));
+      if (this.#tooLong(result, w.req)) {
+        this.#remove(w);
+        w.reject(this.#rateLimitError(result, w.req));
         continue;
       }
       // An attempt waits for a rule of the host; `budget` and `circuit-open` answer other requests.
@@ -341,9 +349,9 @@ export class Admission {
       const bit = HELD_BITS[reason];
       if ((w.held & bit) === 0) {
         w.held |= bit;
-        this.deps.onHeld(w.req.ctx, reason, result.waitMs, result.policy);
+        this.#deps.onHeld(w.req.ctx, reason, result.waitMs, result.policy);
       }
-      this.alarm.set(result.waitMs ?? POLL_MS);
+      this.#alarm.set(result.waitMs ?? POLL_MS);
       return;
     }
   }

@@ -9,6 +9,7 @@ import { type RequestContext, TimeoutError } from '../errors.js';
 import { parseRateLimitHeaders } from '../headers/parse.js';
 import type { RateLimitInfo } from '../headers/types.js';
 import { invalidOption } from '../option-checks.js';
+import { type Cost, costOf, costProblem } from './cost.js';
 import type { HostPolicy } from './host-policy.js';
 import { type PreparedRequest, withoutCredentials } from './request.js';
 import { defaultShouldRetry } from './retry/retry-rule.js';
@@ -17,7 +18,8 @@ import type { LimitedRequestInit, ShouldRetry } from './types.js';
 
 /** Per-call options read from the caller's init. */
 export interface Call {
-  cost: number;
+  /** What the call costs, per unit (see `cost.ts`). */
+  cost: Cost;
   /** What ends the call: the caller's signal, or a scope adding the call's overall timeout to it. */
   signal: AbortSignal | undefined;
   /** The caller's own signal: the only one that reaches a response body once it is returned. */
@@ -55,8 +57,8 @@ export interface Outcome {
 
 /**
  * Reads a call's own options (checked by `checkCallOptions`) over the host's. Throws an
- * `InvalidOptionError` for a cost above the host's burst (such a request could never be sent), or
- * a `cost` function that returns anything but a number from 0 to that burst.
+ * `InvalidOptionError` for a cost whose requests exceed the host's burst (such a request could
+ * never be sent), or a `cost` function that returns anything but a cost (see {@link costOf}).
  * @param send what sends the call's attempts.
  */
 export function readCall(
@@ -67,16 +69,17 @@ export function readCall(
 ): Call {
   // What errors and events show: never the URL's credentials.
   const ctx = { method: req.method, url: withoutCredentials(req.url) };
-  let cost = init?.cost;
+  const own = init?.cost !== undefined;
+  const given =
+    init?.cost ??
+    (typeof p.cost === 'function' ? p.cost({ method: req.method, url: req.url }) : p.cost);
+  const cost = costOf(given, p.maxCost);
   if (cost === undefined) {
-    cost = typeof p.cost === 'number' ? p.cost : p.cost({ method: req.method, url: req.url });
-  }
-  if (!(typeof cost === 'number' && cost >= 0 && cost <= p.maxCost)) {
-    const own = init?.cost !== undefined;
+    const bound = `${p.maxCost}${Number.isFinite(p.maxCost) ? " (the host's burst)" : ''}`;
     throw invalidOption(
       own ? 'init.cost' : 'cost',
-      `${own ? 'must be' : 'must return'} a number from 0 to ${p.maxCost}${Number.isFinite(p.maxCost) ? " (the host's burst)" : ''}`,
-      cost,
+      own ? costProblem(given, bound) : costProblem(given, bound).replace('be', 'return'),
+      given,
       ctx,
     );
   }

@@ -33,10 +33,10 @@ export class LimitedClient {
    * relative ones are resolved against the base URL.
    */
   readonly fetch: (input: RequestInfo | URL, init?: LimitedRequestInit) => Promise<Response>;
-  private readonly engine: Engine;
-  private readonly base: URL;
-  private readonly baseTarget: Target;
-  private readonly targets = new TargetCache();
+  readonly #engine: Engine;
+  readonly #base: URL;
+  readonly #baseTarget: Target;
+  readonly #targets = new TargetCache();
 
   /**
    * @param baseUrl where relative paths go: `new LimitedClient('https://api.example.com/v1')`
@@ -52,25 +52,25 @@ export class LimitedClient {
     base.search = '';
     base.hash = '';
     if (!base.pathname.endsWith('/')) base.pathname += '/';
-    this.base = base;
-    this.baseTarget = parseTarget(base);
-    this.engine = new Engine(options, undefined);
+    this.#base = base;
+    this.#baseTarget = parseTarget(base);
+    this.#engine = new Engine(options, undefined);
     this.fetch = markWrapped((input, init) => this.request(input, init));
   }
 
   /** Sends a GET. @param path relative to the base URL, or absolute. */
   get(path: string, init?: LimitedRequestInit): Promise<Response> {
-    return this.send('GET', path, init);
+    return this.#send('GET', path, init);
   }
 
   /** Sends a HEAD. */
   head(path: string, init?: LimitedRequestInit): Promise<Response> {
-    return this.send('HEAD', path, init);
+    return this.#send('HEAD', path, init);
   }
 
   /** Sends a DELETE. */
   delete(path: string, init?: LimitedRequestInit): Promise<Response> {
-    return this.send('DELETE', path, init);
+    return this.#send('DELETE', path, init);
   }
 
   /**
@@ -79,17 +79,17 @@ export class LimitedClient {
    * `Idempotency-Key` unless the caller set one or turned keys off.
    */
   post(path: string, body?: unknown, init?: LimitedRequestInit): Promise<Response> {
-    return this.send('POST', path, jsonInit(body, init));
+    return this.#send('POST', path, jsonInit(body, init));
   }
 
   /** Sends a PUT; `body` as for {@link post}. */
   put(path: string, body?: unknown, init?: LimitedRequestInit): Promise<Response> {
-    return this.send('PUT', path, jsonInit(body, init));
+    return this.#send('PUT', path, jsonInit(body, init));
   }
 
   /** Sends a PATCH; `body` as for {@link post}. Gets an `Idempotency-Key` as POST does. */
   patch(path: string, body?: unknown, init?: LimitedRequestInit): Promise<Response> {
-    return this.send('PATCH', path, jsonInit(body, init));
+    return this.#send('PATCH', path, jsonInit(body, init));
   }
 
   /**
@@ -99,9 +99,9 @@ export class LimitedClient {
   request(input: RequestInfo | URL, init?: LimitedRequestInit): Promise<Response> {
     try {
       if (typeof input === 'object' && 'url' in input && !(input instanceof URL)) {
-        return this.engine.dispatch(this.targets.get(input.url), input, init);
+        return this.#engine.dispatch(this.#targets.get(input.url), input, init);
       }
-      return this.engine.dispatch(this.resolve(String(input)), undefined, init);
+      return this.#engine.dispatch(this.#resolve(String(input)), undefined, init);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -109,7 +109,7 @@ export class LimitedClient {
 
   /** Counts and state per host, and totals. See {@link ClientStats}. */
   stats(): ClientStats {
-    return this.engine.stats();
+    return this.#engine.stats();
   }
 
   /**
@@ -118,12 +118,12 @@ export class LimitedClient {
    * @example const stop = client.on('retry', (e) => console.log(e.url, e.delayMs)); stop();
    */
   on<K extends keyof ClientEvents>(name: K, listener: Listener<ClientEvents[K]>): () => void {
-    return this.engine.events.on(name, listener);
+    return this.#engine.events.on(name, listener);
   }
 
   /** Removes a listener added with {@link on}. */
   off<K extends keyof ClientEvents>(name: K, listener: Listener<ClientEvents[K]>): void {
-    this.engine.events.off(name, listener);
+    this.#engine.events.off(name, listener);
   }
 
   /**
@@ -134,20 +134,20 @@ export class LimitedClient {
    * another attempt. Releases the store if the client made it.
    */
   close(): Promise<void> {
-    return this.engine.close();
+    return this.#engine.close();
   }
 
-  private send(method: string, path: string, init: LimitedRequestInit | undefined) {
+  #send(method: string, path: string, init: LimitedRequestInit | undefined) {
     return this.request(path, { ...init, method });
   }
 
-  private resolve(path: string): Target {
-    if (ABSOLUTE.test(path)) return this.targets.get(path);
+  #resolve(path: string): Target {
+    if (ABSOLUTE.test(path)) return this.#targets.get(path);
     const relative = path.startsWith('/') ? path.slice(1) : path;
     if (relative === '' || relative.startsWith('?') || relative.startsWith('#')) {
-      return parseTarget(new URL(relative, this.base));
+      return parseTarget(new URL(relative, this.#base));
     }
-    const url = this.base.href + relative;
-    return { ...this.baseTarget, url };
+    const url = this.#base.href + relative;
+    return { ...this.#baseTarget, url };
   }
 }

@@ -42,15 +42,15 @@ const TARGETS_KEPT = 256;
  * the cache starts over, so it costs a bounded amount of memory whatever the URLs.
  */
 export class TargetCache {
-  private readonly targets = new Map<string, Target>();
+  readonly #targets = new Map<string, Target>();
 
   /** The target of `url`; throws a `TypeError` (as fetch does) if it is not an absolute URL. */
   get(url: string): Target {
-    let target = this.targets.get(url);
+    let target = this.#targets.get(url);
     if (target === undefined) {
       target = parseTarget(url);
-      if (this.targets.size >= TARGETS_KEPT) this.targets.clear();
-      this.targets.set(url, target);
+      if (this.#targets.size >= TARGETS_KEPT) this.#targets.clear();
+      this.#targets.set(url, target);
     }
     return target;
   }
@@ -62,11 +62,11 @@ export class Engine {
   readonly options: ResolvedOptions;
   readonly clock: Clock;
   readonly store: StateStore;
-  private readonly ownsStore: boolean;
-  private readonly registry: HostRegistry<HostPipeline>;
-  private readonly shared: PipelineShared;
-  private readonly evicted: Counters = newCounters();
-  private closed = false;
+  readonly #ownsStore: boolean;
+  readonly #registry: HostRegistry<HostPipeline>;
+  readonly #shared: PipelineShared;
+  readonly #evicted: Counters = newCounters();
+  #closed = false;
 
   /**
    * @param fetchImpl the fetch to call; `undefined` looks up `globalThis.fetch` at each call.
@@ -75,22 +75,22 @@ export class Engine {
   constructor(options: LimitedClientOptions | undefined, fetchImpl: typeof fetch | undefined) {
     this.options = new ResolvedOptions(options);
     this.clock = this.options.clock ?? systemClock;
-    this.ownsStore = this.options.store === undefined;
+    this.#ownsStore = this.options.store === undefined;
     this.store = this.options.store ?? new MemoryStateStore({ clock: this.clock });
     const impl = fetchImpl ?? this.options.fetch;
-    this.shared = {
+    this.#shared = {
       clock: this.clock,
       store: this.store,
       events: this.events,
       fetch: impl ?? globalFetch(),
       keepAlive: new KeepAlive(),
     };
-    this.registry = new HostRegistry(
+    this.#registry = new HostRegistry(
       this.clock,
       this.options.maxHosts,
       this.options.hostIdleMs,
       (_origin, pipeline) => {
-        addCounters(this.evicted, pipeline.counters);
+        addCounters(this.#evicted, pipeline.counters);
         pipeline.close(closedError);
       },
     );
@@ -107,7 +107,7 @@ export class Engine {
     init: LimitedRequestInit | undefined,
     send?: typeof fetch,
   ) {
-    if (this.closed) {
+    if (this.#closed) {
       return Promise.reject(
         closedError({
           method: init?.method ?? input?.method,
@@ -118,19 +118,19 @@ export class Engine {
     let partition: string | undefined;
     try {
       checkCallOptions(init, target.url, input);
-      partition = this.partitionOf(target, input, init);
+      partition = this.#partitionOf(target, input, init);
     } catch (error) {
       return Promise.reject(error);
     }
     const now = this.clock.now();
     const key = partition === undefined ? target.origin : `${target.origin}#${partition}`;
-    const pipeline = this.registry.get(
+    const pipeline = this.#registry.get(
       key,
       () =>
         new HostPipeline(
           target.origin,
           this.options.forHost(target.hostname, target.host),
-          this.shared,
+          this.#shared,
           partition,
         ),
       now,
@@ -150,7 +150,7 @@ export class Engine {
    * returns anything but a string of at most {@link MAX_PARTITION_LENGTH} characters or
    * `undefined`, and whatever the function throws.
    */
-  private partitionOf(
+  #partitionOf(
     target: Target,
     input: Request | undefined,
     init: LimitedRequestInit | undefined,
@@ -176,8 +176,8 @@ export class Engine {
   stats(): ClientStats {
     // Keyed by origin and partition, which come from outside: no prototype to write through.
     const hosts: Record<string, HostStats> = Object.create(null);
-    const totals = addCounters(newCounters(), this.evicted);
-    for (const [key, pipeline] of this.registry) {
+    const totals = addCounters(newCounters(), this.#evicted);
+    for (const [key, pipeline] of this.#registry) {
       const s = pipeline.stats();
       hosts[key] = s;
       addCounters(totals, pipeline.counters);
@@ -190,11 +190,11 @@ export class Engine {
    * releases the store if it is ours.
    */
   async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    for (const [, pipeline] of this.registry) pipeline.close(closedError);
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const [, pipeline] of this.#registry) pipeline.close(closedError);
     this.events.clear();
-    if (this.ownsStore) await this.store.close?.();
+    if (this.#ownsStore) await this.store.close?.();
   }
 }
 

@@ -17,38 +17,38 @@ export type Listener<T> = (event: T) => void;
 
 /** A typed emitter; see the module comment. */
 export class Emitter<E extends EventMap> {
-  private readonly listeners: { [K in keyof E]?: Listener<E[K]>[] } = {};
+  readonly #listeners: { [K in keyof E]?: Listener<E[K]>[] } = {};
 
   /**
    * Adds a listener. Returns a function that removes it (idempotent).
    * @example const dispose = client.on('retry', (e) => log(e)); dispose();
    */
   on<K extends keyof E>(name: K, listener: Listener<E[K]>): () => void {
-    const list = this.listeners[name];
+    const list = this.#listeners[name];
     // Copy on write: an emit in progress keeps iterating the array it started with.
-    this.listeners[name] = list ? [...list, listener] : [listener];
+    this.#listeners[name] = list ? [...list, listener] : [listener];
     return () => this.off(name, listener);
   }
 
   /** Removes a listener added with {@link on}; removing one that is not there does nothing. */
   off<K extends keyof E>(name: K, listener: Listener<E[K]>): void {
-    const list = this.listeners[name];
+    const list = this.#listeners[name];
     if (!list) return;
     const index = list.indexOf(listener);
     if (index === -1) return;
     const next = list.filter((_, i) => i !== index);
-    if (next.length > 0) this.listeners[name] = next;
-    else delete this.listeners[name];
+    if (next.length > 0) this.#listeners[name] = next;
+    else delete this.#listeners[name];
   }
 
   /** Whether anyone listens to `name`. Check it before building a payload. */
   has(name: keyof E): boolean {
-    return this.listeners[name] !== undefined;
+    return this.#listeners[name] !== undefined;
   }
 
   /** Calls every listener of `name` with `event`. */
   emit<K extends keyof E>(name: K, event: E[K]): void {
-    const list = this.listeners[name];
+    const list = this.#listeners[name];
     if (!list) return;
     for (const listener of list) {
       try {
@@ -63,6 +63,6 @@ export class Emitter<E extends EventMap> {
 
   /** Removes every listener. */
   clear(): void {
-    for (const name of Object.keys(this.listeners)) delete this.listeners[name as keyof E];
+    for (const name of Object.keys(this.#listeners)) delete this.#listeners[name as keyof E];
   }
 }

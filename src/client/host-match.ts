@@ -18,20 +18,20 @@ export function hostPatternProblem(pattern: string): string | undefined {
 
 /** Finds, for a host, every entry whose key matches it. Built once; matching is a few lookups. */
 export class HostMatcher<T> {
-  private readonly exact = new Map<string, T>();
-  private readonly wildcards = new Map<string, T>();
+  readonly #exact = new Map<string, T>();
+  readonly #wildcards = new Map<string, T>();
 
   constructor(entries: Readonly<Record<string, T>>) {
     for (const [pattern, value] of Object.entries(entries)) {
       const key = pattern.toLowerCase();
-      if (key.startsWith('*.')) this.wildcards.set(key.slice(1), value);
-      else this.exact.set(key, value);
+      if (key.startsWith('*.')) this.#wildcards.set(key.slice(1), value);
+      else this.#exact.set(key, value);
     }
   }
 
   /** True when there are no entries at all (the common case: skip matching). */
   get empty(): boolean {
-    return this.exact.size === 0 && this.wildcards.size === 0;
+    return this.#exact.size === 0 && this.#wildcards.size === 0;
   }
 
   /**
@@ -46,20 +46,20 @@ export class HostMatcher<T> {
     const found: T[] = [];
     if (this.empty) return found;
     const name = hostname.toLowerCase();
-    if (this.wildcards.size > 0) {
+    if (this.#wildcards.size > 0) {
       // ".b.example.com", then ".example.com", then ".com": collected longest first, reversed.
       const suffixes: T[] = [];
       for (let dot = name.indexOf('.'); dot !== -1; dot = name.indexOf('.', dot + 1)) {
-        const value = this.wildcards.get(name.slice(dot));
+        const value = this.#wildcards.get(name.slice(dot));
         if (value !== undefined) suffixes.push(value);
       }
       found.push(...suffixes.reverse());
     }
-    const byName = this.exact.get(name);
+    const byName = this.#exact.get(name);
     if (byName !== undefined) found.push(byName);
     const withPort = host.toLowerCase();
     if (withPort !== name) {
-      const byHost = this.exact.get(withPort);
+      const byHost = this.#exact.get(withPort);
       if (byHost !== undefined) found.push(byHost);
     }
     return found;

@@ -6,6 +6,7 @@
  * @module
  */
 import type { Clock } from '../clock.js';
+import type { CostVector } from './cost.js';
 import { HostMatcher } from './host-match.js';
 import { parseOptions } from './option-schema.js';
 import {
@@ -39,7 +40,7 @@ export interface HostPolicy {
   maxRetryAfterMs: number;
   timeoutMs: number;
   attemptTimeoutMs: number;
-  cost: number | ((request: CostContext) => number);
+  cost: number | CostVector | ((request: CostContext) => number | CostVector);
   /** Largest cost the bucket can pay (Infinity without a bucket). */
   maxCost: number;
   retry: RetryPolicy;
@@ -171,9 +172,9 @@ export class ResolvedOptions {
   readonly partition: ((request: CostContext) => string | undefined) | undefined;
   readonly maxHosts: number;
   readonly hostIdleMs: number;
-  private readonly base: PolicyOptions;
-  private readonly matcher: HostMatcher<PolicyOptions>;
-  private defaultPolicy: HostPolicy | undefined;
+  readonly #base: PolicyOptions;
+  readonly #matcher: HostMatcher<PolicyOptions>;
+  #defaultPolicy: HostPolicy | undefined;
 
   /** Validates `options` (throws {@link InvalidOptionError}) and keeps them for per-host resolution. */
   constructor(options: unknown) {
@@ -186,19 +187,19 @@ export class ResolvedOptions {
     this.partition = partition;
     this.maxHosts = maxHosts ?? DEFAULTS.maxHosts;
     this.hostIdleMs = hostIdleMs ?? DEFAULTS.hostIdleMs;
-    this.base = base;
-    this.matcher = new HostMatcher(hosts ?? {});
+    this.#base = base;
+    this.#matcher = new HostMatcher(hosts ?? {});
     // Resolve every host entry now, so that a bad combination fails at construction.
-    this.defaultPolicy = resolve(base, this.hostIdleMs);
+    this.#defaultPolicy = resolve(base, this.hostIdleMs);
   }
 
   /** The policy of a host: the global options merged with every matching `hosts` entry. */
   forHost(hostname: string, host: string): HostPolicy {
-    const layers = this.matcher.match(hostname, host);
+    const layers = this.#matcher.match(hostname, host);
     if (layers.length === 0) {
-      this.defaultPolicy ??= resolve(this.base, this.hostIdleMs);
-      return this.defaultPolicy;
+      this.#defaultPolicy ??= resolve(this.#base, this.hostIdleMs);
+      return this.#defaultPolicy;
     }
-    return resolve(merge([this.base, ...layers]), this.hostIdleMs);
+    return resolve(merge([this.#base, ...layers]), this.hostIdleMs);
   }
 }

@@ -20,32 +20,35 @@ type Extra<K extends RequestEvents> = Omit<ClientEvents[K], keyof EventBase>;
 export class HostReport {
   readonly counters: Counters = newCounters();
 
+  readonly #events: Emitter<ClientEvents>;
   constructor(
-    private readonly events: Emitter<ClientEvents>,
+    events: Emitter<ClientEvents>,
     readonly origin: string,
     readonly partition: string | undefined,
-  ) {}
+  ) {
+    this.#events = events;
+  }
 
   /** Emits `name` for the request of `ctx` with `extra`, when someone listens. */
-  private emit<K extends RequestEvents>(name: K, ctx: RequestContext, extra: () => Extra<K>) {
-    if (!this.events.has(name)) return;
+  #emit<K extends RequestEvents>(name: K, ctx: RequestContext, extra: () => Extra<K>) {
+    if (!this.#events.has(name)) return;
     const base: EventBase = {
       origin: this.origin,
       method: ctx.method ?? 'GET',
       url: ctx.url ?? '',
     };
     if (this.partition !== undefined) base.partition = this.partition;
-    this.events.emit(name, { ...base, ...extra() } as ClientEvents[K]);
+    this.#events.emit(name, { ...base, ...extra() } as ClientEvents[K]);
   }
 
   queued(ctx: RequestContext, queueLength: number): void {
     this.counters.queued++;
-    this.emit('queued', ctx, () => ({ queueLength }));
+    this.#emit('queued', ctx, () => ({ queueLength }));
   }
 
   held(ctx: RequestContext, reason: WaitReason, waitMs: number | undefined, policy?: string) {
     this.counters.held++;
-    this.emit('held', ctx, () => ({ reason, waitMs, policy }));
+    this.#emit('held', ctx, () => ({ reason, waitMs, policy }));
   }
 
   /** A response came; a pushback among them is counted and reported as `rate-limited`. */
@@ -58,7 +61,7 @@ export class HostReport {
     this.counters.responses++;
     if (!pushback) return;
     this.counters.rateLimited++;
-    this.emit('rate-limited', ctx, () => ({
+    this.#emit('rate-limited', ctx, () => ({
       status,
       retryAfterMs: info?.retryAfterMs,
       policy: info?.remaining === 0 ? info.policy : undefined,
@@ -67,23 +70,23 @@ export class HostReport {
 
   retry(ctx: RequestContext, event: () => Extra<'retry'>): void {
     this.counters.retries++;
-    this.emit('retry', ctx, event);
+    this.#emit('retry', ctx, event);
   }
 
   budgetExhausted(ctx: RequestContext, attempt: number): void {
     this.counters.budgetExhausted++;
-    this.emit('budget-exhausted', ctx, () => ({ attempt }));
+    this.#emit('budget-exhausted', ctx, () => ({ attempt }));
   }
 
   circuitOpen(ctx: RequestContext, retryAt: number): void {
     this.counters.circuitOpen++;
-    this.emit('circuit-open', ctx, () => ({ retryAt }));
+    this.#emit('circuit-open', ctx, () => ({ retryAt }));
   }
 
   circuitState(from: CircuitState, to: CircuitState): void {
-    if (!this.events.has('circuit-state')) return;
+    if (!this.#events.has('circuit-state')) return;
     const { origin, partition } = this;
-    this.events.emit(
+    this.#events.emit(
       'circuit-state',
       partition === undefined ? { origin, from, to } : { origin, partition, from, to },
     );
@@ -92,7 +95,7 @@ export class HostReport {
   /** A store failure the call survived. */
   storeError(ctx: RequestContext, operation: StoreOperation, error: unknown): void {
     this.counters.storeErrors++;
-    this.emit('store-error', ctx, () => ({ operation, error }));
+    this.#emit('store-error', ctx, () => ({ operation, error }));
   }
 
   giveUp(
@@ -102,7 +105,7 @@ export class HostReport {
     last: { response?: Response; error?: unknown },
   ): void {
     this.counters.gaveUp++;
-    this.emit('give-up', ctx, () => ({
+    this.#emit('give-up', ctx, () => ({
       reason,
       attempts,
       status: last.response?.status,

@@ -14,6 +14,7 @@ import type { Clock } from '../clock.js';
 import type { RequestContext } from '../errors.js';
 import type { RateLimitInfo } from '../headers/types.js';
 import { isPushback } from './answer.js';
+import type { Cost } from './cost.js';
 import type { HostPolicy } from './host-policy.js';
 import type { HostReport } from './host-report.js';
 import type { Ticket } from './rules/contract.js';
@@ -59,39 +60,54 @@ function isPromise<T>(value: MaybePromise<T>): value is Promise<T> {
 
 /** See the module comment. */
 export class HostStore {
-  private readonly key: string;
-  private readonly rules: ReturnType<typeof bindRules>;
-  private readonly store: StateStore;
-  private readonly clock: Clock;
-  private readonly learns: boolean;
-  private readonly shares: boolean;
+  readonly #key: string;
+  readonly #rules: ReturnType<typeof bindRules>;
+  readonly #store: StateStore;
+  readonly #clock: Clock;
+  readonly #learns: boolean;
+  readonly #shares: boolean;
   /** The state as last read for `stats()` (a copy). */
-  private last: HostState | undefined;
+  #last: HostState | undefined;
 
+  readonly #policy: HostPolicy;
+  readonly #report: HostReport;
   constructor(
     shared: { store: StateStore; clock: Clock },
-    private readonly policy: HostPolicy,
-    private readonly report: HostReport,
+    policy: HostPolicy,
+    report: HostReport,
     origin: string,
     partition: string | undefined,
   ) {
-    this.store = shared.store;
-    this.clock = shared.clock;
-    this.key =
+    this.#policy = policy;
+    this.#report = report;
+    this.#store = shared.store;
+    this.#clock = shared.clock;
+    this.#key =
       partition === undefined
         ? `limited-client:${origin}`
         : `limited-client:${origin}#${partition}`;
     const { learn, bucket, budget } = policy.rules;
-    this.rules = bindRules(policy.rules);
-    this.learns = learn !== undefined;
-    this.shares = learn !== undefined || bucket !== undefined || budget !== undefined;
+    this.#rules = bindRules(policy.rules);
+    this.#learns = learn !== undefined;
+    this.#shares = learn !== undefined || bucket !== undefined || budget !== undefined;
   }
 
-  /** Asks the rules to admit one attempt of `cost` units at `now` (and records it when they do). */
-  admit(cost: number, first: boolean, now: number, ttlMs: number | undefined) {
-    if (!this.shares) return ADMITTED;
-    const transaction = admitTransaction(this.rules, { kind: 'attempt', cost, first, now, ttlMs });
-    return this.store.update<HostState, AdmitResult>(this.key, transaction, this.policy.stateTtlMs);
+  /** Asks the rules to admit one attempt costing `cost` at `now` (and records it when they do). */
+  admit(cost: Cost, first: boolean, now: number, ttlMs: number | undefined) {
+    if (!this.#shares) return ADMITTED;
+    const transaction = admitTransaction(this.#rules, {
+      kind: 'attempt',
+      cost: cost.requests,
+      units: cost.units,
+      first,
+      now,
+      ttlMs,
+    });
+    return this.#store.update<HostState, AdmitResult>(
+      this.#key,
+      transaction,
+      this.#policy.stateTtlMs,
+    );
   }
 
   /**
@@ -103,30 +119,30 @@ export class HostStore {
     ticket: Ticket,
     outcome: SettledOutcome,
     ctx: RequestContext,
-    now = this.clock.now(),
+    now = this.#clock.now(),
   ): Promise<void> | undefined {
     const { response, info } = outcome;
     const status = response?.status;
     const pushback = status !== undefined && isPushback(status, info);
     outcome.pushback = pushback;
-    if (!this.learns) return;
+    if (!this.#learns) return;
     const answer = {
       ticket,
       status,
       info,
       pushback,
       now,
-      random: this.clock.random(),
+      random: this.#clock.random(),
     };
     let result: MaybePromise<Settled>;
     try {
-      result = this.store.update<HostState, Settled>(
-        this.key,
-        settleTransaction(this.rules, answer),
-        this.policy.stateTtlMs,
+      result = this.#store.update<HostState, Settled>(
+        this.#key,
+        settleTransaction(this.#rules, answer),
+        this.#policy.stateTtlMs,
       );
     } catch (error) {
-      this.report.storeError(ctx, 'settle', error);
+      this.#report.storeError(ctx, 'settle', error);
       return;
     }
     if (!isPromise(result)) {
@@ -139,23 +155,28 @@ export class HostStore {
         outcome.holdUntil = settled.holdUntil;
         outcome.pushback = settled.pushback;
       },
-      (error: unknown) => this.report.storeError(ctx, 'settle', error),
+      (error: unknown) => this.#report.storeError(ctx, 'settle', error),
     );
   }
 
   /** Takes one retry from the budget: whether there was one, or `store-error` (reported). */
   async retry(now: number, ctx: RequestContext): Promise<boolean | 'store-error'> {
-    if (!this.policy.rules.budget) return true;
-    const transaction = admitTransaction(this.rules, { kind: 'retry', cost: 1, first: false, now });
+    if (!this.#policy.rules.budget) return true;
+    const transaction = admitTransaction(this.#rules, {
+      kind: 'retry',
+      cost: 1,
+      first: false,
+      now,
+    });
     try {
-      const result = await this.store.update<HostState, AdmitResult>(
-        this.key,
+      const result = await this.#store.update<HostState, AdmitResult>(
+        this.#key,
         transaction,
-        this.policy.stateTtlMs,
+        this.#policy.stateTtlMs,
       );
       return result.ok;
     } catch (error) {
-      this.report.storeError(ctx, 'retry-budget', error);
+      this.#report.storeError(ctx, 'retry-budget', error);
       return 'store-error';
     }
   }
@@ -166,19 +187,19 @@ export class HostStore {
    */
   lastState(): HostState | undefined {
     try {
-      const read = this.store.get
-        ? this.store.get<HostState>(this.key)
-        : this.store.update(this.key, readTransaction, this.policy.stateTtlMs);
+      const read = this.#store.get
+        ? this.#store.get<HostState>(this.#key)
+        : this.#store.update(this.#key, readTransaction, this.#policy.stateTtlMs);
       if (isPromise(read)) {
         read.then((state) => {
-          this.last = state && structuredClone(state);
+          this.#last = state && structuredClone(state);
         }, noop);
       } else {
-        this.last = read && structuredClone(read);
+        this.#last = read && structuredClone(read);
       }
     } catch {
       // The state as of the last read: stats() never throws for the store.
     }
-    return this.last;
+    return this.#last;
   }
 }

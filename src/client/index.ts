@@ -7,6 +7,7 @@
  * @module
  */
 export { LimitedClient } from './client.js';
+export type { CostVector } from './cost.js';
 export type { Listener } from './events.js';
 export type {
   CircuitBreakerOptions,

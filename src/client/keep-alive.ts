@@ -14,25 +14,25 @@ const LONG_MS = 2 ** 30;
 
 /** A counter of waiting calls and the one timer that keeps the process up while it is above 0. */
 export class KeepAlive {
-  private count = 0;
-  private timer: ReturnType<typeof setInterval> | undefined;
+  #count = 0;
+  #timer: ReturnType<typeof setInterval> | undefined;
 
   /** Counts a waiting call; returns the function (idempotent) that ends its wait. */
   acquire(): () => void {
-    if (this.count++ === 0) this.timer = setInterval(noop, LONG_MS);
+    if (this.#count++ === 0) this.#timer = setInterval(noop, LONG_MS);
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      if (--this.count === 0) {
-        clearInterval(this.timer);
-        this.timer = undefined;
+      if (--this.#count === 0) {
+        clearInterval(this.#timer);
+        this.#timer = undefined;
       }
     };
   }
 
   /** Calls waiting now. */
   get waiting(): number {
-    return this.count;
+    return this.#count;
   }
 }

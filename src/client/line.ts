@@ -15,44 +15,44 @@ export interface InLine {
 
 /** See the module comment. */
 export class Line<T extends InLine> {
-  private head: T | undefined;
-  private tail: T | undefined;
+  #head: T | undefined;
+  #tail: T | undefined;
   /** Entries in the line. */
   size = 0;
 
   /** The first entry, if any. */
   get first(): T | undefined {
-    return this.head;
+    return this.#head;
   }
 
   /** Puts `entry` at the front (`front`) or at the back. */
   add(entry: T, front: boolean): void {
-    if (front && this.head) {
-      entry.next = this.head;
-      this.head.prev = entry;
-      this.head = entry;
-    } else if (this.tail) {
-      entry.prev = this.tail;
-      this.tail.next = entry;
-      this.tail = entry;
+    if (front && this.#head) {
+      entry.next = this.#head;
+      this.#head.prev = entry;
+      this.#head = entry;
+    } else if (this.#tail) {
+      entry.prev = this.#tail;
+      this.#tail.next = entry;
+      this.#tail = entry;
     } else {
-      this.head = entry;
-      this.tail = entry;
+      this.#head = entry;
+      this.#tail = entry;
     }
     this.size++;
   }
 
   /** Whether `entry` is in the line. */
   has(entry: T): boolean {
-    return entry.prev !== undefined || this.head === entry;
+    return entry.prev !== undefined || this.#head === entry;
   }
 
   /** Takes `entry` out of the line (it must be in it). */
   remove(entry: T): void {
     if (entry.prev) entry.prev.next = entry.next;
-    else this.head = entry.next as T | undefined;
+    else this.#head = entry.next as T | undefined;
     if (entry.next) entry.next.prev = entry.prev;
-    else this.tail = entry.prev as T | undefined;
+    else this.#tail = entry.prev as T | undefined;
     entry.prev = undefined;
     entry.next = undefined;
     this.size--;
@@ -66,35 +66,37 @@ const noop = () => {};
  * it later than it already rings changes nothing, earlier moves it.
  */
 export class Alarm {
-  private timer: AbortController | undefined;
-  private at = Number.POSITIVE_INFINITY;
+  #timer: AbortController | undefined;
+  #at = Number.POSITIVE_INFINITY;
 
-  constructor(
-    private readonly clock: Clock,
-    private readonly wake: () => void,
-  ) {}
+  readonly #clock: Clock;
+  readonly #wake: () => void;
+  constructor(clock: Clock, wake: () => void) {
+    this.#clock = clock;
+    this.#wake = wake;
+  }
 
   /** Rings in `waitMs` milliseconds (at least 1), unless it rings sooner already. */
   set(waitMs: number): void {
     const ms = Math.max(1, waitMs);
-    const at = this.clock.now() + ms;
-    if (this.timer && this.at <= at) return;
+    const at = this.#clock.now() + ms;
+    if (this.#timer && this.#at <= at) return;
     this.stop();
     const timer = new AbortController();
-    this.timer = timer;
-    this.at = at;
-    this.clock.sleep(ms, timer.signal).then(() => {
-      if (this.timer !== timer) return;
-      this.timer = undefined;
-      this.at = Number.POSITIVE_INFINITY;
-      this.wake();
+    this.#timer = timer;
+    this.#at = at;
+    this.#clock.sleep(ms, timer.signal).then(() => {
+      if (this.#timer !== timer) return;
+      this.#timer = undefined;
+      this.#at = Number.POSITIVE_INFINITY;
+      this.#wake();
     }, noop);
   }
 
   /** Will not ring. */
   stop(): void {
-    this.timer?.abort();
-    this.timer = undefined;
-    this.at = Number.POSITIVE_INFINITY;
+    this.#timer?.abort();
+    this.#timer = undefined;
+    this.#at = Number.POSITIVE_INFINITY;
   }
 }

@@ -14,8 +14,10 @@
 import * as z from 'zod/mini';
 import { CLOCK_PROBLEM, type Clock, isClock } from '../clock.js';
 import { InvalidOptionError } from '../errors.js';
-import { invalidOption, optionError, type Same } from '../option-checks.js';
-import { HostMatcher, hostPatternProblem } from './host-match.js';
+import { optionError, type Same } from '../option-checks.js';
+import { checkBurst, checkBurstHasRate } from './burst-checks.js';
+import { type CostVector, costOf, costProblem } from './cost.js';
+import { hostPatternProblem } from './host-match.js';
 import type {
   CircuitBreakerOptions,
   CostContext,
@@ -26,6 +28,18 @@ import type {
   RetryBudgetOptions,
   RetryOptions,
 } from './options.js';
+import {
+  bool,
+  defaulted,
+  fn,
+  int,
+  intOrInfinity,
+  msOrInfinity,
+  num,
+  offOr,
+  orObject,
+  strictObject,
+} from './schema-parts.js';
 import type { StateStore } from './store.js';
 import type { LimitedRequestInit, ShouldRetry } from './types.js';
 
@@ -34,89 +48,8 @@ const DAY_MS = 86_400_000;
 /** Longest partition name, in characters (see the `partition` option). */
 export const MAX_PARTITION_LENGTH = 256;
 
-// Leaf values are checked by predicates (`z.custom`), not zod's number and boolean schemas: each
-// schema kind is code in every browser bundle of the core, and these checks are one line each.
-const isNumber = (v: unknown): v is number => typeof v === 'number';
-const num = (min: number, max: number, exclusiveMin = false) =>
-  z.custom<number>((v) => isNumber(v) && (exclusiveMin ? v > min : v >= min) && v <= max, {
-    error: `must be a number ${exclusiveMin ? 'above' : 'from'} ${min} ${exclusiveMin ? 'and up to' : 'to'} ${max}`,
-  });
-const int = (min: number, max: number) =>
-  z.custom<number>((v) => Number.isInteger(v) && (v as number) >= min && (v as number) <= max, {
-    error: `must be an integer from ${min} to ${max}`,
-  });
-const intOrInfinity = (min: number) =>
-  z.custom<number>(
-    (v) => v === Number.POSITIVE_INFINITY || (Number.isInteger(v) && (v as number) >= min),
-    { error: `must be an integer from ${min} up, or Infinity` },
-  );
-// NaN fails the comparison; Infinity passes it.
-const msOrInfinity = () =>
-  z.custom<number>((v) => isNumber(v) && v > 0, {
-    error: 'must be a number of milliseconds above 0, or Infinity',
-  });
-const bool = (error: string) => z.custom<boolean>((v) => typeof v === 'boolean', { error });
-const fn = <T extends (...args: never[]) => unknown>(error: string) =>
-  z.custom<T>((v) => typeof v === 'function', { error });
-/**
- * What `simple` accepts (`false`, a boolean), or an object `schema` accepts, whose own issues come
- * out at their own paths (`retry.retries`). Not `z.union`: one schema kind less in the core.
- */
-const orObject = <T extends z.ZodMiniType, S>(
-  simple: (v: unknown) => v is S,
-  schema: T,
-  error: string,
-) =>
-  z
-    .custom<S | z.output<T>>((v) => simple(v) || (typeof v === 'object' && v !== null), { error })
-    .check(
-      z.superRefine((value, ctx) => {
-        if (simple(value)) return;
-        const result = schema.safeParse(value);
-        if (!result.success) for (const issue of result.error.issues) ctx.addIssue({ ...issue });
-      }),
-    );
-const isFalse = (v: unknown): v is false => v === false;
-
-/**
- * An object of `shape`: each field checked by its schema (its issues at `[field, ...]`), and an
- * unknown key refused, as `z.strictObject` does. A few lines over `z.custom` rather than zod's
- * object schema, which alone costs the core's browser bundle 1.2 kB gzipped (the core, every
- * dependency included, is held to 30 kB: see test/package/bundle-size.test.ts). Its type is zod's
- * own for a strict object of `shape`, so the compile-time checks against the documented types hold.
- */
-function strictObject<Shape extends z.core.$ZodLooseShape>(shape: Shape) {
-  type Out = z.output<z.ZodMiniObject<Shape, z.core.$strict>>;
-  const isObject = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v);
-  return z.custom<Out>(isObject, { error: 'must be an object' }).check(
-    z.superRefine((value, ctx) => {
-      const fields = value as Record<string, unknown>;
-      const unknownKeys = Object.keys(fields).filter((key) => !Object.hasOwn(shape, key));
-      if (unknownKeys.length > 0) {
-        ctx.addIssue({ code: 'unrecognized_keys', keys: unknownKeys, input: value, path: [] });
-      }
-      for (const key of Object.keys(shape)) {
-        const result = (shape[key] as z.ZodMiniType).safeParse(fields[key]);
-        if (result.success) continue;
-        for (const issue of result.error.issues)
-          ctx.addIssue({ ...issue, path: [key, ...issue.path] });
-      }
-    }),
-  );
-}
-/** `false` (the policy is off) or the policy's options. */
-const offOr = <T extends z.ZodMiniType>(schema: T) =>
-  z.optional(orObject(isFalse, schema, 'must be false or an object'));
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
-/**
- * An optional field whose default is `value`. The schema does not fill it in: a field left out of
- * a `hosts` entry takes the global option, not the default, so the defaults are applied once the
- * layers are merged (`host-policy.ts`), from {@link DEFAULTS}, which reads them here.
- */
-function defaulted<T extends z.ZodMiniType>(schema: T, value: z.output<T>) {
-  return Object.assign(z.optional(schema), { defaultValue: value });
-}
 type DefaultsOf<Shape> = {
   readonly [K in keyof Shape as Shape[K] extends { defaultValue: unknown }
     ? K
@@ -208,9 +141,9 @@ const policyShape = {
   circuitBreaker: offOr(circuitBreakerSchema),
   idempotency: offOr(idempotencySchema),
   cost: defaulted(
-    z.custom<number | ((request: CostContext) => number)>(
-      (v) => typeof v === 'function' || (isNumber(v) && v >= 0 && v <= 1e9),
-      { error: 'must be a number from 0 to 1000000000, or a function' },
+    z.custom<number | CostVector | ((request: CostContext) => number | CostVector)>(
+      (v) => typeof v === 'function' || costOf(v) !== undefined,
+      { error: (issue) => `${costProblem(issue.input)}, or a function returning one` },
     ),
     1,
   ),
@@ -272,7 +205,11 @@ const HEADER_VALUE = 'must be a header value (a string without CR, LF or NUL), o
 
 /** A call's own options: the keys `LimitedRequestInit` adds to `RequestInit`, each on its own. */
 const callShape = {
-  cost: z.optional(num(0, 1e9)),
+  cost: z.optional(
+    z.custom<number | CostVector>((v) => costOf(v) !== undefined, {
+      error: (issue) => costProblem(issue.input),
+    }),
+  ),
   idempotencyKey: z.optional(
     // What a header value may hold: no CR, LF or NUL (fetch would refuse, or worse, split).
     z.custom<string | false>((v) => v === false || (typeof v === 'string' && !/[\r\n\0]/.test(v)), {
@@ -400,57 +337,4 @@ function checkCallOption(
   if (result.success) return;
   const method = (init.method ?? input?.method ?? 'GET').toUpperCase();
   throw optionError(result.error.issues, value, `init.${key}`, { method, url });
-}
-
-/**
- * `burst` sizes the bucket of `rate`: without a rate it would be ignored, so it is refused. The
- * global `burst` is fine when a rate is set globally or in any host entry; a host entry's `burst`
- * when a rate reaches some host it applies to: from a less specific entry that applies too, or
- * from a more specific one it applies under (`*.example.com: { burst }` with
- * `api.example.com: { rate }`).
- */
-function checkBurstHasRate(options: LimitedClientOptions): void {
-  const entries = Object.entries(options.hosts ?? {});
-  const problem = 'has no effect without rate (units per second): set rate as well';
-  if (
-    options.burst !== undefined &&
-    options.rate === undefined &&
-    !entries.some(([, host]) => host.rate !== undefined)
-  ) {
-    throw invalidOption('burst', problem, options.burst);
-  }
-  if (options.rate !== undefined) return;
-  const matcher = new HostMatcher(options.hosts ?? {});
-  // The entries that apply to every host an entry covers (itself included). A wildcard stands for
-  // itself: its suffixes are the wildcards above it, and no exact entry is named `*.…`.
-  const layersOf = new Map(
-    entries.map(([pattern, host]) => {
-      const key = pattern.toLowerCase();
-      const hostname = key.startsWith('*.') ? key : key.replace(/:\d+$/, '');
-      return [host, matcher.match(hostname, key)] as const;
-    }),
-  );
-  for (const [pattern, host] of entries) {
-    if (host.burst === undefined || host.rate !== undefined) continue;
-    const ratedAbove = layersOf.get(host)?.some((layer) => layer.rate !== undefined);
-    const ratedBelow = entries.some(
-      ([, other]) => other.rate !== undefined && layersOf.get(other)?.includes(host),
-    );
-    if (!ratedAbove && !ratedBelow) {
-      throw invalidOption(`hosts[${JSON.stringify(pattern)}].burst`, problem, host.burst);
-    }
-  }
-}
-
-function checkBurst(options: PolicyOptions, where: string): void {
-  if (typeof options.cost === 'number' && options.rate !== undefined) {
-    const burst = options.burst ?? Math.max(1, Math.ceil(options.rate));
-    if (options.cost > burst) {
-      throw invalidOption(
-        `${where}.cost`,
-        `must not exceed burst ${burst} (a request costing more could never be sent)`,
-        options.cost,
-      );
-    }
-  }
 }

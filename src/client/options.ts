@@ -7,6 +7,7 @@
  * @module
  */
 import type { Clock } from '../clock.js';
+import type { CostVector } from './cost.js';
 import type { StateStore } from './store.js';
 import type { ShouldRetry } from './types.js';
 
@@ -129,8 +130,14 @@ export interface PolicyOptions {
   circuitBreaker?: false | CircuitBreakerOptions;
   /** Idempotency keys on writes; `false` turns them off. */
   idempotency?: false | IdempotencyOptions;
-  /** Units a request costs: a number or a function of the request. @default 1 */
-  cost?: number | ((request: CostContext) => number);
+  /**
+   * What a request costs: a number (units of the `requests` kind: a search the server counts as 3
+   * requests costs 3), a vector per unit (`{ requests: 1, tokens: 1200 }`: each of the server's
+   * policies is charged the cost of its unit, see the README's "Costs per unit"), or a function of
+   * the request returning either. The `requests` part must not exceed `burst` when `rate` is set.
+   * @default 1
+   */
+  cost?: number | CostVector | ((request: CostContext) => number | CostVector);
 }
 
 /** Options of `LimitedClient` and `wrapFetch`. */

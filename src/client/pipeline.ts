@@ -48,11 +48,13 @@ export interface PipelineShared {
 export class HostPipeline {
   readonly report: HostReport;
   /** What a call's run uses (see `call-run.ts`). */
-  private readonly parts: HostParts;
+  readonly #parts: HostParts;
   /** Set by {@link close}: the error calls get from then on. */
-  private closedWith: ((ctx: RequestContext) => unknown) | undefined;
+  #closedWith: ((ctx: RequestContext) => unknown) | undefined;
   /** Calls under way, from `execute` until they settle. */
-  private running = 0;
+  #running = 0;
+
+  readonly #shared: PipelineShared;
 
   /**
    * @param partition the host's partition this pipeline runs (see the `partition` option), or
@@ -61,13 +63,14 @@ export class HostPipeline {
   constructor(
     readonly origin: string,
     readonly policy: HostPolicy,
-    private readonly shared: PipelineShared,
+    shared: PipelineShared,
     readonly partition?: string,
   ) {
+    this.#shared = shared;
     const report = new HostReport(shared.events, origin, partition);
     this.report = report;
     const store = new HostStore(shared, policy, report, origin, partition);
-    this.parts = {
+    this.#parts = {
       shared,
       policy,
       report,
@@ -87,7 +90,7 @@ export class HostPipeline {
         onHeld: (ctx, reason, waitMs, name) => report.held(ctx, reason, waitMs, name),
         keepAlive: () => shared.keepAlive.acquire(),
       }),
-      closed: (ctx) => this.closedWith?.(ctx),
+      closed: (ctx) => this.#closedWith?.(ctx),
     };
   }
 
@@ -103,7 +106,7 @@ export class HostPipeline {
    * `ClientClosedError` although the client is open.
    */
   get busy(): boolean {
-    return this.running > 0 || this.parts.admission.busy || this.parts.sleepers.size > 0;
+    return this.#running > 0 || this.#parts.admission.busy || this.#parts.sleepers.size > 0;
   }
 
   /**
@@ -114,40 +117,40 @@ export class HostPipeline {
   execute(
     req: PreparedRequest,
     init: LimitedRequestInit | undefined,
-    now = this.shared.clock.now(),
+    now = this.#shared.clock.now(),
     send?: typeof fetch,
   ) {
     let call: Call;
     try {
-      call = readCall(req, init, this.policy, send ?? this.shared.fetch);
+      call = readCall(req, init, this.policy, send ?? this.#shared.fetch);
     } catch (error) {
       return Promise.reject(error);
     }
     this.report.counters.requests++;
-    this.running++;
+    this.#running++;
     const run = Number.isFinite(call.timeoutMs)
-      ? this.runWithin(req, call, now)
-      : new CallRun(this.parts, req, call, Number.POSITIVE_INFINITY).run(now);
-    run.then(this.ended, this.ended);
+      ? this.#runWithin(req, call, now)
+      : new CallRun(this.#parts, req, call, Number.POSITIVE_INFINITY).run(now);
+    run.then(this.#ended, this.#ended);
     return run;
   }
 
   /** A call settled. */
-  private readonly ended = () => {
-    this.running--;
+  readonly #ended = () => {
+    this.#running--;
   };
 
   /** A call's run under its overall timeout. */
-  private async runWithin(req: PreparedRequest, call: Call, now: number): Promise<Response> {
+  async #runWithin(req: PreparedRequest, call: Call, now: number): Promise<Response> {
     const ms = call.timeoutMs;
     const scope = new AbortScope(call.signal).timeout(
-      this.shared.clock,
+      this.#shared.clock,
       ms,
       () => new TimeoutError(ms, 'total', call.ctx),
     );
     call.signal = scope.signal;
     try {
-      const response = await new CallRun(this.parts, req, call, now + ms).run(now);
+      const response = await new CallRun(this.#parts, req, call, now + ms).run(now);
       // The caller's signal must still reach the body being read; the timeout is over.
       scope.dispose(true);
       return response;
@@ -163,9 +166,9 @@ export class HostPipeline {
    * response when that is final, and rejects with `error` when it would need another attempt.
    */
   close(error: (ctx: RequestContext) => unknown): void {
-    this.closedWith = error;
-    this.parts.admission.close(error);
-    this.parts.sleepers.wakeAll(error);
+    this.#closedWith = error;
+    this.#parts.admission.close(error);
+    this.#parts.sleepers.wakeAll(error);
   }
 
   /**
@@ -174,8 +177,8 @@ export class HostPipeline {
    * with a store that has `get` (the default one does): looking does not renew the state's expiry.
    */
   stats(): HostStats {
-    const now = this.shared.clock.now();
-    const { admission, breaker, store } = this.parts;
+    const now = this.#shared.clock.now();
+    const { admission, breaker, store } = this.#parts;
     return hostStats(
       this.origin,
       this.partition,

@@ -30,8 +30,13 @@ const REORDER_MS = 1000;
 
 /** See the module comment. */
 export class HostRegistry<P extends Evictable> {
-  private readonly entries = new Map<string, Entry<P>>();
-  private swept = Number.NEGATIVE_INFINITY;
+  readonly #entries = new Map<string, Entry<P>>();
+  #swept = Number.NEGATIVE_INFINITY;
+
+  readonly #clock: Clock;
+  readonly #maxHosts: number;
+  readonly #idleMs: number;
+  readonly #onEvict: (key: string, value: P) => void;
 
   /**
    * @param maxHosts entries kept at once (busy ones may exceed it until they are idle).
@@ -39,49 +44,55 @@ export class HostRegistry<P extends Evictable> {
    * @param onEvict called with each dropped entry.
    */
   constructor(
-    private readonly clock: Clock,
-    private readonly maxHosts: number,
-    private readonly idleMs: number,
-    private readonly onEvict: (key: string, value: P) => void,
-  ) {}
+    clock: Clock,
+    maxHosts: number,
+    idleMs: number,
+    onEvict: (key: string, value: P) => void,
+  ) {
+    this.#clock = clock;
+    this.#maxHosts = maxHosts;
+    this.#idleMs = idleMs;
+    this.#onEvict = onEvict;
+  }
 
   /** Entries held now. */
   get size(): number {
-    return this.entries.size;
+    return this.#entries.size;
   }
 
   /** The entry for `key`, created with `create` when there is none; `now` from the caller's clock. */
-  get(key: string, create: () => P, now = this.clock.now()): P {
-    let entry = this.entries.get(key);
+  get(key: string, create: () => P, now = this.#clock.now()): P {
+    let entry = this.#entries.get(key);
     if (entry) {
       // Move to the back (most recently used), at most once a second per host: the order is
       // exact to a second, and a busy host costs one Map lookup per call.
       if (now - entry.lastUsed >= REORDER_MS) {
-        this.entries.delete(key);
-        this.entries.set(key, entry);
+        this.#entries.delete(key);
+        this.#entries.set(key, entry);
       }
       entry.lastUsed = now;
     } else {
       entry = { value: create(), lastUsed: now };
-      this.entries.set(key, entry);
+      this.#entries.set(key, entry);
     }
-    if (this.entries.size > this.maxHosts || now - this.swept >= REORDER_MS) this.sweep(now, key);
+    if (this.#entries.size > this.#maxHosts || now - this.#swept >= REORDER_MS)
+      this.sweep(now, key);
     return entry.value;
   }
 
   /** The entry for `key`, without creating or touching it. */
   peek(key: string): P | undefined {
-    return this.entries.get(key)?.value;
+    return this.#entries.get(key)?.value;
   }
 
   /** Every entry, least recently used first. */
   values(): IterableIterator<P> {
-    return [...this.entries.values()].map((e) => e.value)[Symbol.iterator]();
+    return [...this.#entries.values()].map((e) => e.value)[Symbol.iterator]();
   }
 
   /** Every key and entry. */
   *[Symbol.iterator](): IterableIterator<[string, P]> {
-    for (const [key, entry] of this.entries) yield [key, entry.value];
+    for (const [key, entry] of this.#entries) yield [key, entry.value];
   }
 
   /**
@@ -89,30 +100,30 @@ export class HostRegistry<P extends Evictable> {
    * @param keep a key never dropped by this sweep: the one {@link get} is about to hand out (when
    *   every entry ahead of it is busy, it is the least recently used idle one, yet about to run).
    */
-  sweep(now = this.clock.now(), keep?: string): void {
-    this.swept = now;
+  sweep(now = this.#clock.now(), keep?: string): void {
+    this.#swept = now;
     let examined = 0;
-    for (const [key, entry] of this.entries) {
+    for (const [key, entry] of this.#entries) {
       if (examined++ >= SWEEP_LIMIT) break;
       if (key === keep) continue;
-      const over = this.entries.size > this.maxHosts;
-      const idle = now - entry.lastUsed >= this.idleMs;
+      const over = this.#entries.size > this.#maxHosts;
+      const idle = now - entry.lastUsed >= this.#idleMs;
       if (!over && !idle) break;
-      this.entries.delete(key);
+      this.#entries.delete(key);
       if (entry.value.busy) {
         // In use (a long poll): kept, and moved out of the way to the back, so that the entries
         // behind it can go. Skipping it in place would let a few busy hosts at the front stop
         // every later sweep, and the registry grow without bound.
-        this.entries.set(key, entry);
+        this.#entries.set(key, entry);
         continue;
       }
-      this.onEvict(key, entry.value);
+      this.#onEvict(key, entry.value);
     }
   }
 
   /** Drops every entry (calling `onEvict` for each). */
   clear(): void {
-    for (const [key, entry] of this.entries) this.onEvict(key, entry.value);
-    this.entries.clear();
+    for (const [key, entry] of this.#entries) this.#onEvict(key, entry.value);
+    this.#entries.clear();
   }
 }

@@ -96,39 +96,39 @@ function unfollow(parent: AbortSignal, ref: Ref): void {
 
 /** See the module comment. */
 export class AbortScope {
-  private readonly controller = new AbortController();
-  private readonly cleanups: (() => void)[] = [];
-  private parent: AbortSignal | undefined;
-  private ref: Ref | undefined;
+  readonly #controller = new AbortController();
+  readonly #cleanups: (() => void)[] = [];
+  #parent: AbortSignal | undefined;
+  #ref: Ref | undefined;
 
   /** Follows `parent`: aborts with its reason when it aborts (at once if it already has). */
   constructor(parent?: AbortSignal) {
     if (!parent) return;
     if (parent.aborted) {
-      this.controller.abort(abortReason(parent));
+      this.#controller.abort(abortReason(parent));
       return;
     }
-    this.parent = parent;
-    this.ref = follow(parent, this.controller);
+    this.#parent = parent;
+    this.#ref = follow(parent, this.#controller);
   }
 
   /** The scope's signal. */
   get signal(): AbortSignal {
-    return this.controller.signal;
+    return this.#controller.signal;
   }
 
   /** Aborts the scope with `reason()` after `ms` milliseconds on `clock` (nothing when infinite). */
   timeout(clock: Clock, ms: number, reason: () => unknown): this {
-    if (!Number.isFinite(ms) || this.controller.signal.aborted) return this;
+    if (!Number.isFinite(ms) || this.#controller.signal.aborted) return this;
     const stop = new AbortController();
-    clock.sleep(ms, stop.signal).then(() => this.controller.abort(reason()), noop);
-    this.cleanups.push(() => stop.abort());
+    clock.sleep(ms, stop.signal).then(() => this.#controller.abort(reason()), noop);
+    this.#cleanups.push(() => stop.abort());
     return this;
   }
 
   /** Aborts the scope now with `reason`. */
   abort(reason: unknown): void {
-    this.controller.abort(reason);
+    this.#controller.abort(reason);
   }
 
   /**
@@ -140,11 +140,11 @@ export class AbortScope {
     this.dispose();
     if (!parent) return;
     if (parent.aborted) {
-      this.controller.abort(abortReason(parent));
+      this.#controller.abort(abortReason(parent));
       return;
     }
-    this.parent = parent;
-    this.ref = follow(parent, this.controller);
+    this.#parent = parent;
+    this.#ref = follow(parent, this.#controller);
   }
 
   /**
@@ -154,14 +154,14 @@ export class AbortScope {
    * references the scope's signal any more (see the module comment). Does not abort the scope.
    */
   dispose(keepParent = false): void {
-    for (const cleanup of this.cleanups) cleanup();
-    this.cleanups.length = 0;
-    if (!keepParent && this.parent && this.ref) {
-      finalizer?.unregister(this.ref);
-      unfollow(this.parent, this.ref);
+    for (const cleanup of this.#cleanups) cleanup();
+    this.#cleanups.length = 0;
+    if (!keepParent && this.#parent && this.#ref) {
+      finalizer?.unregister(this.#ref);
+      unfollow(this.#parent, this.#ref);
     }
-    this.parent = undefined;
-    this.ref = undefined;
+    this.#parent = undefined;
+    this.#ref = undefined;
   }
 }
 

@@ -11,16 +11,18 @@ import { AbortScope } from './signals.js';
 
 /** See the module comment. */
 export class Sleepers {
-  private readonly scopes = new Map<AbortScope, RequestContext>();
+  readonly #scopes = new Map<AbortScope, RequestContext>();
 
-  constructor(
-    private readonly clock: Clock,
-    private readonly keepAlive: KeepAlive,
-  ) {}
+  readonly #clock: Clock;
+  readonly #keepAlive: KeepAlive;
+  constructor(clock: Clock, keepAlive: KeepAlive) {
+    this.#clock = clock;
+    this.#keepAlive = keepAlive;
+  }
 
   /** Calls sleeping now. */
   get size(): number {
-    return this.scopes.size;
+    return this.#scopes.size;
   }
 
   /**
@@ -30,19 +32,19 @@ export class Sleepers {
   async sleep(ms: number, signal: AbortSignal | undefined, ctx: RequestContext): Promise<void> {
     if (ms <= 0 && !signal?.aborted) return;
     const scope = new AbortScope(signal);
-    this.scopes.set(scope, ctx);
-    const release = this.keepAlive.acquire();
+    this.#scopes.set(scope, ctx);
+    const release = this.#keepAlive.acquire();
     try {
-      await this.clock.sleep(ms, scope.signal);
+      await this.#clock.sleep(ms, scope.signal);
     } finally {
       release();
-      this.scopes.delete(scope);
+      this.#scopes.delete(scope);
       scope.dispose(false);
     }
   }
 
   /** Ends every sleep now, each rejecting with `error(ctx)`. */
   wakeAll(error: (ctx: RequestContext) => unknown): void {
-    for (const [scope, ctx] of this.scopes) scope.abort(error(ctx));
+    for (const [scope, ctx] of this.#scopes) scope.abort(error(ctx));
   }
 }

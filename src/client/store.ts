@@ -95,67 +95,67 @@ interface Entry {
  * first) and in time (each key expires `ttlMs` after its last update). Answers synchronously.
  */
 export class MemoryStateStore implements StateStore {
-  private readonly entries = new Map<string, Entry>();
-  private readonly maxKeys: number;
-  private readonly clock: Clock;
+  readonly #entries = new Map<string, Entry>();
+  readonly #maxKeys: number;
+  readonly #clock: Clock;
 
   constructor(options: MemoryStateStoreOptions = {}) {
-    this.maxKeys = options.maxKeys ?? 10_000;
-    this.clock = options.clock ?? systemClock;
+    this.#maxKeys = options.maxKeys ?? 10_000;
+    this.#clock = options.clock ?? systemClock;
   }
 
   /** Keys held right now (expired ones included until they are touched or pushed out). */
   get size(): number {
-    return this.entries.size;
+    return this.#entries.size;
   }
 
   update<S, R>(key: string, transaction: Transaction<S, R>, ttlMs: number): R {
-    const now = this.clock.now();
-    const entry = this.entries.get(key);
+    const now = this.#clock.now();
+    const entry = this.#entries.get(key);
     const current = entry && entry.expiresAt > now ? (entry.state as S) : undefined;
     const [next, result] = transaction.run(current);
     if (next === undefined) {
-      this.entries.delete(key);
+      this.#entries.delete(key);
       return result;
     }
     if (entry) {
       // Re-inserting moves the key to the end of the Map's order (least recently updated first);
       // done at most once a second per key, so a busy key costs one lookup.
       if (now - entry.movedAt >= 1000) {
-        this.entries.delete(key);
-        this.entries.set(key, entry);
+        this.#entries.delete(key);
+        this.#entries.set(key, entry);
         entry.movedAt = now;
       }
       entry.state = next;
       entry.expiresAt = now + ttlMs;
     } else {
-      this.entries.set(key, { state: next, expiresAt: now + ttlMs, movedAt: now });
-      this.evict(now);
+      this.#entries.set(key, { state: next, expiresAt: now + ttlMs, movedAt: now });
+      this.#evict(now);
     }
     return result;
   }
 
   delete(key: string): void {
-    this.entries.delete(key);
+    this.#entries.delete(key);
   }
 
   get<S>(key: string): S | undefined {
-    const entry = this.entries.get(key);
-    return entry && entry.expiresAt > this.clock.now() ? (entry.state as S) : undefined;
+    const entry = this.#entries.get(key);
+    return entry && entry.expiresAt > this.#clock.now() ? (entry.state as S) : undefined;
   }
 
   close(): void {
-    this.entries.clear();
+    this.#entries.clear();
   }
 
   /**
    * Drops keys from the front of the Map (least recently updated first) while the store is over its
    * bound or the front key has expired. Amortised O(1) per update.
    */
-  private evict(now: number): void {
-    for (const [key, entry] of this.entries) {
-      if (this.entries.size <= this.maxKeys && entry.expiresAt > now) break;
-      this.entries.delete(key);
+  #evict(now: number): void {
+    for (const [key, entry] of this.#entries) {
+      if (this.#entries.size <= this.#maxKeys && entry.expiresAt > now) break;
+      this.#entries.delete(key);
     }
   }
 }

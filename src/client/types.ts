@@ -5,6 +5,7 @@
  * @module
  */
 
+import type { CostVector } from './cost.js';
 import type { CircuitState } from './rules/breaker.js';
 import type { WaitReason } from './rules/contract.js';
 
@@ -14,11 +15,12 @@ import type { WaitReason } from './rules/contract.js';
  */
 export interface LimitedRequestInit extends RequestInit {
   /**
-   * Units this request spends from the client's bucket and from the server's quota (a search
-   * that the server counts as 3 requests costs 3). Must not exceed `burst`.
+   * What this request costs: a number (units of the `requests` kind, spent from the client's
+   * bucket and the server's request quotas: a search the server counts as 3 requests costs 3), or a
+   * vector per unit (`{ requests: 1, tokens: 1200 }`). Its requests must not exceed `burst`.
    * @default the `cost` option, itself 1 by default
    */
-  cost?: number;
+  cost?: number | CostVector;
   /**
    * The idempotency key to send, or `false` to send none. By default POST and PATCH get a fresh
    * `crypto.randomUUID()` unless their headers already carry one. The key is the same on every
@@ -100,6 +102,7 @@ export type GiveUpReason =
   | 'queue-full'
   | 'queue-timeout'
   | 'hold-too-long'
+  | 'cost-too-high'
   | 'store-error';
 
 /**

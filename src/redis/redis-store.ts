@@ -112,7 +112,8 @@ export interface RedisStoreEvents {
 /** Keys are kept at least this long when callers' clocks decide (`timeSource: 'caller'`). */
 export const CALLER_TIME_MIN_TTL_MS = 60_000;
 
-const DEFAULTS = Object.freeze({
+/** Every default of {@link RedisStoreOptions}, as the store applies them. */
+export const DEFAULTS = Object.freeze({
   prefix: 'limited-client:',
   timeoutMs: 200,
   recheckMs: 1000,

@@ -26,9 +26,11 @@ Options:
                              <algorithm>:<param>=<value>,...   for example
                              token-bucket:capacity=10,refillPerSecond=2
                              fixed-window:limit=100,windowMs=60000,key=header:x-api-key
-                             (key is ip, global or header:<name>; name=<policy name>)
+                             (key is ip, global or header:<name>; name=<policy name>;
+                             unit=tokens; cost=<n> or, read from each request,
+                             cost=header:<name>|json:<field path>|default:<n>)
       --cost <n>             Units each request spends (default 1)
-      --headers <family>     ietf | draft-7 | draft-6 | x-ratelimit | none (default ietf)
+      --headers <family>     ietf | draft-7 | draft-6 | x-ratelimit | openai | none (default ietf)
       --retry-after <format> seconds | http-date | none (default seconds)
       --trust-proxy <value>  false | true | <number of proxies> (default false)
       --fail-mode <mode>     When the store fails: closed (503) | open (a local share of each
@@ -87,8 +89,30 @@ function scalar(value: string): string | number {
 }
 
 /**
+ * A limit's `cost=` on the command line: a number, or `|`-separated sources read from the request
+ * (`header:x-token-estimate|json:max_tokens|default:1`).
+ */
+function costSpec(spec: string, value: string): unknown {
+  if (/^\d+$/.test(value)) return Number(value);
+  const from: Record<string, unknown> = Object.create(null);
+  for (const part of value.split('|')) {
+    const colon = part.indexOf(':');
+    const kind = part.slice(0, colon);
+    const arg = part.slice(colon + 1);
+    if (colon <= 0 || !['header', 'json', 'default'].includes(kind)) {
+      throw new UsageError(
+        `--limit ${spec}: cost must be a number or header:<name>|json:<path>|default:<n>, got ${part}`,
+      );
+    }
+    from[kind] = kind === 'default' ? scalar(arg) : arg;
+  }
+  return from;
+}
+
+/**
  * Parses `algorithm:param=value,...` into a limit. Values that look like numbers are numbers;
- * `key=header:<name>` is a header key. The limit is checked later, with the whole configuration.
+ * `key=header:<name>` is a header key; `cost=json:max_tokens|header:x-token-estimate|default:1`
+ * reads the cost from the request. The limit is checked later, with the whole configuration.
  */
 export function parseLimitSpec(spec: string): LimitConfig {
   const colon = spec.indexOf(':');
@@ -104,7 +128,8 @@ export function parseLimitSpec(spec: string): LimitConfig {
     const value = pair.slice(eq + 1);
     if (name === 'key') {
       limit.key = value.startsWith('header:') ? { header: value.slice('header:'.length) } : value;
-    } else if (name === 'name') limit.name = value;
+    } else if (name === 'name' || name === 'unit') limit[name] = value;
+    else if (name === 'cost') limit.cost = costSpec(spec, value);
     else limit[name] = scalar(value);
   }
   return limit as unknown as LimitConfig;

@@ -41,6 +41,9 @@ const optionsSchema = z.strictObject({
   maxKeys: positiveInteger.optional(),
 });
 
+/** Every default of {@link MemoryStoreOptions}. */
+export const MEMORY_STORE_DEFAULTS = Object.freeze({ sweepPerOperation: 2, maxKeys: 100_000 });
+
 /**
  * Keeps limiter state in a `Map`, in this process. Operations run synchronously inside the returned
  * promise, so each is atomic; state is not shared with other processes (use a Redis store for
@@ -72,8 +75,8 @@ export class MemoryStore implements RateLimitStore {
 
   constructor(options: MemoryStoreOptions = {}) {
     const parsed = parseOptions(optionsSchema, options);
-    this.#sweepPerOperation = parsed.sweepPerOperation ?? 2;
-    this.#maxKeys = parsed.maxKeys ?? 100_000;
+    this.#sweepPerOperation = parsed.sweepPerOperation ?? MEMORY_STORE_DEFAULTS.sweepPerOperation;
+    this.#maxKeys = parsed.maxKeys ?? MEMORY_STORE_DEFAULTS.maxKeys;
   }
 
   /** Keys evicted so far because the store was full (`maxKeys`), not because they expired. */

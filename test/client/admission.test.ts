@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Admission, type AdmissionRequest } from '../../src/client/admission.js';
+import { toCost } from '../../src/client/cost.js';
 import type { Ticket } from '../../src/client/rules/contract.js';
 import type { AdmitResult } from '../../src/client/rules/host-rules.js';
 import {
@@ -32,7 +33,7 @@ function setup(options: { concurrency?: number; maxQueue?: number; queueTimeoutM
     tryAdmit: (cost) => {
       const r = gate();
       if (r.ok) {
-        admitted.push(cost);
+        admitted.push(cost.requests);
         return { ok: true, ticket: ticket(++seq) };
       }
       return r;
@@ -44,14 +45,17 @@ function setup(options: { concurrency?: number; maxQueue?: number; queueTimeoutM
     onHeld: (_ctx, reason) => held.push(reason),
     keepAlive: () => () => {},
   });
-  const req = (over: Partial<AdmissionRequest> = {}): AdmissionRequest => ({
-    cost: 1,
+  const req = ({
+    cost = 1,
+    ...over
+  }: Partial<Omit<AdmissionRequest, 'cost'>> & { cost?: number } = {}): AdmissionRequest => ({
     firstAttempt: true,
     priority: false,
     signal: undefined,
     maxWaitMs: 60_000,
     ctx: { method: 'GET', url: 'https://a.com/' },
     ...over,
+    cost: toCost(cost),
   });
   return {
     a,

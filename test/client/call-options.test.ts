@@ -65,6 +65,15 @@ describe("a call's own options", () => {
     [{ attemptTimeoutMs: Number.NaN }, 'init.attemptTimeoutMs', 'got NaN'],
     [{ cost: -1 }, 'init.cost', 'must be a number from 0 to 1000000000, got -1'],
     [{ cost: '3' }, 'init.cost', 'got "3"'],
+    [{ cost: { tokens: -5 } }, 'init.cost', 'must be { requests, tokens, ... }: at most 16 units'],
+    [{ cost: { requests: 1, tokens: '5' } }, 'init.cost', 'any other from 0 to 1000000000'],
+    [{ cost: [1] }, 'init.cost', 'or { requests, tokens, ... }, got an array'],
+    [{ cost: null }, 'init.cost', 'got null'],
+    [
+      { cost: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`u${i}`, 1])) },
+      'init.cost',
+      'at most 16 units',
+    ],
     [{ idempotencyKey: 42 }, 'init.idempotencyKey', 'must be a header value'],
     [{ idempotencyKey: true }, 'init.idempotencyKey', 'got true'],
     [
@@ -108,6 +117,19 @@ describe("a call's own options", () => {
     expect(perHost.error.message).toContain('from 0 to 5');
   });
 
+  it('refuses a cost per unit whose requests exceed the bucket of the host', async () => {
+    const { error, sent } = await refusal({ cost: { requests: 3, tokens: 10 } }, { rate: 2 });
+    expect(error.option).toBe('init.cost');
+    expect(error.message).toContain("requests from 0 to 2 (the host's burst)");
+    expect(sent).toBe(0);
+    // Tokens are not the bucket's: any number of them fits.
+    const { fn, sent: ok } = spy();
+    const fetch = wrapFetch(fn, { clock: new FakeClock(), rate: 2 });
+    await fetch(URL_, { cost: { requests: 1, tokens: 1e6 } });
+    expect(ok).toHaveLength(1);
+    await fetch.close();
+  });
+
   it('refuses what a cost function returns out of range, naming the option', async () => {
     const { error, sent } = await refusal({}, { cost: () => -1 });
     expect(error.option).toBe('cost');
@@ -140,6 +162,9 @@ describe("a call's own options", () => {
       { cache: 'no-store', keepalive: false, priority: 'high', somethingElse: { a: 1 } },
       { cost: 0 },
       { cost: 1e9 },
+      { cost: { requests: 1, tokens: 1200 } },
+      { cost: { tokens: 0, 'output-tokens': 1e9 } },
+      { cost: Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`u${i}`, 1])) },
       { retry: false },
       { retry: { retries: 0 } },
       { retry: { retries: 100, shouldRetry: () => false } },

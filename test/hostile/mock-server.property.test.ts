@@ -66,6 +66,23 @@ beforeAll(async () => {
           { algorithm: 'gcra', rate: 1000, burst: 50, key: { header: 'x-api-key' }, name: 'pay' },
         ],
       },
+      {
+        // A cost read from the request: generated `toString` header values (numbers, names,
+        // text) and JSON bodies walk it; past 1e6 is a 413, a bad value a 400, never a 500.
+        method: 'POST',
+        path: '/chat',
+        name: 'valueOf',
+        headers: 'openai',
+        limits: [
+          {
+            algorithm: 'fixed-window',
+            limit: 1_000_000,
+            windowMs: 60_000,
+            unit: 'tokens',
+            cost: { header: 'toString', json: 'constructor.prototype.polluted', default: 1 },
+          },
+        ],
+      },
       { path: '/slow', faults: { latencyMs: 30 } },
       { path: '/queue', limits: [{ algorithm: 'leaky-bucket', rate: 100, capacity: 5 }] },
       { path: '/files/*', faults: { slowBody: { chunkBytes: 64, intervalMs: 5 } } },
@@ -107,7 +124,10 @@ const path = fc.oneof(
       )
       .map(([prefix, last]) => prefix + last),
   },
-  { weight: 2, arbitrary: fc.constantFrom('/payments', '/slow', '/queue', '/x/../slow', '/') },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom('/payments', '/chat', '/slow', '/queue', '/x/../slow', '/'),
+  },
   {
     weight: 1,
     arbitrary: fc

@@ -33,6 +33,51 @@ describeRedis('mock servers sharing Redis', () => {
     );
   }
 
+  it(`an OpenAI-style route: ${INSTANCES} servers admit exactly 12 of 60 simultaneous 50-token calls under 600 tokens, and the 48 refused spend no request`, async () => {
+    const servers = await Promise.all(
+      clients.map((client) =>
+        createMockServer({
+          store: new RedisStore(client, { prefix: `${prefix}openai:`, timeoutMs: 5000 }),
+          routes: [
+            {
+              method: 'POST',
+              path: '/v1/chat/completions',
+              headers: 'openai',
+              limits: [
+                { algorithm: 'fixed-window', limit: 100, windowMs: 1e12, key: 'global' },
+                {
+                  algorithm: 'fixed-window',
+                  limit: 600,
+                  windowMs: 1e12,
+                  key: 'global',
+                  unit: 'tokens',
+                  cost: { json: 'max_tokens' },
+                },
+              ],
+            },
+          ],
+        }),
+      ),
+    );
+    const chat = (server: MockServer | undefined, maxTokens: number) =>
+      fetch(`${server?.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ max_tokens: maxTokens }),
+      });
+    const responses = await Promise.all(
+      Array.from({ length: 60 }, (_, i) => chat(servers[i % INSTANCES], 50)),
+    );
+    const statuses = responses.map((r) => r.status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(12);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(48);
+    const last = await chat(servers[0], 1);
+    expect(last.status).toBe(429);
+    expect(last.headers.get('x-ratelimit-remaining-tokens')).toBe('0');
+    expect(last.headers.get('x-ratelimit-remaining-requests')).toBe('88');
+    await Promise.all(servers.map((s) => s.close()));
+  });
+
   const limits: LimitConfig[] = [
     { algorithm: 'fixed-window', limit: 10, windowMs: 1e12 },
     { algorithm: 'sliding-log', limit: 10, windowMs: 1e9 },

@@ -97,6 +97,49 @@ describe('parseCli', () => {
     expect(await parseCli(['--help'])).toBeUndefined();
   });
 
+  it('takes a unit and a cost read from the request, and serves the openai fields', async () => {
+    const options = await parseCli([
+      '-l',
+      'fixed-window:limit=10,windowMs=1000,name=requests',
+      '-l',
+      'fixed-window:limit=600,windowMs=10000,name=tokens,unit=tokens,cost=header:x-token-estimate|json:usage.max|default:2',
+      '--headers',
+      'openai',
+      '--quiet',
+    ]);
+    expect(options?.config.routes[0]?.limits?.[1]).toEqual({
+      algorithm: 'fixed-window',
+      limit: 600,
+      windowMs: 10_000,
+      name: 'tokens',
+      unit: 'tokens',
+      cost: { header: 'x-token-estimate', json: 'usage.max', default: 2 },
+    });
+    const server = await createMockServer(options?.config as MockServerConfig);
+    try {
+      const post = (body: string) =>
+        fetch(server.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body,
+        });
+      const priced = await post('{"usage": {"max": 100}}');
+      expect(priced.headers.get('x-ratelimit-remaining-tokens')).toBe('500');
+      expect(priced.headers.get('x-ratelimit-remaining-requests')).toBe('9');
+      const unpriced = await post('{}');
+      expect(unpriced.headers.get('x-ratelimit-remaining-tokens')).toBe('498');
+    } finally {
+      await server.close();
+    }
+    expect(
+      (await parseCli(['-l', 'fixed-window:limit=5,windowMs=1000,cost=3']))?.config.routes[0]
+        ?.limits?.[0],
+    ).toMatchObject({ cost: 3 });
+    await expect(parseCli(['-l', 'fixed-window:limit=5,cost=body:n'])).rejects.toThrow(
+      'cost must be a number or header:<name>|json:<path>|default:<n>, got body:n',
+    );
+  });
+
   it('keeps a limit parameter named like a prototype property, for validation to refuse', async () => {
     const before = Object.getOwnPropertyNames(Object.prototype);
     for (const name of ['__proto__', 'constructor', 'toString']) {

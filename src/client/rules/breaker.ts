@@ -198,47 +198,52 @@ export const breaker = {
 
 /** One breaker's state and parameters, reporting every transition to `onChange`. */
 export class CircuitBreaker {
-  private readonly b: BreakerState;
+  readonly #b: BreakerState;
+
+  readonly #config: BreakerConfig;
+  readonly #onChange: ((from: CircuitState, to: CircuitState, now: number) => void) | undefined;
 
   /**
    * @param config the parameters, already validated.
    * @param onChange called on every transition, with the time it happened.
    */
   constructor(
-    private readonly config: BreakerConfig,
-    private readonly onChange?: (from: CircuitState, to: CircuitState, now: number) => void,
+    config: BreakerConfig,
+    onChange?: (from: CircuitState, to: CircuitState, now: number) => void,
   ) {
-    this.b = newBreaker(config);
+    this.#config = config;
+    this.#onChange = onChange;
+    this.#b = newBreaker(config);
   }
 
   /** The cool-down it is in (open or half-open), or would start with if it opened now. */
   get currentCoolDownMs(): number {
-    return this.b.coolDownMs;
+    return this.#b.coolDownMs;
   }
 
   /** True while closed (no time needed: only an open breaker changes state with time). */
   get closed(): boolean {
-    return this.b.state === 'closed';
+    return this.#b.state === 'closed';
   }
 
   /** The state at `now` (an open breaker whose cool-down has passed reads as half-open). */
   stateAt(now: number): CircuitState {
-    return this.watch(now, () => breakerAt(this.b, now));
+    return this.#watch(now, () => breakerAt(this.#b, now));
   }
 
   /** See {@link acquire}. */
   acquire(now: number): BreakerPermit {
-    return this.watch(now, () => acquire(this.b, now, this.config));
+    return this.#watch(now, () => acquire(this.#b, now, this.#config));
   }
 
   /** When a refused call may try again, in epoch milliseconds (see {@link breakerRetryAt}). */
   retryAt(now: number): number {
-    return this.watch(now, () => breakerRetryAt(this.b, now, this.config));
+    return this.#watch(now, () => breakerRetryAt(this.#b, now, this.#config));
   }
 
   /** Records an outcome of a request admitted by {@link acquire} (see {@link settleBreaker}). */
   record(health: 'ok' | 'failure' | undefined, now: number, probe: boolean): void {
-    this.watch(now, () => settleBreaker(this.b, health, probe, now, this.config));
+    this.#watch(now, () => settleBreaker(this.#b, health, probe, now, this.#config));
   }
 
   /** Records a success. */
@@ -257,10 +262,10 @@ export class CircuitBreaker {
   }
 
   /** Runs `step`, and reports the transition it made, if any. */
-  private watch<T>(now: number, step: () => T): T {
-    const from = this.b.state;
+  #watch<T>(now: number, step: () => T): T {
+    const from = this.#b.state;
     const result = step();
-    if (this.b.state !== from) this.onChange?.(from, this.b.state, now);
+    if (this.#b.state !== from) this.#onChange?.(from, this.#b.state, now);
     return result;
   }
 }

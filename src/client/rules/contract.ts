@@ -29,7 +29,9 @@
  *
  * @module
  */
+
 import type { QuotaPolicy, RateLimitInfo } from '../../headers/types.js';
+import type { UnitCosts } from '../cost.js';
 
 /** What the client has learned about a host: nothing yet, answers without policies, or policies. */
 export type Mode = 'cold' | 'blind' | 'declared';
@@ -49,8 +51,11 @@ export interface Wait {
   ok: false;
   /** Milliseconds until the request may go; `undefined`: until another request is answered. */
   waitMs: number | undefined;
-  /** `budget`: the retry budget refused a retry; `circuit-open`: the breaker refused a request. */
-  reason: WaitReason | 'budget' | 'circuit-open';
+  /**
+   * `budget`: the retry budget refused a retry; `circuit-open`: the breaker refused a request;
+   * `cost-too-high`: the request costs more than a policy's whole limit, and can never go.
+   */
+  reason: WaitReason | 'budget' | 'circuit-open' | 'cost-too-high';
   /** The server's name for the policy that holds the request, when it has one. */
   policy?: string;
   /** The server's own wait, before the client's jitter, when it differs from `waitMs`. */
@@ -66,8 +71,10 @@ export const GO: Verdict = Object.freeze({ ok: true });
 /** What asks the rules: an attempt to send, or a retry asking the budget. */
 export interface Request {
   kind: 'attempt' | 'retry';
-  /** Units the request spends (from the server's quota and the client's bucket). */
+  /** Units of the `requests` kind the request spends (see `cost.ts`). */
   cost: number;
+  /** What it spends in other units, `[unit or policy name, units]` (see `cost.ts`). */
+  units?: UnitCosts;
   /** The call's first attempt (it adds to what the retry budget allows). */
   first: boolean;
   /** Epoch milliseconds. */
@@ -87,6 +94,8 @@ export interface Ticket {
   /** When it was admitted, epoch milliseconds. */
   at: number;
   cost: number;
+  /** Its cost in other units, as the request had it. */
+  units?: UnitCosts;
   first: boolean;
   /** When it is taken as lost if still unanswered, epoch milliseconds (requests in flight). */
   expires?: number;
@@ -136,6 +145,8 @@ export interface View {
   /** Requests in flight: units and requests (published by the requests-in-flight rule). */
   units: number;
   requests: number;
+  /** Other units in flight, `[unit or policy name, units]` (published by the same rule). */
+  otherUnits: UnitCosts;
   /** Units of the requests just taken as lost by `prune` (their concurrency slots come back). */
   lostUnits: number;
   /** While settling: the request was still counted in flight (it was not taken as lost). */
@@ -189,6 +200,8 @@ export interface Rule<S, C> {
   expiresAt?(state: S, config: C): number;
 }
 
+const NO_UNITS: readonly [string, number][] = Object.freeze([]) as readonly [string, number][];
+
 /** A blank view for a host state with `seq` admissions in `mode`. */
 export function newView(mode: Mode, seq: number): View {
   return {
@@ -197,6 +210,7 @@ export function newView(mode: Mode, seq: number): View {
     replaying: false,
     units: 0,
     requests: 0,
+    otherUnits: NO_UNITS,
     lostUnits: 0,
     counted: false,
     declared: undefined,

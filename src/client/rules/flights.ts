@@ -11,15 +11,25 @@
  * the server counted its units long before, but a concurrency slot it holds comes back early (the
  * server's answer to the request that takes it corrects the estimate).
  *
- * Publishes `units` and `requests` in flight to the view, and on `prune` the units just taken as
- * lost (`lostUnits`); on `settle`, whether the answered request still counted (`counted`).
+ * What is in flight is counted in requests, in units of the `requests` kind (a call's `cost`), and
+ * in the other units calls named (`tokens`: see `cost.ts`). Publishes them to the view, and on
+ * `prune` the units just taken as lost (`lostUnits`); on `settle`, whether the answered request
+ * still counted (`counted`).
  *
  * @module
  */
-import type { Rule } from './contract.js';
+import type { UnitCosts } from '../cost.js';
+import type { Rule, View } from './contract.js';
 
-/** Requests in flight that are taken as lost at the same time: `[epoch ms, requests, units]`. */
-export type Flight = [number, number, number];
+/** Other units, `[unit or policy name, units]`. */
+type Units = [string, number][];
+const NONE: Units = [];
+
+/**
+ * Requests in flight that are taken as lost at the same time:
+ * `[epoch ms, requests, units, other units?]`.
+ */
+export type Flight = [number, number, number, Units?];
 
 /** What is in flight. */
 export interface FlightsState {
@@ -27,6 +37,8 @@ export interface FlightsState {
   units: number;
   /** Requests in flight (the sum over `list`). */
   requests: number;
+  /** Other units in flight (the sum over `list`), when a call named any. */
+  other?: Units;
   /** By when they are taken as lost, soonest first. */
   list: Flight[];
 }
@@ -52,10 +64,29 @@ export function flightExpiry(at: number, ttlMs: number): number {
   return Math.ceil((at + ttlMs) / grain) * grain;
 }
 
-/** Counts a request in flight; one without a time of its own (an old ticket) is counted only. */
-function add(state: FlightsState, units: number, expires: number | undefined): void {
+/** Adds `by` times `units` into `into` (a sum per unit); returns it, `undefined` when empty. */
+function addUnits(
+  into: Units | undefined,
+  units: UnitCosts | undefined,
+  by: number,
+): Units | undefined {
+  if (units === undefined) return into;
+  let sum = into ?? [];
+  for (const [unit, amount] of units) {
+    const entry = sum.find((e) => e[0] === unit);
+    if (entry) entry[1] = Math.max(0, entry[1] + by * amount);
+    else if (by > 0) sum.push([unit, amount]);
+  }
+  // A unit no request in flight names any more is dropped: the list holds only what is out.
+  if (by < 0) sum = sum.filter((e) => e[1] > 0);
+  return sum.length > 0 ? sum : undefined;
+}
+
+/** Counts a request; one without a time of its own (an old ticket) is counted only. */
+function add(state: FlightsState, units: number, other: UnitCosts | undefined, expires?: number) {
   state.units += units;
   state.requests++;
+  state.other = addUnits(state.other, other, 1);
   if (expires === undefined) return;
   const list = state.list;
   // Sorted by expiry; a request almost always belongs to the last entry or after it.
@@ -65,13 +96,23 @@ function add(state: FlightsState, units: number, expires: number | undefined): v
   if (last !== undefined && last[0] === expires) {
     last[1]++;
     last[2] += units;
+    if (other) last[3] = addUnits(last[3], other, 1);
   } else {
-    list.splice(i, 0, [expires, 1, units]);
+    list.splice(
+      i,
+      0,
+      other ? [expires, 1, units, addUnits(undefined, other, 1)] : [expires, 1, units],
+    );
   }
 }
 
 /** Stops counting a request; `false` when it no longer counted (it was taken as lost). */
-function remove(state: FlightsState, units: number, expires: number | undefined): boolean {
+function remove(
+  state: FlightsState,
+  units: number,
+  other: UnitCosts | undefined,
+  expires?: number,
+) {
   const list = state.list;
   if (expires !== undefined) {
     let i = list.length - 1;
@@ -80,58 +121,61 @@ function remove(state: FlightsState, units: number, expires: number | undefined)
     if (flight === undefined || flight[0] !== expires) return false;
     flight[1]--;
     flight[2] -= units;
+    if (other) flight[3] = addUnits(flight[3], other, -1);
     if (flight[1] <= 0) list.splice(i, 1);
   }
   state.units = Math.max(0, state.units - units);
   state.requests = Math.max(0, state.requests - 1);
+  state.other = addUnits(state.other, other, -1);
   return true;
+}
+
+function publish(state: FlightsState, view: View): FlightsState {
+  view.units = state.units;
+  view.requests = state.requests;
+  view.otherUnits = state.other ?? NONE;
+  return state;
 }
 
 /** See the module comment. */
 export const flights = {
   key: 'flights',
   kinds: ['attempt'],
-  fresh: () => ({ units: 0, requests: 0, list: [] }),
+  fresh: (): FlightsState => ({ units: 0, requests: 0, list: [] }),
   prune(state, now, _config, view) {
     const list = state.list;
     let lost = 0;
     if (list.length > 0 && (list[0] as Flight)[0] <= now) {
-      let requests = 0;
       let due = 0;
-      for (const [expires, n, units] of list) {
+      for (const [expires, n, units, other] of list) {
         if (expires > now) break;
-        requests += n;
+        state.requests = Math.max(0, state.requests - n);
+        state.other = addUnits(state.other, other, -1);
         lost += units;
         due++;
       }
       list.splice(0, due);
-      state.requests = Math.max(0, state.requests - requests);
       state.units = Math.max(0, state.units - lost);
     }
     view.lostUnits = lost;
-    view.units = state.units;
-    view.requests = state.requests;
-    return state;
+    return publish(state, view);
   },
   commit(current, request, ticket, config, view) {
     const state = current ?? { units: 0, requests: 0, list: [] };
     if (!view.replaying) {
       ticket.expires = flightExpiry(request.now, request.ttlMs ?? config.flightTtlMs);
-      add(state, request.cost, ticket.expires);
+      add(state, request.cost, ticket.units, ticket.expires);
     } else if (ticket.expires === undefined || ticket.expires > request.now) {
       // A request issued elsewhere whose time is already up is taken as lost at once.
-      add(state, request.cost, ticket.expires);
+      add(state, request.cost, ticket.units, ticket.expires);
     }
-    view.units = state.units;
-    view.requests = state.requests;
-    return state;
+    return publish(state, view);
   },
   settle(current, answer, _config, view) {
     const state = current ?? { units: 0, requests: 0, list: [] };
-    view.counted = remove(state, answer.ticket.cost, answer.ticket.expires);
-    view.units = state.units;
-    view.requests = state.requests;
-    return state;
+    const { cost, units, expires } = answer.ticket;
+    view.counted = remove(state, cost, units, expires);
+    return publish(state, view);
   },
   expiresAt: (state) => (state.requests === 0 ? 0 : Number.POSITIVE_INFINITY),
 } satisfies Rule<FlightsState, FlightsConfig>;

@@ -202,6 +202,7 @@ export function commit(w: Walk, replayed?: Ticket): Ticket {
   const { request, state, view } = w;
   const { kind, cost, now } = request;
   const ticket: Ticket = replayed ?? { kind, seq: 0, at: now, cost, first: request.first };
+  if (replayed === undefined && request.units !== undefined) ticket.units = request.units;
   if (kind === 'attempt') {
     state.seq++;
     if (replayed === undefined) ticket.seq = state.seq;

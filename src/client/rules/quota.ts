@@ -21,7 +21,8 @@
  */
 import { compareRestrictiveness } from '../../headers/policy.js';
 import type { QuotaPolicy } from '../../headers/types.js';
-import { GO, type Rule, type Verdict } from './contract.js';
+import { chargeFor } from '../cost.js';
+import { GO, type Request, type Rule, type Verdict, type View } from './contract.js';
 
 /** What the client knows about one of the server's policies. */
 export interface LearnedPolicy {
@@ -73,18 +74,25 @@ export const MAX_POLICIES = 8;
 export const CONCURRENT = 'concurrent-requests';
 
 /**
- * Whether a request of `cost` may go as far as policy `p` is concerned: room, or the reset to wait
- * for, or (spent, reset passed) a probe when none is out and no other answer is pending.
- * `requests`: requests in flight. Shared with the blind quota, whose one policy reads the same.
+ * Whether a request that `need`s so many of `p`'s units may go as far as `p` is concerned: room,
+ * or the reset to wait for, or (spent, reset passed) a probe when none is out and no other answer
+ * is pending. `need` undefined: the request does not say what it costs in `p`'s unit (tokens, for
+ * a call that gave a number): it waits only while `p` is spent. A need above `p`'s whole limit can
+ * never be met: refused (`cost-too-high`). `requests`: requests in flight. Shared with the timed
+ * quota, whose one policy reads the same.
  */
 export function checkPolicy(
   p: LearnedPolicy,
-  cost: number,
+  need: number | undefined,
   now: number,
   requests: number,
 ): Verdict {
-  if (p.remaining === undefined || p.remaining >= cost) return GO;
+  if (p.remaining === undefined) return GO;
   const policy = p.name ?? p.key;
+  if (need !== undefined && p.limit !== undefined && need > p.limit && p.unit !== CONCURRENT) {
+    return { ok: false, waitMs: undefined, reason: 'cost-too-high', policy };
+  }
+  if (need === undefined ? p.remaining > 0 : p.remaining >= need) return GO;
   if (p.unit === CONCURRENT && requests > 0) {
     // Slots come back when requests in flight end, not with time.
     return { ok: false, waitMs: undefined, reason: 'learned-limit', policy };
@@ -101,16 +109,30 @@ export function checkPolicy(
   return GO;
 }
 
-/** Spends `cost` from `p`, or counts a probe; returns whether it is a probe. */
-export function spendOrProbe(p: LearnedPolicy, cost: number, expires: number | undefined): boolean {
+/** Spends `need` of `p`'s units (nothing when unknown), or counts a probe; whether it probes. */
+export function spendOrProbe(
+  p: LearnedPolicy,
+  need: number | undefined,
+  expires: number | undefined,
+): boolean {
   if (p.remaining === undefined) return false;
-  if (p.remaining >= cost) {
-    p.remaining -= cost;
+  if (need === undefined ? p.remaining > 0 : p.remaining >= need) {
+    p.remaining -= need ?? 0;
     return false;
   }
   p.probes++;
   if (expires !== undefined) p.probesUntil = Math.max(p.probesUntil ?? 0, expires);
   return true;
+}
+
+/** What `p` is charged for a request (see `chargeFor`). */
+function needOf(p: LearnedPolicy, request: Request) {
+  return chargeFor({ requests: request.cost, units: request.units }, p.unit, p.name);
+}
+
+/** Units of `p`'s kind in flight, as the requests-in-flight rule counts them. */
+function inFlightFor(p: LearnedPolicy, view: View): number {
+  return chargeFor({ requests: view.units, units: view.otherUnits }, p.unit, p.name) ?? 0;
 }
 
 /** Forgets probes out past their time: they no longer hold the policy. */
@@ -145,7 +167,7 @@ function setReset(p: LearnedPolicy, now: number, resetMs: number, maxHoldMs: num
 /**
  * Takes a report in: every policy it names is updated (its counts only when the report is `fresh`);
  * a policy it no longer names is forgotten once its reset has passed, so a policy the server
- * stopped describing cannot hold the host forever. `units`: units still in flight; `cost`: the
+ * stopped describing cannot hold the host forever. `view`: what is still in flight; `cost`: the
  * answered request's own units (a concurrency report was made while it held a slot, free now).
  */
 function apply(
@@ -154,7 +176,7 @@ function apply(
   fresh: boolean,
   now: number,
   config: QuotaConfig,
-  units: number,
+  view: View,
   cost: number,
 ): void {
   const seen = new Set<string>();
@@ -172,7 +194,7 @@ function apply(
     if (q.unit !== undefined) p.unit = q.unit;
     if (!fresh) continue;
     if (q.remaining !== undefined) {
-      p.remaining = q.remaining - units + (p.unit === CONCURRENT ? cost : 0);
+      p.remaining = q.remaining - inFlightFor(p, view) + (p.unit === CONCURRENT ? cost : 0);
       p.probes = 0;
       if (q.resetMs !== undefined) setReset(p, now, q.resetMs, config.maxHoldMs);
       // No reset in the headers (Shopify's leaky bucket, Azure): when spent, wait a little before
@@ -213,11 +235,12 @@ export const quota = {
     }
     return state;
   },
-  check(state, { cost, now }, _config, view) {
+  check(state, request, _config, view) {
     let verdict: Verdict = GO;
     for (const p of state.policies) {
-      const v = checkPolicy(p, cost, now, view.requests);
+      const v = checkPolicy(p, needOf(p, request), request.now, view.requests);
       if (v.ok) continue;
+      if (v.reason === 'cost-too-high') return v;
       // The longest known wait wins; a wait for an answer only when no policy gives a time.
       if (verdict.ok || (v.waitMs !== undefined && (verdict.waitMs ?? -1) < v.waitMs)) verdict = v;
     }
@@ -225,10 +248,12 @@ export const quota = {
   },
   commit(state, request, ticket, _config, view) {
     if (state === undefined) return undefined;
-    const { cost, now } = request;
+    const { now } = request;
     if (!view.replaying) {
       const probed: string[] = [];
-      for (const p of state.policies) if (spendOrProbe(p, cost, ticket.expires)) probed.push(p.key);
+      for (const p of state.policies) {
+        if (spendOrProbe(p, needOf(p, request), ticket.expires)) probed.push(p.key);
+      }
       ticket.probed = probed;
       return state;
     }
@@ -239,7 +264,7 @@ export const quota = {
     for (const p of state.policies) {
       if (p.remaining === undefined) continue;
       if (!probed.includes(p.key)) {
-        if (!lost || p.unit !== CONCURRENT) p.remaining -= cost;
+        if (!lost || p.unit !== CONCURRENT) p.remaining -= needOf(p, request) ?? 0;
       } else if (!lost) {
         p.probes++;
         if (ticket.expires !== undefined) {
@@ -267,7 +292,7 @@ export const quota = {
     // old until `seq` caught up.
     const fresh = ticket.seq > state.applied && ticket.seq <= view.seq;
     if (fresh) state.applied = ticket.seq;
-    apply(state, view.declared, fresh, answer.now, config, view.units, ticket.cost);
+    apply(state, view.declared, fresh, answer.now, config, view, ticket.cost);
     return state;
   },
 } satisfies Rule<QuotaState, QuotaConfig>;

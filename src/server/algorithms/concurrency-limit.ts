@@ -66,6 +66,9 @@ export interface ConcurrencyLimitOptions
 
 const schema = z.strictObject({ ...concurrencyLimitShape, ...limiterOptionsShape });
 
+/** The default `retryAfterMs` of a concurrency limit, in milliseconds. */
+export const CONCURRENCY_RETRY_AFTER_MS = 1000;
+
 /**
  * Caps the units in flight per key: a take holds a slot until {@link ConcurrencyLimit.release}
  * (or the `refund` of {@link RateLimiter.acquire}) gives it back. The mock server releases the
@@ -90,7 +93,11 @@ const schema = z.strictObject({ ...concurrencyLimitShape, ...limiterOptionsShape
 export class ConcurrencyLimit extends RateLimiter<ConcurrencyLimitState, ConcurrencyLimitConfig> {
   constructor(options: ConcurrencyLimitOptions) {
     const { limit, retryAfterMs, ...rest } = parseOptions(schema, options);
-    super(concurrencyLimit, { limit, retryAfterMs: retryAfterMs ?? 1000 }, rest);
+    super(
+      concurrencyLimit,
+      { limit, retryAfterMs: retryAfterMs ?? CONCURRENCY_RETRY_AFTER_MS },
+      rest,
+    );
   }
 
   /**

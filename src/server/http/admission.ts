@@ -41,29 +41,36 @@ export interface Admission {
 }
 
 /**
- * Takes `route.cost` from each limit in order. When one rejects, the takes already made are
+ * Takes `costs[i]` from limit `i`, in order (each from 1 to the limit's capacity: the server
+ * answers 400 or 413 before admission otherwise). When one rejects, the takes already made are
  * refunded (last first), so a rejected request spends nothing anywhere, and every limit is then
  * described as it stands (`peek`). Another request can briefly see a refunded unit as spent: the
  * error is toward rejecting, never toward admitting too much.
  *
  * A limit whose store fails is decided by the route's `failMode`: `'open'` takes from the limit's
- * local copy (`failOpenShare` of it) instead; `'closed'` gives back what was taken and refuses the
- * request. A take that failed is not given back: the store contract says it was not applied
- * (`RedisStore` refuses a take that reaches Redis after its deadline, and gives back one whose
- * answer comes after its timeout), so it holds nothing. A refund that fails is recorded and
+ * local copy (`failOpenShare` of it; a cost above the share is charged as the whole share)
+ * instead; `'closed'` gives back what was taken and refuses the request. A take that failed is
+ * not given back: the store contract says it was not applied (`RedisStore` refuses a take that
+ * reaches Redis after its deadline, and gives back one whose answer comes after its timeout), so it
+ * holds nothing. A refund that fails is recorded and
  * otherwise ignored: its units stay spent until the store expires them (a concurrency slot on
  * Redis, when its lease does), an error toward rejecting.
  */
-export async function admit(route: CompiledRoute, keys: string[], now: number): Promise<Admission> {
+export async function admit(
+  route: CompiledRoute,
+  keys: readonly string[],
+  costs: readonly number[],
+  now: number,
+): Promise<Admission> {
   const { limits } = route;
   const acquisitions: Acquisition[] = [];
   const results: TakeResult[] = [];
   const failures: StoreFailure[] = [];
-  const options = { cost: route.cost, now };
   let rejected = -1;
   for (let i = 0; i < limits.length; i++) {
     const limit = limits[i] as CompiledLimit;
     const key = keys[i] as string;
+    const options = { cost: costs[i] as number, now };
     let acquisition: Acquisition;
     try {
       acquisition = await limit.limiter.acquire(key, options);
@@ -80,7 +87,8 @@ export async function admit(route: CompiledRoute, keys: string[], now: number): 
           failures,
         };
       }
-      acquisition = await limit.local(route.failOpenShare).acquire(key, options);
+      const local = limit.local(route.failOpenShare);
+      acquisition = await local.acquire(key, localOptions(local, options));
     }
     results.push(acquisition.result);
     if (!acquisition.result.allowed) {
@@ -95,11 +103,13 @@ export async function admit(route: CompiledRoute, keys: string[], now: number): 
       if (i === rejected) continue;
       const limit = limits[i] as CompiledLimit;
       const key = keys[i] as string;
+      const options = { cost: costs[i] as number, now };
       try {
         results[i] = await limit.limiter.peek(key, options);
       } catch (error) {
         failures.push({ limit: i, operation: 'peek', error });
-        results[i] = await limit.local(route.failOpenShare).peek(key, options);
+        const local = limit.local(route.failOpenShare);
+        results[i] = await local.peek(key, localOptions(local, options));
       }
     }
   }
@@ -108,6 +118,18 @@ export async function admit(route: CompiledRoute, keys: string[], now: number): 
     reports.push(report(limits[i] as CompiledLimit, results[i] as TakeResult));
   }
   return { allowed: rejected < 0, failedClosed: false, acquisitions, results, reports, failures };
+}
+
+/**
+ * A request's take on a limit's local copy: a cost read from the request may exceed the copy's
+ * share of the limit, and is then charged the whole share (admitted only when the copy is at rest),
+ * an error toward admitting bounded by the share.
+ */
+function localOptions(
+  local: { limit: number },
+  options: { cost: number; now: number },
+): { cost: number; now: number } {
+  return options.cost <= local.limit ? options : { ...options, cost: local.limit };
 }
 
 /** Refunds `acquisitions`, last first, recording the refunds that fail. */
@@ -129,6 +151,7 @@ function report(limit: CompiledLimit, result: TakeResult): PolicyReport {
     resetMs: result.resetMs,
     retryAfterMs: result.retryAfterMs,
     concurrency: limit.concurrency,
+    unit: limit.unit,
     field: limit.field,
   };
   if (limit.windowMs !== undefined) out.windowMs = limit.windowMs;

@@ -24,8 +24,12 @@ import {
   policyNames,
   type ResponseConfig,
   type RetryAfterFormat,
+  type RouteConfig,
   routeLabel,
+  staticCost,
 } from './config.js';
+import { type CompiledCost, compileCost } from './costs.js';
+import { FAULT_DEFAULTS, ROUTE_DEFAULTS } from './defaults.js';
 import { Trigger } from './faults.js';
 import { compileKey, type KeyFunction, keyScope } from './keys.js';
 import { describePolicy, type PolicyField } from './rate-limit-headers.js';
@@ -43,6 +47,10 @@ export interface CompiledLimit {
   windowMs: number | undefined;
   concurrency: boolean;
   leaky: boolean;
+  /** What it counts: `requests`, `tokens`..., `concurrent-requests` for a concurrency limit. */
+  unit: string;
+  /** What a request spends in it on this route. */
+  cost: CompiledCost;
   /** Its name and quota as the IETF fields write them, serialised once. */
   field: PolicyField;
   /**
@@ -57,7 +65,6 @@ export interface CompiledRoute {
   label: string;
   method: string | undefined;
   match: PathMatcher;
-  cost: number;
   limits: CompiledLimit[];
   /** Whether a limit is a leaky bucket: admitted requests may have to wait their turn. */
   leaky: boolean;
@@ -95,49 +102,49 @@ export function compileRoutes(
   const edgeConfigs = config.limits ?? [];
   // Local copies of the limits, for routes failing open, share one memory store. The server's
   // limits serve every route, so theirs must fit the costliest request.
-  const edgeFallback = {
-    store: localStore,
-    minUnits: Math.max(1, ...config.routes.map((route) => route.cost ?? 1)),
-  };
-  // The server's limits are shared by every route: one limiter each, named alike on every route.
+  // The server's limits are shared by every route: one limiter each, named alike on every route,
+  // its cost read per route (a limit without a cost of its own spends each route's).
   const edgeNames = policyNames(edgeConfigs, [], 0);
   const edge = edgeConfigs.map((limit, i) =>
-    compileLimit(
-      limit,
-      edgeNames[i] as string,
-      `limits/${edgeNames[i]}`,
-      store,
-      clock,
-      edgeFallback,
-    ),
+    compileLimit(limit, edgeNames[i] as string, `limits/${edgeNames[i]}`, store, clock, {
+      store: localStore,
+      minUnits: Math.max(1, ...config.routes.map((route) => staticCost(limit, route))),
+    }),
   );
   return config.routes.map((route, r) => {
     const label = routeLabel(route);
     const names = policyNames(edgeConfigs, route.limits ?? [], r, label).slice(edge.length);
-    const fallback = { store: localStore, minUnits: route.cost ?? 1 };
     const own = (route.limits ?? []).map((limit, i) =>
-      compileLimit(limit, names[i] as string, `${label}/${names[i]}`, store, clock, fallback),
+      compileLimit(
+        limit,
+        names[i] as string,
+        `${label}/${names[i]}`,
+        store,
+        clock,
+        { store: localStore, minUnits: staticCost(limit, route) },
+        route,
+      ),
     );
+    const limits = [...edge.map((limit, i) => withCost(limit, edgeConfigs[i], route)), ...own];
     const faults = route.faults ?? {};
     const compiled: CompiledRoute = {
       label,
       method: route.method?.toUpperCase(),
       match: compilePath(route.path),
-      cost: route.cost ?? 1,
-      limits: [...edge, ...own],
-      leaky: [...edge, ...own].some((limit) => limit.leaky),
-      concurrency: [...edge, ...own].some((limit) => limit.concurrency),
-      headers: route.headers ?? 'ietf',
-      retryAfter: route.retryAfter ?? 'seconds',
+      limits,
+      leaky: limits.some((limit) => limit.leaky),
+      concurrency: limits.some((limit) => limit.concurrency),
+      headers: route.headers ?? ROUTE_DEFAULTS.headers,
+      retryAfter: route.retryAfter ?? ROUTE_DEFAULTS.retryAfter,
       response: route.response ?? {},
       responseHeaders: responseHeaders(route.response?.headers),
       responseBody:
         route.response?.body === undefined
           ? undefined
           : Buffer.from(JSON.stringify(route.response.body)),
-      idempotency: route.idempotency ?? true,
-      failMode: route.failMode ?? 'closed',
-      failOpenShare: route.failOpenShare ?? 0.25,
+      idempotency: route.idempotency ?? ROUTE_DEFAULTS.idempotency,
+      failMode: route.failMode ?? ROUTE_DEFAULTS.failMode,
+      failOpenShare: route.failOpenShare ?? ROUTE_DEFAULTS.failOpenShare,
       faults: { latency: faults.latencyMs },
     };
     if (faults.unavailable) {
@@ -151,12 +158,21 @@ export function compileRoutes(
     }
     if (faults.slowBody) {
       compiled.faults.slowBody = {
-        chunkBytes: faults.slowBody.chunkBytes ?? 1,
+        chunkBytes: faults.slowBody.chunkBytes ?? FAULT_DEFAULTS.slowBody.chunkBytes,
         intervalMs: faults.slowBody.intervalMs,
       };
     }
     return compiled;
   });
+}
+
+/** A server-wide limit as one route sees it: its cost on that route. Same limiter, same state. */
+function withCost(
+  limit: CompiledLimit,
+  config: LimitConfig | undefined,
+  route: RouteConfig,
+): CompiledLimit {
+  return { ...limit, cost: compileCost(config?.cost, route.cost ?? ROUTE_DEFAULTS.cost) };
 }
 
 /** The configured header fields as a raw list, with `Content-Type: application/json` unless set. */
@@ -166,6 +182,10 @@ function responseHeaders(configured: Record<string, string> | undefined): string
   return typed ? fields : ['Content-Type', 'application/json', ...fields];
 }
 
+/**
+ * Compiles one limit. Its `cost` is the limit's own, falling back to 1; a route applies its own
+ * `cost` to a server-wide limit with {@link withCost}.
+ */
 function compileLimit(
   limit: LimitConfig,
   name: string,
@@ -173,10 +193,12 @@ function compileLimit(
   store: RateLimitStore,
   clock: Clock,
   fallback: Fallback,
+  route?: RouteConfig,
 ): CompiledLimit {
   const locals = new Map<number, RateLimiter>();
   const described = describeLimit(limit);
   const limiter = makeLimiter(limit, { store: limit.store ?? store, clock, name: namespace });
+  const unit = described.concurrency ? 'concurrent-requests' : (limit.unit ?? 'requests');
   return {
     ...described,
     name,
@@ -184,7 +206,9 @@ function compileLimit(
     keyOf: compileKey(limit.key),
     scope: keyScope(limit.key),
     limiter,
-    field: describePolicy(name, limiter.limit, described.windowMs, described.concurrency),
+    unit,
+    cost: compileCost(limit.cost, route?.cost ?? ROUTE_DEFAULTS.cost),
+    field: describePolicy(name, limiter.limit, described.windowMs, unit),
     local(share) {
       let local = locals.get(share);
       if (local === undefined) {

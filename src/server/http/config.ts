@@ -25,9 +25,10 @@ import {
   storeSchema,
 } from '../options.js';
 import type { RateLimitStore } from '../store.js';
+import { ROUTE_DEFAULTS } from './defaults.js';
 
 /** Which rate-limit header fields a route sends. */
-export type HeaderFamily = 'ietf' | 'draft-7' | 'draft-6' | 'x-ratelimit' | 'none';
+export type HeaderFamily = 'ietf' | 'draft-7' | 'draft-6' | 'x-ratelimit' | 'openai' | 'none';
 
 /** How `Retry-After` is written on a 429: delay-seconds, an HTTP-date, or not at all. */
 export type RetryAfterFormat = 'seconds' | 'http-date' | 'none';
@@ -40,6 +41,35 @@ export type KeyPart = 'ip' | 'global' | { header: string };
 
 /** A key: one part, or several (a composite key, e.g. IP and API key together). */
 export type KeyConfig = KeyPart | KeyPart[];
+
+/**
+ * Where a limit reads the cost of each request: a request header whose value is the cost in decimal
+ * digits (`x-token-estimate: 1200`), a number in the JSON body (`max_tokens`, or a dotted path such
+ * as `usage.total_tokens` or `messages.0.tokens`), or both (the header first). A request carrying
+ * neither pays `default`.
+ *
+ * What a request may send is bounded: a header value of at most 15 digits; a JSON path of at most
+ * 8 segments of 1 to 64 characters, read from a body the server reads anyway (at most 1 MiB). A
+ * value that is present but not an integer from 1 (`0`, `-5`, `1.5`, `"12"`, `null`, `12abc`) is
+ * refused with 400 `invalid_cost`; a cost above what the limit can ever hold (its `limit`,
+ * `capacity` or `burst + 1`) with 413 `cost_exceeds_limit`, never with a 429 a client would retry.
+ * A body that is not JSON (by its `Content-Type`) or does not parse has no field: the request pays
+ * `default`.
+ */
+export interface CostFrom {
+  /** A request header carrying the cost, e.g. `'x-token-estimate'`. */
+  header?: string;
+  /** A field of the JSON body carrying the cost: a name or a dotted path, e.g. `'max_tokens'`. */
+  json?: string;
+  /**
+   * The cost of a request that carries neither.
+   * @default the route's `cost` (1)
+   */
+  default?: number;
+}
+
+/** The most segments a {@link CostFrom.json} path has (`a.b.c` has 3). */
+export const MAX_COST_PATH_SEGMENTS = 8;
 
 /** What every limit accepts besides its algorithm's parameters. */
 export interface LimitCommon {
@@ -61,6 +91,20 @@ export interface LimitCommon {
    * @default the server's `store`
    */
   store?: RateLimitStore;
+  /**
+   * What this limit counts, for the header fields: `'requests'`, `'tokens'`, or another unit
+   * (lower-case letters, digits and `-`, at most 32). The IETF family writes a unit other than
+   * requests as `qu="tokens"`; the `openai` family names its fields after it
+   * (`x-ratelimit-remaining-tokens`). Not for a concurrency limit, which counts requests in flight.
+   * @default 'requests'
+   */
+  unit?: string;
+  /**
+   * Units each request spends in this limit: a number, or read from the request
+   * ({@link CostFrom}: `{ json: 'max_tokens', header: 'x-token-estimate' }`).
+   * @default the route's `cost`
+   */
+  cost?: number | CostFrom;
 }
 
 /** One limit: an algorithm with its parameters (as its class takes them), a key and a name. */
@@ -149,7 +193,8 @@ export interface RouteConfig {
   /** `'/exact'`, `'/items/:id'` (a parameter per segment), `'/files/*'` (a prefix) or `'*'`. */
   path: string;
   /**
-   * Units each request spends in every limit (weighted requests: `/search` 3, `/report` 50).
+   * Units each request spends in every limit that has no `cost` of its own (weighted requests:
+   * `/search` 3, `/report` 50).
    * @default 1
    */
   cost?: number;
@@ -359,8 +404,35 @@ const keySchema = z.union([keyPart, z.array(keyPart).min(1, { error: 'must not b
   error: "must be 'ip', 'global', { header: name } or an array of those",
 });
 
+const COST_PATH = new RegExp(`^[^.\\s]{1,64}(\\.[^.\\s]{1,64}){0,${MAX_COST_PATH_SEGMENTS - 1}}$`);
+const costFromSchema = z
+  .strictObject({
+    header: headerName.optional(),
+    json: z
+      .string({ error: 'must be a string' })
+      .regex(COST_PATH, {
+        error: `must be a field name or a dotted path of at most ${MAX_COST_PATH_SEGMENTS} segments of 1 to 64 characters, without spaces`,
+      })
+      .optional(),
+    default: positiveInteger.optional(),
+  })
+  .refine((from) => from.header !== undefined || from.json !== undefined, {
+    error: 'must name a header, a json field, or both',
+  });
+
 const limitCommon = {
   key: keySchema.optional(),
+  unit: z
+    .string({ error: 'must be a string' })
+    .regex(/^[a-z][a-z0-9-]{0,31}$/, {
+      error: "must be lower-case letters, digits and '-', starting with a letter, at most 32",
+    })
+    .optional(),
+  cost: z
+    .union([positiveInteger, costFromSchema], {
+      error: 'must be a positive integer or { header?, json?, default? }',
+    })
+    .optional(),
   name: z
     .string({ error: 'must be a string' })
     .regex(/^[\x20-\x7e]+$/, { error: 'must be printable ASCII' })
@@ -423,8 +495,8 @@ const routeSchema = z.strictObject({
   cost: positiveInteger.optional(),
   limits: z.array(limitSchema, { error: 'must be an array' }).optional(),
   headers: z
-    .enum(['ietf', 'draft-7', 'draft-6', 'x-ratelimit', 'none'], {
-      error: "must be 'ietf', 'draft-7', 'draft-6', 'x-ratelimit' or 'none'",
+    .enum(['ietf', 'draft-7', 'draft-6', 'x-ratelimit', 'openai', 'none'], {
+      error: "must be 'ietf', 'draft-7', 'draft-6', 'x-ratelimit', 'openai' or 'none'",
     })
     .optional(),
   retryAfter: z
@@ -494,7 +566,8 @@ const schemasMatchTypes: [
   Same<NonNullable<z.infer<typeof routeSchema>['response']>, ResponseConfig>,
   Same<NonNullable<z.infer<typeof configSchema>['idempotency']>, IdempotencyConfig>,
   Same<z.infer<typeof limitSchema>, LimitConfig>,
-] = [true, true, true, true, true, true];
+  Same<z.infer<typeof costFromSchema>, CostFrom>,
+] = [true, true, true, true, true, true, true];
 void schemasMatchTypes;
 
 /** The capacity of a limit: the most units a request may cost under it. */
@@ -509,6 +582,16 @@ export function limitCapacity(limit: LimitConfig): number {
     default:
       return limit.limit;
   }
+}
+
+/**
+ * What a request spends in `limit` on `route` when it says nothing of its cost: the limit's own
+ * cost (a number, or its `default`), else the route's `cost`, else 1.
+ */
+export function staticCost(limit: LimitConfig, route: RouteConfig): number {
+  const own = limit.cost;
+  if (typeof own === 'number') return own;
+  return own?.default ?? route.cost ?? ROUTE_DEFAULTS.cost;
 }
 
 /**
@@ -584,15 +667,27 @@ export function parseConfig(input: unknown): MockServerConfig {
       );
     }
     labels.set(label, r);
-    const cost = route.cost ?? 1;
     const own = route.limits ?? [];
     for (const [i, limit] of [...edge, ...own].entries()) {
+      const path = i < edge.length ? `limits[${i}]` : `routes[${r}].limits[${i - edge.length}]`;
+      const cost = staticCost(limit, route);
       const capacity = limitCapacity(limit);
       if (cost > capacity) {
-        const path = i < edge.length ? `limits[${i}]` : `routes[${r}].limits[${i - edge.length}]`;
+        const field =
+          typeof limit.cost === 'number'
+            ? `${path}.cost`
+            : limit.cost?.default !== undefined
+              ? `${path}.cost.default`
+              : `routes[${r}].cost`;
         throw new InvalidOptionError(
-          `routes[${r}].cost`,
+          field,
           `is ${cost}, more than the ${capacity} units ${path} can ever hold: every request would be rejected`,
+        );
+      }
+      if (limit.algorithm === 'concurrency' && limit.unit !== undefined) {
+        throw new InvalidOptionError(
+          `${path}.unit`,
+          `is ${JSON.stringify(limit.unit)}, but a concurrency limit counts requests in flight ("concurrent-requests")`,
         );
       }
     }

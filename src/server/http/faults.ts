@@ -5,6 +5,7 @@
  */
 import type { Clock } from '../../clock.js';
 import type { FaultTrigger } from './config.js';
+import { FAULT_DEFAULTS } from './defaults.js';
 
 /** A trigger with its own count of firings. */
 export class Trigger {
@@ -20,7 +21,12 @@ export class Trigger {
    * server started; chance comes from `clock.random()`, drawn only when every other condition holds.
    */
   fires(sinceStartMs: number, clock: Clock): boolean {
-    const { probability = 1, times, afterMs = 0, forMs } = this.#config;
+    const {
+      probability = FAULT_DEFAULTS.probability,
+      times,
+      afterMs = FAULT_DEFAULTS.afterMs,
+      forMs,
+    } = this.#config;
     if (sinceStartMs < afterMs) return false;
     if (forMs !== undefined && sinceStartMs >= afterMs + forMs) return false;
     if (times !== undefined && this.#fired >= times) return false;

@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { KeyConfig, KeyPart } from './config.js';
+import { LIMIT_DEFAULTS } from './defaults.js';
 import { header } from './exchange.js';
 
 /**
@@ -31,7 +32,7 @@ function normalizeIp(address: string): string {
 }
 
 function parts(key: KeyConfig | undefined): KeyPart[] {
-  if (key === undefined) return ['ip'];
+  if (key === undefined) return [LIMIT_DEFAULTS.key];
   return Array.isArray(key) ? key : [key];
 }
 

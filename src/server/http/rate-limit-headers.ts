@@ -1,6 +1,7 @@
 /**
  * Writes what the limits decided as response header fields, in each family a server may speak.
- * Every time is rounded up to whole seconds, so a client acting on a header is never early. The
+ * Every time is rounded up to whole seconds (the `openai` family's durations are exact to the
+ * millisecond), so a client acting on a header is never early. The
  * structured fields are written from parts serialised once per limit ({@link describePolicy}):
  * per request only integers are added, each within the range a structured field allows.
  *
@@ -29,6 +30,8 @@ export interface PolicyReport {
   windowMs?: number;
   /** A concurrency limit: counts requests in flight, not requests per window. */
   concurrency: boolean;
+  /** What the limit counts: `requests`, `tokens`..., `concurrent-requests`. */
+  unit: string;
   /** The policy in the fields, as {@link describePolicy} wrote it once for its limit. */
   field: PolicyField;
 }
@@ -42,7 +45,10 @@ export interface PolicyField {
   token: string;
   /** The quota `declared` describes. */
   limit: number;
-  /** `"name";q=100;w=60`, or `"name";q=8;qu="concurrent-requests"`. */
+  /**
+   * `"name";q=100;w=60`, `"name";q=600;w=10;qu="tokens"`, or
+   * `"name";q=8;qu="concurrent-requests"`.
+   */
   declared: string;
 }
 
@@ -53,26 +59,35 @@ function sfInteger(n: number): string {
   return String(Math.min(n, MAX_SF_INTEGER));
 }
 
+/**
+ * A `RateLimit-Policy` item. The unit goes in `qu`, an sf-string in the draft's syntax (its registry
+ * lists `requests`, the default and so left out, `content-bytes` and `concurrent-requests`; any
+ * other unit, `tokens` say, is still a well-formed String a client may read).
+ */
 function declaredItem(
   token: string,
   limit: number,
   windowMs: number | undefined,
-  concurrency: boolean,
+  unit: string,
 ): string {
-  if (concurrency) return `${token};q=${sfInteger(limit)};qu="concurrent-requests"`;
-  if (windowMs === undefined) return `${token};q=${sfInteger(limit)}`;
-  return `${token};q=${sfInteger(limit)};w=${sfInteger(windowSeconds(windowMs))}`;
+  const window = windowMs === undefined ? '' : `;w=${sfInteger(windowSeconds(windowMs))}`;
+  const quotaUnit = unit === 'requests' ? '' : `;qu=${serializeItem(unit)}`;
+  return `${token};q=${sfInteger(limit)}${window}${quotaUnit}`;
 }
 
-/** Serialises a policy's name and declared quota, once, for every report of its limit. */
+/**
+ * Serialises a policy's name and declared quota, once, for every report of its limit.
+ * @param windowMs `undefined` for a concurrency limit (no window).
+ * @param unit what it counts; `requests` is written as no `qu` at all.
+ */
 export function describePolicy(
   name: string,
   limit: number,
   windowMs: number | undefined,
-  concurrency: boolean,
+  unit: string,
 ): PolicyField {
   const token = serializeItem(name);
-  return { token, limit, declared: declaredItem(token, limit, windowMs, concurrency) };
+  return { token, limit, declared: declaredItem(token, limit, windowMs, unit) };
 }
 
 /** Milliseconds as whole seconds, rounded up: never earlier than the truth. */
@@ -116,7 +131,7 @@ function ietfFields(policies: readonly PolicyReport[]): string[] {
     const item =
       p.limit === field.limit
         ? field.declared
-        : declaredItem(field.token, p.limit, p.windowMs, p.concurrency);
+        : declaredItem(field.token, p.limit, p.windowMs, p.unit);
     const reset = p.concurrency ? '' : `;t=${sfInteger(ceilSeconds(p.resetMs))}`;
     if (declared !== '') {
       declared += ', ';
@@ -126,6 +141,52 @@ function ietfFields(policies: readonly PolicyReport[]): string[] {
     current += `${field.token};r=${sfInteger(p.remaining)}${reset}`;
   }
   return ['RateLimit-Policy', declared, 'RateLimit', current];
+}
+
+/**
+ * A duration as Go's `time.Duration` prints it, which is what OpenAI sends in
+ * `x-ratelimit-reset-*`: `0s`, `250ms`, `1s`, `6.75s`, `6m0s`, `1h2m3.5s`. Whole milliseconds in,
+ * exact out (no rounding: the fraction is the milliseconds).
+ */
+export function goDuration(ms: number): string {
+  const total = Math.max(0, Math.ceil(ms));
+  if (total === 0) return '0s';
+  if (total < 1000) return `${total}ms`;
+  const hours = Math.floor(total / 3_600_000);
+  const minutes = Math.floor((total % 3_600_000) / 60_000);
+  const millis = total % 60_000;
+  const whole = Math.floor(millis / 1000);
+  const fraction = millis % 1000;
+  const seconds =
+    fraction === 0
+      ? `${whole}s`
+      : `${whole}.${String(fraction).padStart(3, '0').replace(/0+$/, '')}s`;
+  if (hours > 0) return `${hours}h${minutes}m${seconds}`;
+  if (minutes > 0) return `${minutes}m${seconds}`;
+  return seconds;
+}
+
+/**
+ * OpenAI's fields: per unit, the most restrictive policy of that unit (for a rejected request, the
+ * one that holds it longest), in OpenAI's order: every `x-ratelimit-limit-<unit>`, then every
+ * `-remaining-<unit>`, then every `-reset-<unit>` (a Go duration, exact to the millisecond: the time
+ * until more units come back, the window's end for a window). Concurrency limits have no place in
+ * it and are left out.
+ */
+function openAiFields(policies: readonly PolicyReport[], rejected: boolean): string[] {
+  const byUnit = new Map<string, PolicyReport[]>();
+  for (const p of policies) {
+    if (p.concurrency) continue;
+    const group = byUnit.get(p.unit);
+    if (group === undefined) byUnit.set(p.unit, [p]);
+    else group.push(p);
+  }
+  const tops = [...byUnit.values()].map((group) => mostRestrictive(group, rejected));
+  const out: string[] = [];
+  for (const p of tops) out.push(`x-ratelimit-limit-${p.unit}`, String(p.limit));
+  for (const p of tops) out.push(`x-ratelimit-remaining-${p.unit}`, String(p.remaining));
+  for (const p of tops) out.push(`x-ratelimit-reset-${p.unit}`, goDuration(p.resetMs));
+  return out;
 }
 
 function legacyPolicy(p: PolicyReport): string {
@@ -138,13 +199,18 @@ function legacyPolicy(p: PolicyReport): string {
  *
  * - `ietf` (the current draft, structured lists; every policy):
  *   `RateLimit-Policy: "per-ip";q=100;w=60` and `RateLimit: "per-ip";r=99;t=60`;
- *   a concurrency limit says `qu="concurrent-requests"` and has no `w` or `t`.
+ *   a unit other than requests is written `qu="tokens"`; a concurrency limit says
+ *   `qu="concurrent-requests"` and has no `w` or `t`.
  * - `draft-7` (the most restrictive policy): `RateLimit: limit=100, remaining=99, reset=60` and
  *   `RateLimit-Policy: 100;w=60`.
  * - `draft-6` (the most restrictive): `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset`
  *   (delta seconds) and `RateLimit-Policy`.
  * - `x-ratelimit` (the most restrictive): `X-RateLimit-Limit`, `X-RateLimit-Remaining` and
  *   `X-RateLimit-Reset` as Unix seconds, as GitHub and most `X-` servers send it.
+ * - `openai` (the most restrictive of each unit): `x-ratelimit-limit-requests: 10`,
+ *   `x-ratelimit-limit-tokens: 600`, `x-ratelimit-remaining-requests: 9`,
+ *   `x-ratelimit-remaining-tokens: 550`, `x-ratelimit-reset-requests: 750ms`,
+ *   `x-ratelimit-reset-tokens: 6.75s`, as OpenAI sends them; no concurrency limit.
  * - `none`: nothing.
  *
  * @param now the response's time (its `Date`), epoch milliseconds.
@@ -157,6 +223,7 @@ export function rateLimitFields(
 ): string[] {
   if (family === 'none' || policies.length === 0) return [];
   if (family === 'ietf') return ietfFields(policies);
+  if (family === 'openai') return openAiFields(policies, rejected);
   const top = mostRestrictive(policies, rejected);
   const reset = ceilSeconds(top.resetMs);
   switch (family) {

@@ -4,6 +4,7 @@
  * @module
  */
 import type { CompiledRoute } from './compile.js';
+import { ROUTE_DEFAULTS } from './defaults.js';
 import type { HeaderFields } from './exchange.js';
 
 /**
@@ -47,7 +48,7 @@ export function respond(
   json: boolean,
 ): HandlerResponse {
   const { response } = route;
-  const status = response.status ?? 200;
+  const status = response.status ?? ROUTE_DEFAULTS.response.status;
   if (route.responseBody !== undefined) {
     return { status, headers: route.responseHeaders, body: route.responseBody };
   }
@@ -61,7 +62,20 @@ export function respond(
     execution,
     body: echo(input.body, json),
   };
-  return { status, headers: route.responseHeaders, body: Buffer.from(JSON.stringify(payload)) };
+  return { status, headers: route.responseHeaders, body: Buffer.from(serialise(payload, input)) };
+}
+
+/**
+ * The echo as JSON. A body nested deeper than `JSON.stringify` can recurse (a 1 MiB body of `[`
+ * parses, but a million levels overflow the stack) is echoed as its text instead: the same for a
+ * replay, which carries the same body.
+ */
+function serialise(payload: { body: unknown }, input: HandlerInput): string {
+  try {
+    return JSON.stringify(payload);
+  } catch {
+    return JSON.stringify({ ...payload, body: input.body.toString('utf8') });
+  }
 }
 
 /** The query as a null-prototype object (a repeated name keeps its last value). */

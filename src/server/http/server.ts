@@ -13,6 +13,8 @@ import { BodyBudget, declaresBody, NO_BODY, readBody } from './body.js';
 import { type CompiledRoute, compileRoutes } from './compile.js';
 import { type FailMode, type MockServerConfig, parseConfig } from './config.js';
 import { Connections } from './connections.js';
+import { type CostInput, costInput } from './costs.js';
+import { SERVER_DEFAULTS } from './defaults.js';
 import {
   Exchange,
   type HeaderFields,
@@ -92,7 +94,9 @@ export interface StoreErrorEvent {
  * 1. the first route whose method and path match (else 404, or 405 with `Allow`). The path is the
  *    target's, in origin-form or absolute-form (`GET http://h/items/1`), normalised (see
  *    `parseTarget`); any other target is a 400, and `OPTIONS *` a 204;
- * 2. the server's `limits`, then the route's: admitted only if every one admits it; otherwise 429
+ * 2. each limit's cost, fixed or read from the request (a header, a JSON body field): 400 when the
+ *    request's value is not an integer from 1, 413 when it is more than the limit ever holds;
+ *    then the server's `limits`, then the route's: admitted only if every one admits it; else 429
  *    with the header fields, `Retry-After` and a JSON body naming the policy and its scope, and
  *    nothing spent in any limit (each admitted take is refunded). When a limit's store fails, the
  *    route's `failMode` decides: a local share of the limit (`'open'`) or 503 (`'closed'`);
@@ -129,11 +133,11 @@ export async function createMockServer(config: MockServerConfig): Promise<MockSe
         sendJson(res, pipeline.clock, 500, [], { error: 'internal_error', message: String(error) });
     });
   });
-  server.maxConnections = parsed.maxConnections ?? DEFAULT_BOUNDS.maxConnections;
+  server.maxConnections = parsed.maxConnections ?? SERVER_DEFAULTS.maxConnections;
   server.maxHeadersCount = MAX_HEADERS_COUNT;
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.on('connection', (socket: Socket) => pipeline.accept(socket));
-  await listen(server, parsed.port ?? 0, parsed.host ?? '127.0.0.1');
+  await listen(server, parsed.port ?? SERVER_DEFAULTS.port, parsed.host ?? SERVER_DEFAULTS.host);
   const address = server.address() as AddressInfo;
   let closed: Promise<void> | undefined;
   return {
@@ -152,15 +156,6 @@ export async function createMockServer(config: MockServerConfig): Promise<MockSe
     },
   };
 }
-
-/** Defaults of the bounds a configuration may change. */
-const DEFAULT_BOUNDS = {
-  maxConnections: 1024,
-  maxPipelinedRequests: 16,
-  maxBufferedBodyBytes: 64 * 1024 * 1024,
-  idempotencyMaxEntries: 10_000,
-  idempotencyMaxBytes: 4 * 1024 * 1024,
-};
 
 /**
  * Node's bounds on a request's head and timing, pinned so that a process flag
@@ -222,17 +217,19 @@ class Pipeline {
     const localStore = new MemoryStore();
     this.#routes = compileRoutes(config, store, this.clock, localStore);
     this.#memoryStores = store instanceof MemoryStore ? [store, localStore] : [localStore];
-    this.#trustProxy = config.trustProxy ?? false;
-    this.#idempotencyHeader = (config.idempotency?.header ?? 'Idempotency-Key').toLowerCase();
+    this.#trustProxy = config.trustProxy ?? SERVER_DEFAULTS.trustProxy;
+    this.#idempotencyHeader = (
+      config.idempotency?.header ?? SERVER_DEFAULTS.idempotency.header
+    ).toLowerCase();
     this.#idempotency = new IdempotencyStore({
-      ttlMs: config.idempotency?.ttlMs ?? 86_400_000,
-      maxEntries: config.idempotency?.maxEntries ?? DEFAULT_BOUNDS.idempotencyMaxEntries,
-      maxBytes: config.idempotency?.maxBytes ?? DEFAULT_BOUNDS.idempotencyMaxBytes,
+      ttlMs: config.idempotency?.ttlMs ?? SERVER_DEFAULTS.idempotency.ttlMs,
+      maxEntries: config.idempotency?.maxEntries ?? SERVER_DEFAULTS.idempotency.maxEntries,
+      maxBytes: config.idempotency?.maxBytes ?? SERVER_DEFAULTS.idempotency.maxBytes,
     });
     this.#bodies = new BodyBudget(
-      config.maxBufferedBodyBytes ?? DEFAULT_BOUNDS.maxBufferedBodyBytes,
+      config.maxBufferedBodyBytes ?? SERVER_DEFAULTS.maxBufferedBodyBytes,
     );
-    this.#maxPipelined = config.maxPipelinedRequests ?? DEFAULT_BOUNDS.maxPipelinedRequests;
+    this.#maxPipelined = config.maxPipelinedRequests ?? SERVER_DEFAULTS.maxPipelinedRequests;
     for (const route of this.#routes) this.stats.declare(route.label);
     this.#startedAt = this.clock.now();
   }
@@ -363,7 +360,9 @@ class Pipeline {
     const ip = clientIp(req, this.#trustProxy);
     const keys = route.limits.map((limit) => limit.keyOf(req, ip));
     call.client = clientKey(keys, ip);
-    const admission = await admit(route, keys, now);
+    const costs = this.#costs(call);
+    if (costs === undefined) return undefined;
+    const admission = await admit(route, keys, costs, now);
     if (admission.failures.length > 0) {
       this.#storeFailed(call, admission.failures);
       if (admission.failedClosed) {
@@ -376,7 +375,7 @@ class Pipeline {
     }
     if (!admission.allowed) {
       this.stats.count(route.label, call.client, 'rejected');
-      this.#reject(call, admission, now);
+      this.#reject(call, admission, costs, now);
       return undefined;
     }
     this.stats.count(route.label, call.client, 'admitted');
@@ -388,6 +387,49 @@ class Pipeline {
     }
     call.limitHeaders = rateLimitFields(route.headers, admission.reports, false, now);
     return admission;
+  }
+
+  /**
+   * What the request spends in each of its route's limits. A cost the request carries that is not
+   * an integer from 1 is a 400 (`invalid_cost`); one above what its limit can ever hold is a 413
+   * (`cost_exceeds_limit`): not a 429, which a client would retry for ever. Either way nothing is
+   * spent, and `undefined` says the request was answered.
+   */
+  #costs(call: Call): number[] | undefined {
+    const { route } = call;
+    const costs: number[] = [];
+    let input: CostInput | undefined;
+    for (const limit of route.limits) {
+      if (!limit.cost.fromRequest) {
+        costs.push(limit.cost.fallback);
+        continue;
+      }
+      input ??= costInput((name) => header(call.req, name), call.body, call.json);
+      const read = limit.cost.read(input);
+      if (!read.ok) {
+        sendJson(call.res, this.clock, 400, [], {
+          error: 'invalid_cost',
+          message: `The request's cost for policy "${limit.name}" (${read.source}) must be an integer from 1; got ${read.value}.`,
+          policy: limit.name,
+          source: read.source,
+        });
+        return undefined;
+      }
+      const capacity = limit.limiter.limit;
+      if (read.cost > capacity) {
+        sendJson(call.res, this.clock, 413, [], {
+          error: 'cost_exceeds_limit',
+          message: `The request costs ${read.cost} ${limit.unit} but policy "${limit.name}" (${limit.description}) never holds more than ${capacity}: it can never be admitted; make it smaller.`,
+          policy: limit.name,
+          unit: limit.unit,
+          limit: capacity,
+          cost: read.cost,
+        });
+        return undefined;
+      }
+      costs.push(read.cost);
+    }
+    return costs;
   }
 
   /**
@@ -438,10 +480,11 @@ class Pipeline {
   }
 
   /** The 429: header fields, `Retry-After`, and a body naming the policy but not the key. */
-  #reject(call: Call, admission: Admission, now: number): void {
+  #reject(call: Call, admission: Admission, costs: readonly number[], now: number): void {
     const { route } = call;
     const top = mostRestrictive(admission.reports, true);
-    const limit = route.limits[admission.reports.indexOf(top)];
+    const index = admission.reports.indexOf(top);
+    const limit = route.limits[index];
     const headers = rateLimitFields(route.headers, admission.reports, true, now);
     const retryAfter = retryAfterField(route.retryAfter, top.retryAfterMs, now);
     if (retryAfter !== undefined) headers.push('Retry-After', retryAfter);
@@ -453,7 +496,8 @@ class Pipeline {
       scope: limit?.scope,
       limit: top.limit,
       remaining: top.remaining,
-      cost: route.cost,
+      unit: top.unit,
+      cost: costs[index],
       retryAfterMs: top.retryAfterMs,
     });
   }

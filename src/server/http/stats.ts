@@ -44,7 +44,7 @@ export interface RouteStats extends KeyStats {
 
 /**
  * What clients make the server hold at the moment of a snapshot, each under a bound (see the
- * README's "Bounds" table).
+ * "Bounds" table of docs/mock-server.md).
  */
 export interface HeldStats {
   /** Open connections (at most `maxConnections`). */

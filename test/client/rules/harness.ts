@@ -4,6 +4,7 @@
  */
 
 import { isPushback } from '../../../src/client/answer.js';
+import type { Cost } from '../../../src/client/cost.js';
 import type { Request, Ticket, Verdict } from '../../../src/client/rules/contract.js';
 import type { LearnConfig } from '../../../src/client/rules/host-rules.js';
 import {
@@ -30,13 +31,13 @@ export const learn: LearnConfig = {
 /** Learning without cold start. */
 export const open: LearnConfig = { ...learn, initialWindow: undefined };
 
-const attempt = (cost: number, now: number, ttlMs?: number): Request => ({
-  kind: 'attempt',
-  cost,
-  first: true,
-  now,
-  ttlMs,
-});
+/** A cost: a number of requests, or a cost per unit (`toCost({ requests: 1, tokens: 50 })`). */
+type CostArg = number | Cost;
+
+const attempt = (cost: CostArg, now: number, ttlMs?: number): Request =>
+  typeof cost === 'number'
+    ? { kind: 'attempt', cost, first: true, now, ttlMs }
+    : { kind: 'attempt', cost: cost.requests, units: cost.units, first: true, now, ttlMs };
 
 /** One host: its rules, and the state they run on. */
 export class Host {
@@ -50,21 +51,21 @@ export class Host {
   }
 
   /** Whether a request of `cost` may go at `now` (what is due is taken as lost first). */
-  check(cost: number, now: number): Verdict {
+  check(cost: CostArg, now: number): Verdict {
     const w = walk(this.rules, structuredClone(this.state), attempt(cost, now));
     prune(w);
     return check(w);
   }
 
   /** Records a request as sent, without asking (the pipeline asks first: see {@link send}). */
-  commit(cost: number, now: number, ttlMs?: number): Ticket {
+  commit(cost: CostArg, now: number, ttlMs?: number): Ticket {
     const w = walk(this.rules, this.state, attempt(cost, now, ttlMs));
     prune(w);
     return commit(w);
   }
 
   /** Prune, check, commit: the admission the pipeline runs. */
-  admit(cost: number, now: number, ttlMs?: number): AdmitResult {
+  admit(cost: CostArg, now: number, ttlMs?: number): AdmitResult {
     const w = walk(this.rules, this.state, attempt(cost, now, ttlMs));
     prune(w);
     const verdict = check(w);
@@ -72,7 +73,7 @@ export class Host {
   }
 
   /** {@link admit}, failing the test when the request is held. */
-  send(now: number, cost = 1, ttlMs?: number): Ticket {
+  send(now: number, cost: CostArg = 1, ttlMs?: number): Ticket {
     const result = this.admit(cost, now, ttlMs);
     if (!result.ok) throw new Error(`held: ${JSON.stringify(result)}`);
     return result.ticket;
@@ -80,7 +81,10 @@ export class Host {
 
   /** Commits a ticket issued on another copy of the state (a replay) at `now`. */
   replay(ticket: Ticket, now: number): void {
-    const w = walk(this.rules, this.state, { ...attempt(ticket.cost, now), first: ticket.first });
+    const w = walk(this.rules, this.state, {
+      ...attempt({ requests: ticket.cost, units: ticket.units }, now),
+      first: ticket.first,
+    });
     prune(w);
     commit(w, ticket);
   }

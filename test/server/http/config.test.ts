@@ -28,6 +28,11 @@ describe('config validation', () => {
     [{ routes: [{ path: 'x' }] }, 'routes[0].path', "must start with '/'"],
     [{ routes: [route({ cost: 0 })] }, 'routes[0].cost', 'must be a positive integer, got 0'],
     [
+      { routes: [route({ headers: 'open-ai' })] },
+      'routes[0].headers',
+      "'x-ratelimit', 'openai' or",
+    ],
+    [
       { routes: [route({ limits: [{ algorithm: 'token-buckets', capacity: 1 }] })] },
       'routes[0].limits[0].algorithm',
       'must be one of "fixed-window", "sliding-log"',
@@ -122,6 +127,88 @@ describe('config validation', () => {
       message:
         'invalid option routes[0].cost: is 6, more than the 5 units limits[0] can ever hold: every request would be rejected',
     });
+  });
+
+  const window = { algorithm: 'fixed-window', limit: 600, windowMs: 10_000 };
+  it.each([
+    [{ ...window, unit: 'Tokens' }, 'routes[0].limits[0].unit', 'must be lower-case letters'],
+    [{ ...window, unit: 'x'.repeat(33) }, 'routes[0].limits[0].unit', 'at most 32'],
+    [
+      { algorithm: 'concurrency', limit: 2, unit: 'tokens' },
+      'routes[0].limits[0].unit',
+      'is "tokens", but a concurrency limit counts requests in flight ("concurrent-requests")',
+    ],
+    [{ ...window, cost: 0 }, 'routes[0].limits[0].cost', 'must be a positive integer, got 0'],
+    [
+      { ...window, cost: 'max_tokens' },
+      'routes[0].limits[0].cost',
+      'must be a positive integer or { header?, json?, default? }',
+    ],
+    [{ ...window, cost: {} }, 'routes[0].limits[0].cost', 'must name a header, a json field'],
+    [
+      { ...window, cost: { json: 'max_tokens', deafult: 1 } },
+      'routes[0].limits[0].cost.deafult',
+      'is not a known option',
+    ],
+    [
+      { ...window, cost: { header: 'x token' } },
+      'routes[0].limits[0].cost.header',
+      'must be a header name',
+    ],
+    [
+      { ...window, cost: { json: 'a.b.c.d.e.f.g.h.i' } },
+      'routes[0].limits[0].cost.json',
+      'a dotted path of at most 8 segments',
+    ],
+    [{ ...window, cost: { json: 'a..b' } }, 'routes[0].limits[0].cost.json', 'dotted path'],
+    [
+      { ...window, cost: { json: 'x'.repeat(65) } },
+      'routes[0].limits[0].cost.json',
+      'of 1 to 64 characters',
+    ],
+    [
+      { ...window, cost: { json: 'n', default: 0 } },
+      'routes[0].limits[0].cost.default',
+      'must be a positive integer',
+    ],
+    [
+      { ...window, cost: { json: 'n', default: 601 } },
+      'routes[0].limits[0].cost.default',
+      'is 601, more than the 600 units routes[0].limits[0] can ever hold',
+    ],
+    [
+      { ...window, cost: 700 },
+      'routes[0].limits[0].cost',
+      'is 700, more than the 600 units routes[0].limits[0] can ever hold',
+    ],
+  ])('a limit %j -> %s', async (limit, option, message) => {
+    const found = await problem({ routes: [route({ limits: [limit] })] });
+    expect(found.option).toBe(option);
+    expect(found.message).toContain(message);
+  });
+
+  it('a route cost above a limit is fine when that limit has a cost of its own', async () => {
+    const server = await createMockServer({
+      routes: [
+        route({
+          cost: 20,
+          limits: [
+            { algorithm: 'fixed-window', limit: 10, windowMs: 1000, cost: 1 },
+            { algorithm: 'fixed-window', limit: 100, windowMs: 1000, cost: { json: 'n' } },
+          ],
+        }),
+      ],
+    });
+    await server.close();
+    const found = await problem({
+      routes: [
+        route({
+          cost: 20,
+          limits: [{ algorithm: 'fixed-window', limit: 10, windowMs: 1000, cost: { json: 'n' } }],
+        }),
+      ],
+    });
+    expect(found.option).toBe('routes[0].cost');
   });
 
   it('refuses two limits of one route with one name, the server-wide ones included', async () => {

@@ -55,6 +55,10 @@ async function start(config: Omit<MockServerConfig, 'clock'>) {
   return { server, events };
 }
 
+function remaining(response: Response): number | undefined {
+  return parseRateLimitHeaders(response.headers)?.policies[0]?.remaining;
+}
+
 async function statuses(url: string, n: number): Promise<number[]> {
   const out: number[] = [];
   for (let i = 0; i < n; i++) out.push((await fetch(url)).status);
@@ -69,6 +73,46 @@ const eight: LimitConfig = {
 };
 
 describe('failMode', () => {
+  it("'open' charges a request costing more than the local share the whole share, once at rest", async () => {
+    const store = new SwitchableStore();
+    const { server: s } = await start({
+      store,
+      routes: [
+        {
+          method: 'POST',
+          path: '/chat',
+          failMode: 'open',
+          limits: [
+            {
+              algorithm: 'fixed-window',
+              limit: 600,
+              windowMs: 60_000,
+              name: 'tokens',
+              unit: 'tokens',
+              cost: { json: 'max_tokens' },
+            },
+          ],
+        },
+      ],
+    });
+    const chat = (maxTokens: number) =>
+      fetch(`${s.url}/chat`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ max_tokens: maxTokens }),
+      });
+    store.down = true;
+    // The local share is 150 of 600: a 400-token request is charged all 150, and the next waits.
+    const big = await chat(400);
+    expect(big.status).toBe(200);
+    expect(remaining(big)).toBe(0);
+    expect((await chat(1)).status).toBe(429);
+    // Above the whole limit it is still a 413, decided before any store is asked.
+    expect((await chat(601)).status).toBe(413);
+    // Both decided on the local share.
+    expect(s.stats()).toMatchObject({ admitted: 1, rejected: 1, degraded: 2 });
+  });
+
   it("'closed' (the default) answers 503 with Retry-After while the store fails, and counts it", async () => {
     const store = new SwitchableStore();
     const { server: s, events } = await start({ store, routes: [{ path: '/x', limits: [eight] }] });
