@@ -30,6 +30,7 @@ import { defaultShouldRetry } from './retry/retry-rule.js';
 import type { CircuitBreaker } from './rules/breaker.js';
 import type { Ticket } from './rules/contract.js';
 import type { Sleepers } from './sleepers.js';
+import type { MaybePromise } from './store.js';
 import type { GiveUpReason } from './types.js';
 
 /** The parts of a host a call runs through. */
@@ -80,8 +81,10 @@ export class CallRun {
       // 1. Circuit breaker: fail fast while open; a probe when half-open.
       const permit = this.#host.breaker?.acquire(now) ?? { allowed: true, probe: false };
       if (!permit.allowed) return this.#circuitOpen(permit.retryAt);
-      // 2. Admission: the queue, the concurrency cap and the host's rules.
-      const admitted = await this.#admit(permit.probe, now);
+      // 2. Admission: the queue, the concurrency cap and the host's rules; without a turn of the
+      // event loop when the host has room and the store answers at once.
+      const step = this.#admit(permit.probe, now);
+      const admitted = isThenable(step) ? await step : step;
       if ('end' in admitted) return admitted.end;
       // 3. The attempt, and what it teaches (the rules, the breaker, the counters).
       const [ticket, probe] = admitted.go;
@@ -89,21 +92,27 @@ export class CallRun {
       if (outcome.error !== undefined && this.#call.signal?.aborted) {
         throw abortReason(this.#call.signal);
       }
-      // 4. The retry plan: another attempt, or the end of the call.
+      // 4. The retry plan: another attempt, or the end of the call. The default rule never
+      // retries a success or a redirect: no plan to build.
+      const { response } = outcome;
+      if (response && response.status < 400 && this.#call.shouldRetry === defaultShouldRetry) {
+        return response;
+      }
       const next = await this.#plan(outcome);
       if ('end' in next) return next.end;
       await this.#waitForRetry(next.go);
     }
   }
 
-  /** Step 2: a place in the host's queue and the rules' yes; or the end of the call. */
-  async #admit(probe: boolean, now: number): Promise<Step<[Ticket, boolean]>> {
+  /**
+   * Step 2: a place in the host's queue and the rules' yes; or the end of the call. Synchronous
+   * when the admission is (room in the host, a store that answers at once).
+   */
+  #admit(probe: boolean, now: number): MaybePromise<Step<[Ticket, boolean]>> {
     const call = this.#call;
-    const last = this.#last;
-    const breaker = this.#host.breaker;
-    let ticket: Ticket;
+    let admitted: MaybePromise<Ticket>;
     try {
-      const admitted = this.#host.admission.admit({
+      admitted = this.#host.admission.admit({
         cost: call.cost,
         firstAttempt: this.#attempts === 0,
         priority: this.#attempts > 0,
@@ -117,35 +126,48 @@ export class CallRun {
           ? call.attemptTimeoutMs + 1000
           : undefined,
       });
-      // A store that answers synchronously (memory) admits without a turn of the event loop.
-      ticket = 'then' in admitted ? await admitted : admitted;
     } catch (error) {
-      breaker?.release(probe);
-      if (last?.response && isLimitedClientError(error) && !isClientClosedError(error)) {
-        return { end: this.#giveUp(refusalReason(error), last) };
-      }
-      discard(last?.response);
-      throw error;
+      return this.#refused(error, probe);
     }
+    if (!isThenable(admitted)) return this.#admitted(admitted, probe);
+    return Promise.resolve(admitted).then(
+      (ticket) => this.#admitted(ticket, probe),
+      (error: unknown) => this.#refused(error, probe),
+    );
+  }
+
+  /** The admission refused or failed: the call ends with its last response, or rejects. */
+  #refused(error: unknown, probe: boolean): Step<[Ticket, boolean]> {
+    const last = this.#last;
+    this.#host.breaker?.release(probe);
+    if (last?.response && isLimitedClientError(error) && !isClientClosedError(error)) {
+      return { end: this.#giveUp(refusalReason(error), last) };
+    }
+    discard(last?.response);
+    throw error;
+  }
+
+  /** A ticket came: go, unless the host closed or the breaker opened meanwhile. */
+  #admitted(ticket: Ticket, probe: boolean): MaybePromise<Step<[Ticket, boolean]>> {
+    const call = this.#call;
+    const last = this.#last;
+    const breaker = this.#host.breaker;
     const closed = this.#host.closed(call.ctx);
     if (closed !== undefined) {
       // Closed while the store answered: nothing is sent after close().
       breaker?.release(probe);
-      await this.#giveBack(ticket, call);
-      discard(last?.response);
-      throw closed;
+      return this.#giveBack(ticket, call).then(() => {
+        discard(last?.response);
+        throw closed;
+      });
     }
+    if (!breaker || probe || breaker.closed) return { go: [ticket, probe] };
     const later = this.#host.shared.clock.now();
-    if (breaker && !probe && !breaker.closed && breaker.stateAt(later) !== 'closed') {
-      // The breaker opened while this request waited in line: it may still go as a probe.
-      const permit = breaker.acquire(later);
-      if (!permit.allowed) {
-        await this.#giveBack(ticket, call);
-        return { end: this.#circuitOpen(permit.retryAt) };
-      }
-      return { go: [ticket, true] };
-    }
-    return { go: [ticket, probe] };
+    if (breaker.stateAt(later) === 'closed') return { go: [ticket, probe] };
+    // The breaker opened while this request waited in line: it may still go as a probe.
+    const permit = breaker.acquire(later);
+    if (permit.allowed) return { go: [ticket, true] };
+    return this.#giveBack(ticket, call).then(() => ({ end: this.#circuitOpen(permit.retryAt) }));
   }
 
   /**
@@ -192,10 +214,6 @@ export class CallRun {
   async #plan(outcome: Outcome): Promise<Step<RetryPlan & { retry: true }>> {
     const call = this.#call;
     const { response, error } = outcome;
-    // The default rule never retries a success or a redirect: no plan to build.
-    if (response && response.status < 400 && call.shouldRetry === defaultShouldRetry) {
-      return { end: response };
-    }
     const plan = planAfter(outcome, {
       req: this.#req,
       call: this.#call,
@@ -295,6 +313,11 @@ export class CallRun {
     if (!last) throw refusal;
     return this.#giveUp('circuit-open', last, refusal);
   }
+}
+
+/** Whether `value` is a promise (or any thenable) rather than a value at hand. */
+function isThenable<T>(value: MaybePromise<T> | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof (value as { then?: unknown }).then === 'function';
 }
 
 /** Lets a response we will not return release its connection. */
