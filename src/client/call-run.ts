@@ -81,10 +81,10 @@ export class CallRun {
       // 1. Circuit breaker: fail fast while open; a probe when half-open.
       const permit = this.#host.breaker?.acquire(now) ?? { allowed: true, probe: false };
       if (!permit.allowed) return this.#circuitOpen(permit.retryAt);
-      // 2. Admission: the queue, the concurrency cap and the host's rules; without a turn of the
-      // event loop when the host has room and the store answers at once.
-      const step = this.#admit(permit.probe, now);
-      const admitted = isThenable(step) ? await step : step;
+      // 2. Admission: the queue, the concurrency cap and the host's rules (at once when the host
+      // has room and the store answers synchronously).
+      let admitted = this.#admit(permit.probe, now);
+      if ('then' in admitted) admitted = await admitted;
       if ('end' in admitted) return admitted.end;
       // 3. The attempt, and what it teaches (the rules, the breaker, the counters).
       const [ticket, probe] = admitted.go;
@@ -104,70 +104,70 @@ export class CallRun {
     }
   }
 
-  /**
-   * Step 2: a place in the host's queue and the rules' yes; or the end of the call. Synchronous
-   * when the admission is (room in the host, a store that answers at once).
-   */
-  #admit(probe: boolean, now: number): MaybePromise<Step<[Ticket, boolean]>> {
+  /** Step 2: a place in the host's queue and the rules' yes; or the end of the call. */
+  #admit(probe: boolean, now: number): Step<[Ticket, boolean]> | Promise<Step<[Ticket, boolean]>> {
     const call = this.#call;
-    let admitted: MaybePromise<Ticket>;
-    try {
-      admitted = this.#host.admission.admit({
-        cost: call.cost,
-        firstAttempt: this.#attempts === 0,
-        priority: this.#attempts > 0,
-        signal: call.signal,
-        maxWaitMs: this.#host.policy.maxRetryAfterMs,
-        ctx: call.ctx,
-        now,
-        // A live attempt is answered or times out within its timeout; past it and a second more,
-        // its request is taken as lost (a process that died with it out).
-        flightTtlMs: Number.isFinite(call.attemptTimeoutMs)
-          ? call.attemptTimeoutMs + 1000
-          : undefined,
-      });
-    } catch (error) {
-      return this.#refused(error, probe);
-    }
-    if (!isThenable(admitted)) return this.#admitted(admitted, probe);
-    return Promise.resolve(admitted).then(
-      (ticket) => this.#admitted(ticket, probe),
-      (error: unknown) => this.#refused(error, probe),
-    );
+    const admitted = this.#host.admission.admit({
+      cost: call.cost,
+      firstAttempt: this.#attempts === 0,
+      priority: this.#attempts > 0,
+      signal: call.signal,
+      maxWaitMs: this.#host.policy.maxRetryAfterMs,
+      ctx: call.ctx,
+      now,
+      // A live attempt is answered or times out within its timeout; past it and a second more,
+      // its request is taken as lost (a process that died with it out).
+      flightTtlMs: Number.isFinite(call.attemptTimeoutMs)
+        ? call.attemptTimeoutMs + 1000
+        : undefined,
+    });
+    const breaker = this.#host.breaker;
+    // A store that answers synchronously (memory) admits without a turn of the event loop.
+    return 'then' in admitted ||
+      this.#host.closed(call.ctx) !== undefined ||
+      (breaker && !probe && !breaker.closed)
+      ? this.#admitted(admitted, probe)
+      : { go: [admitted, probe] };
   }
 
-  /** The admission refused or failed: the call ends with its last response, or rejects. */
-  #refused(error: unknown, probe: boolean): Step<[Ticket, boolean]> {
-    const last = this.#last;
-    this.#host.breaker?.release(probe);
-    if (last?.response && isLimitedClientError(error) && !isClientClosedError(error)) {
-      return { end: this.#giveUp(refusalReason(error), last) };
-    }
-    discard(last?.response);
-    throw error;
-  }
-
-  /** A ticket came: go, unless the host closed or the breaker opened meanwhile. */
-  #admitted(ticket: Ticket, probe: boolean): MaybePromise<Step<[Ticket, boolean]>> {
+  /** The rest of step 2, when the admission waited or the host may have changed meanwhile. */
+  async #admitted(
+    admitted: MaybePromise<Ticket>,
+    probe: boolean,
+  ): Promise<Step<[Ticket, boolean]>> {
     const call = this.#call;
     const last = this.#last;
     const breaker = this.#host.breaker;
+    let ticket: Ticket;
+    try {
+      ticket = await admitted;
+    } catch (error) {
+      breaker?.release(probe);
+      if (last?.response && isLimitedClientError(error) && !isClientClosedError(error)) {
+        return { end: this.#giveUp(refusalReason(error), last) };
+      }
+      discard(last?.response);
+      throw error;
+    }
     const closed = this.#host.closed(call.ctx);
     if (closed !== undefined) {
       // Closed while the store answered: nothing is sent after close().
       breaker?.release(probe);
-      return this.#giveBack(ticket, call).then(() => {
-        discard(last?.response);
-        throw closed;
-      });
+      await this.#giveBack(ticket, call);
+      discard(last?.response);
+      throw closed;
     }
-    if (!breaker || probe || breaker.closed) return { go: [ticket, probe] };
     const later = this.#host.shared.clock.now();
-    if (breaker.stateAt(later) === 'closed') return { go: [ticket, probe] };
-    // The breaker opened while this request waited in line: it may still go as a probe.
-    const permit = breaker.acquire(later);
-    if (permit.allowed) return { go: [ticket, true] };
-    return this.#giveBack(ticket, call).then(() => ({ end: this.#circuitOpen(permit.retryAt) }));
+    if (breaker && !probe && !breaker.closed && breaker.stateAt(later) !== 'closed') {
+      // The breaker opened while this request waited in line: it may still go as a probe.
+      const permit = breaker.acquire(later);
+      if (!permit.allowed) {
+        await this.#giveBack(ticket, call);
+        return { end: this.#circuitOpen(permit.retryAt) };
+      }
+      return { go: [ticket, true] };
+    }
+    return { go: [ticket, probe] };
   }
 
   /**
@@ -313,11 +313,6 @@ export class CallRun {
     if (!last) throw refusal;
     return this.#giveUp('circuit-open', last, refusal);
   }
-}
-
-/** Whether `value` is a promise (or any thenable) rather than a value at hand. */
-function isThenable<T>(value: MaybePromise<T> | PromiseLike<T>): value is PromiseLike<T> {
-  return typeof (value as { then?: unknown }).then === 'function';
 }
 
 /** Lets a response we will not return release its connection. */

@@ -41,12 +41,6 @@ function utc(
   return ms;
 }
 
-/** The last IMF-fixdate {@link parseHttpDate} parsed, and its value (epoch ms or undefined). */
-let lastFixdate: { text: string | undefined; ms: number | undefined } = {
-  text: undefined,
-  ms: undefined,
-};
-
 /**
  * Parses an HTTP-date in any of its three formats into epoch milliseconds.
  *
@@ -60,12 +54,9 @@ let lastFixdate: { text: string | undefined; ms: number | undefined } = {
  */
 export function parseHttpDate(value: string, now: number): number | undefined {
   const text = value.trim();
-  // A server's `Date` changes once a second: the last IMF-fixdate parsed (which does not depend on
-  // `now`) is kept with its value.
-  if (text === lastFixdate.text) return lastFixdate.ms;
   let m = IMF_FIXDATE.exec(text);
   if (m) {
-    const ms = utc(
+    return utc(
       Number(m[3]),
       MONTHS.indexOf(m[2] as string),
       Number(m[1]),
@@ -73,8 +64,6 @@ export function parseHttpDate(value: string, now: number): number | undefined {
       Number(m[5]),
       Number(m[6]),
     );
-    lastFixdate = { text, ms };
-    return ms;
   }
   m = RFC850_DATE.exec(text);
   if (m) {

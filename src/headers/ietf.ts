@@ -73,17 +73,15 @@ function namedItems(list: List | undefined): NamedItem[] {
  * sends the same policy field on every response, so it is parsed once, not per response. One
  * entry, read only (the items are never changed once made).
  */
-let lastPolicyField: { value: string | undefined; items: NamedItem[] } = {
-  value: undefined,
-  items: [],
-};
+let lastPolicy: string | undefined;
+let lastItems: NamedItem[] = [];
 
 function policyItems(value: string | undefined): NamedItem[] {
-  if (value === undefined) return [];
-  if (value !== lastPolicyField.value) {
-    lastPolicyField = { value, items: namedItems(safeList(value)) };
+  if (value !== lastPolicy) {
+    lastItems = namedItems(safeList(value));
+    lastPolicy = value;
   }
-  return lastPolicyField.items;
+  return lastItems;
 }
 
 /**

@@ -118,38 +118,16 @@ export interface Bound {
  */
 type Slots = Record<string, unknown>;
 
-/** The rules that take part in admitting one kind of request, in order. */
-interface Phase {
-  /** Every rule of this kind (they get a state and are pruned). */
-  readonly rules: readonly Bound[];
-  /** Those with a `check`. */
-  readonly checks: readonly Bound[];
-  /** Those with a `commit`. */
-  readonly commits: readonly Bound[];
-}
-
 /**
  * The rules of a host bound to their configuration, in order, and sorted once by what each takes
- * part in: a request walks only the rules it concerns, with no test per rule and per request.
+ * part in: a request walks only the rules of its kind, with no test per rule and per request.
  */
 export interface RuleSet {
   /** Every rule, in order. */
   readonly all: readonly Bound[];
-  readonly attempt: Phase;
-  readonly retry: Phase;
-  /** The rules with a `settle`. */
-  readonly settles: readonly Bound[];
-  /** The rules with an `expiresAt`. */
-  readonly expiring: readonly Bound[];
-}
-
-function phaseOf(all: readonly Bound[], kind: Request['kind']): Phase {
-  const rules = all.filter((b) => b.rule.kinds.includes(kind));
-  return {
-    rules,
-    checks: rules.filter((b) => b.rule.check !== undefined),
-    commits: rules.filter((b) => b.rule.commit !== undefined),
-  };
+  /** The rules of each kind of request, in order. */
+  readonly attempt: readonly Bound[];
+  readonly retry: readonly Bound[];
 }
 
 /** The rules of a host with this configuration, in order (see the module comment). */
@@ -173,10 +151,8 @@ export function bindRules(config: HostRulesConfig): RuleSet {
   add(budget, config.budget);
   return {
     all: bound,
-    attempt: phaseOf(bound, 'attempt'),
-    retry: phaseOf(bound, 'retry'),
-    settles: bound.filter((b) => b.rule.settle !== undefined),
-    expiring: bound.filter((b) => b.rule.expiresAt !== undefined),
+    attempt: bound.filter((b) => b.rule.kinds.includes('attempt')),
+    retry: bound.filter((b) => b.rule.kinds.includes('retry')),
   };
 }
 
@@ -214,7 +190,7 @@ function configOf(b: Bound, share: number, cost: number): unknown {
 export function prune(w: Walk): void {
   const slots = w.state as unknown as Slots;
   const { now, kind, cost } = w.request;
-  for (const b of w.rules[kind].rules) {
+  for (const b of w.rules[kind]) {
     const config = configOf(b, w.share, cost);
     let own = slots[b.rule.key];
     if (own === undefined) own = slots[b.rule.key] = b.rule.fresh(config, now, w.view);
@@ -227,15 +203,10 @@ export function prune(w: Walk): void {
 export function check(w: Walk): Verdict {
   const slots = w.state as unknown as Slots;
   const { kind, cost } = w.request;
-  for (const b of w.rules[kind].checks) {
+  for (const b of w.rules[kind]) {
     const own = slots[b.rule.key];
-    if (own === undefined) continue;
-    const verdict = (b.rule.check as NonNullable<Rule<unknown, unknown>['check']>)(
-      own,
-      w.request,
-      configOf(b, w.share, cost),
-      w.view,
-    );
+    if (own === undefined || !b.rule.check) continue;
+    const verdict = b.rule.check(own, w.request, configOf(b, w.share, cost), w.view);
     if (!verdict.ok) return verdict;
   }
   return GO;
@@ -257,8 +228,9 @@ export function commit(w: Walk, replayed?: Ticket): Ticket {
   }
   view.seq = state.seq;
   view.replaying = replayed !== undefined;
-  for (const b of w.rules[kind].commits) {
-    const next = (b.rule.commit as NonNullable<Rule<unknown, unknown>['commit']>)(
+  for (const b of w.rules[kind]) {
+    if (!b.rule.commit) continue;
+    const next = b.rule.commit(
       slots[b.rule.key],
       request,
       ticket,
@@ -317,9 +289,9 @@ export function settle(rules: RuleSet, state: HostState, answer: Answer): Settle
     view.pushback = isPushbackOf(state, answer);
     view.explained = answer.info?.remaining === 0;
   }
-  for (const { rule, config } of rules.settles) {
-    const settleRule = rule.settle as NonNullable<Rule<unknown, unknown>['settle']>;
-    const next = settleRule(slots[rule.key], answer, config, view);
+  for (const { rule, config } of rules.all) {
+    if (!rule.settle) continue;
+    const next = rule.settle(slots[rule.key], answer, config, view);
     slots[rule.key] = next;
   }
   tidy(rules, state, answer.now);
@@ -329,12 +301,9 @@ export function settle(rules: RuleSet, state: HostState, answer: Answer): Settle
 /** Drops every rule state that is equivalent to none at `now` (see `Rule.expiresAt`). */
 function tidy(rules: RuleSet, state: HostState, now: number): void {
   const slots = state as unknown as Slots;
-  for (const { rule, config } of rules.expiring) {
+  for (const { rule, config } of rules.all) {
     const own = slots[rule.key];
-    if (
-      own !== undefined &&
-      (rule.expiresAt as (s: unknown, c: unknown) => number)(own, config) <= now
-    ) {
+    if (own !== undefined && rule.expiresAt !== undefined && rule.expiresAt(own, config) <= now) {
       slots[rule.key] = undefined;
     }
   }

@@ -1,7 +1,8 @@
 /**
  * The three transactions the pipeline runs on a host's state in the {@link StateStore} (see
- * `host-rules.ts`): admit an attempt or a retry, settle an answer, read the state. Classes, so that
- * a transaction, made per request, allocates no closures.
+ * `host-rules.ts`): admit an attempt or a retry, settle an answer, read the state. Their methods
+ * are written in object literals, not as arrow functions assigned to names, so that tsx (which
+ * names such functions at run time) adds no call per request.
  *
  * @module
  */
@@ -29,30 +30,19 @@ export function admitTransaction(
   rules: RuleSet,
   request: Request,
 ): Transaction<HostState, AdmitResult> {
-  return new AdmitTransaction(rules, request);
-}
-
-class AdmitTransaction implements Transaction<HostState, AdmitResult> {
-  readonly #rules: RuleSet;
-  readonly #request: Request;
-
-  constructor(rules: RuleSet, request: Request) {
-    this.#rules = rules;
-    this.#request = request;
-  }
-
-  run(current: HostState | undefined, share = 1): [HostState, AdmitResult] {
-    const w = walk(this.#rules, current, this.#request, share);
-    return [w.state, admit(w)];
-  }
-
-  replay(current: HostState | undefined, result: AdmitResult): HostState | undefined {
-    if (!result.ok) return current;
-    const w = walk(this.#rules, current, this.#request);
-    prune(w);
-    commit(w, structuredClone(result.ticket));
-    return w.state;
-  }
+  return {
+    run(current, share = 1) {
+      const w = walk(rules, current, request, share);
+      return [w.state, admit(w)];
+    },
+    replay(current, result) {
+      if (!result.ok) return current;
+      const w = walk(rules, current, request);
+      prune(w);
+      commit(w, structuredClone(result.ticket));
+      return w.state;
+    },
+  };
 }
 
 /**
@@ -60,26 +50,15 @@ class AdmitTransaction implements Transaction<HostState, AdmitResult> {
  * (see `settle` in `host-rules.ts`). Deterministic: a replay runs it again.
  */
 export function settleTransaction(rules: RuleSet, answer: Answer): Transaction<HostState, Settled> {
-  return new SettleTransaction(rules, answer);
-}
-
-class SettleTransaction implements Transaction<HostState, Settled> {
-  readonly #rules: RuleSet;
-  readonly #answer: Answer;
-
-  constructor(rules: RuleSet, answer: Answer) {
-    this.#rules = rules;
-    this.#answer = answer;
-  }
-
-  run(current: HostState | undefined): [HostState, Settled] {
-    const state = current ?? newHostState();
-    return [state, settle(this.#rules, state, this.#answer)];
-  }
-
-  replay(current: HostState | undefined): HostState | undefined {
-    return this.run(current)[0];
-  }
+  return {
+    run(current) {
+      const state = current ?? newHostState();
+      return [state, settle(rules, state, answer)];
+    },
+    replay(current) {
+      return this.run(current)[0];
+    },
+  };
 }
 
 /** The transaction that reads the state without changing it (for `stats()`). */
