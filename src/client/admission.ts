@@ -14,16 +14,11 @@
  * @module
  */
 import { abortReason, type Clock } from '../clock.js';
-import {
-  CostTooHighError,
-  QueueFullError,
-  QueueTimeoutError,
-  RateLimitError,
-  type RequestContext,
-} from '../errors.js';
+import { QueueFullError, QueueTimeoutError, type RequestContext } from '../errors.js';
 import type { Cost } from './cost.js';
 import { Alarm, type InLine, Line } from './line.js';
-import type { Ticket, Wait, WaitReason } from './rules/contract.js';
+import { refusalOf } from './refusals.js';
+import type { Ticket, WaitReason } from './rules/contract.js';
 import type { AdmitResult } from './rules/host-rules.js';
 import { onAbort } from './signals.js';
 import type { MaybePromise } from './store.js';
@@ -100,11 +95,6 @@ const HELD_BITS: Record<WaitReason, number> = {
   pace: 32,
   refusing: 64,
 };
-const SERVER_WAITS: ReadonlySet<Wait['reason']> = new Set([
-  'retry-after',
-  'learned-limit',
-  'refusing',
-]);
 const noop = () => {};
 
 /** See the module comment. */
@@ -178,7 +168,8 @@ export class Admission {
   #admitted(result: AdmitResult, req: AdmissionRequest): MaybePromise<Ticket> {
     if (result.ok) return result.ticket;
     this.inFlight--;
-    if (this.#tooLong(result, req)) return Promise.reject(this.#rateLimitError(result, req));
+    const refusal = refusalOf(result, req);
+    if (refusal) return Promise.reject(refusal);
     return this.#enqueue(req);
   }
 
@@ -269,22 +260,6 @@ export class Admission {
     w.cleanup = undefined;
   }
 
-  /** A wait too long to wait for: longer than the caller allows, or for ever (`cost-too-high`). */
-  #tooLong(result: Wait, req: AdmissionRequest): boolean {
-    if (result.reason === 'cost-too-high') return true;
-    // The server's own wait, before the client's jitter, is what the caller's limit is about.
-    const wait = result.serverWaitMs ?? result.waitMs;
-    return SERVER_WAITS.has(result.reason) && wait !== undefined && wait > req.maxWaitMs;
-  }
-
-  #rateLimitError(result: Wait, req: AdmissionRequest) {
-    if (result.reason === 'cost-too-high') return new CostTooHighError(req.ctx, result.policy);
-    return new RateLimitError(result.waitMs ?? 0, req.ctx, {
-      policy: result.policy,
-      limitMs: req.maxWaitMs,
-    });
-  }
-
   async #drain(): Promise<void> {
     if (this.#draining) {
       this.#again = true;
@@ -339,9 +314,10 @@ export class Admission {
         continue;
       }
       this.inFlight--;
-      if (this.#tooLong(result, w.req)) {
+      const refusal = refusalOf(result, w.req);
+      if (refusal) {
         this.#remove(w);
-        w.reject(this.#rateLimitError(result, w.req));
+        w.reject(refusal);
         continue;
       }
       // An attempt waits for a rule of the host; `budget` and `circuit-open` answer other requests.

@@ -10,7 +10,7 @@ import { parseRateLimitHeaders } from '../headers/parse.js';
 import type { RateLimitInfo } from '../headers/types.js';
 import { invalidOption } from '../option-checks.js';
 import { type Cost, costOf, costProblem } from './cost.js';
-import type { HostPolicy } from './host-policy.js';
+import type { HostConfig } from './host-config.js';
 import { type PreparedRequest, withoutCredentials } from './request.js';
 import { defaultShouldRetry } from './retry/retry-rule.js';
 import { AbortScope, onAbort } from './signals.js';
@@ -64,7 +64,7 @@ export interface Outcome {
 export function readCall(
   req: PreparedRequest,
   init: LimitedRequestInit | undefined,
-  p: HostPolicy,
+  p: HostConfig,
   send: typeof fetch,
 ): Call {
   // What errors and events show: never the URL's credentials.

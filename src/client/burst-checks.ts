@@ -6,7 +6,7 @@
  */
 import { invalidOption } from '../option-checks.js';
 import { HostMatcher } from './host-match.js';
-import type { LimitedClientOptions, PolicyOptions } from './options.js';
+import type { HostOptions, LimitedClientOptions } from './options.js';
 
 /**
  * `burst` sizes the bucket of `rate`: without a rate it would be ignored, so it is refused. The
@@ -48,7 +48,7 @@ export function checkBurstHasRate(options: LimitedClientOptions): void {
   }
 }
 
-export function checkBurst(options: PolicyOptions, where: string): void {
+export function checkBurst(options: HostOptions, where: string): void {
   const requests =
     typeof options.cost === 'number'
       ? options.cost

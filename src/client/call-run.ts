@@ -20,7 +20,7 @@ import {
 import type { Admission } from './admission.js';
 import { healthOf } from './answer.js';
 import { type Call, type Outcome, sendAttempt } from './attempt.js';
-import type { HostPolicy } from './host-policy.js';
+import type { HostConfig } from './host-config.js';
 import type { HostReport } from './host-report.js';
 import type { HostStore } from './host-store.js';
 import type { PipelineShared } from './pipeline.js';
@@ -36,7 +36,7 @@ import type { GiveUpReason } from './types.js';
 /** The parts of a host a call runs through. */
 export interface HostParts {
   shared: PipelineShared;
-  policy: HostPolicy;
+  policy: HostConfig;
   admission: Admission;
   breaker: CircuitBreaker | undefined;
   store: HostStore;

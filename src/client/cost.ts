@@ -97,10 +97,22 @@ const REQUEST_UNITS: ReadonlySet<string | undefined> = new Set([
  * know) but waits while the policy is spent.
  */
 export function chargeFor(cost: Cost, unit: string | undefined, name?: string): number | undefined {
+  return charge(cost.requests, cost.units, unit, name);
+}
+
+/** {@link chargeFor} of a cost given as its parts (no object on the admission's path). */
+export function charge(
+  requests: number,
+  units: UnitCosts | undefined,
+  unit: string | undefined,
+  name: string | undefined,
+): number | undefined {
   let byUnit: number | undefined;
-  for (const [key, amount] of cost.units ?? []) {
-    if (key === name) return amount;
-    if (key === unit) byUnit = amount;
+  if (units !== undefined) {
+    for (const [key, amount] of units) {
+      if (key === name) return amount;
+      if (key === unit) byUnit = amount;
+    }
   }
-  return REQUEST_UNITS.has(unit) ? cost.requests : byUnit;
+  return REQUEST_UNITS.has(unit) ? requests : byUnit;
 }

@@ -8,7 +8,7 @@ import { type Clock, systemClock } from '../clock.js';
 import { ClientClosedError, type RequestContext } from '../errors.js';
 import { invalidOption } from '../option-checks.js';
 import { Emitter } from './events.js';
-import { ResolvedOptions } from './host-policy.js';
+import { ResolvedOptions } from './host-config.js';
 import { KeepAlive } from './keep-alive.js';
 import { checkCallOptions, MAX_PARTITION_LENGTH } from './option-schema.js';
 import type { LimitedClientOptions } from './options.js';

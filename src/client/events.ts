@@ -4,7 +4,10 @@
  * client pays nothing for its events.
  *
  * A listener that throws does not break the pipeline: the error is reported with `queueMicrotask`
- * (an uncaught exception, as an `EventTarget` would) and the other listeners still run.
+ * (an uncaught exception, as an `EventTarget` would), or to the `onListenerError` given (the mock
+ * server and the Redis store warn instead: a listener's mistake must not take a server down), and
+ * the other listeners still run. The one emitter of the package: the client's, the mock server's
+ * and the Redis store's events all go through it.
  *
  * @module
  */
@@ -18,6 +21,12 @@ export type Listener<T> = (event: T) => void;
 /** A typed emitter; see the module comment. */
 export class Emitter<E extends EventMap> {
   readonly #listeners: { [K in keyof E]?: Listener<E[K]>[] } = {};
+  readonly #onListenerError: ((error: unknown, name: keyof E) => void) | undefined;
+
+  /** @param onListenerError what a listener's error goes to; by default, an uncaught exception. */
+  constructor(onListenerError?: (error: unknown, name: keyof E) => void) {
+    this.#onListenerError = onListenerError;
+  }
 
   /**
    * Adds a listener. Returns a function that removes it (idempotent).
@@ -54,9 +63,11 @@ export class Emitter<E extends EventMap> {
       try {
         listener(event);
       } catch (error) {
-        queueMicrotask(() => {
-          throw error;
-        });
+        if (this.#onListenerError) this.#onListenerError(error, name);
+        else
+          queueMicrotask(() => {
+            throw error;
+          });
       }
     }
   }

@@ -15,7 +15,7 @@ import type { RequestContext } from '../errors.js';
 import type { RateLimitInfo } from '../headers/types.js';
 import { isPushback } from './answer.js';
 import type { Cost } from './cost.js';
-import type { HostPolicy } from './host-policy.js';
+import type { HostConfig } from './host-config.js';
 import type { HostReport } from './host-report.js';
 import type { Ticket } from './rules/contract.js';
 import { type AdmitResult, bindRules, type HostState, type Settled } from './rules/host-rules.js';
@@ -62,11 +62,11 @@ export class HostStore {
   /** The state as last read for `stats()` (a copy). */
   #last: HostState | undefined;
 
-  readonly #policy: HostPolicy;
+  readonly #policy: HostConfig;
   readonly #report: HostReport;
   constructor(
     shared: { store: StateStore; clock: Clock },
-    policy: HostPolicy,
+    policy: HostConfig,
     report: HostReport,
     origin: string,
     partition: string | undefined,
@@ -75,10 +75,8 @@ export class HostStore {
     this.#report = report;
     this.#store = shared.store;
     this.#clock = shared.clock;
-    this.#key =
-      partition === undefined
-        ? `limited-client:${origin}`
-        : `limited-client:${origin}#${partition}`;
+    // The store adds its own prefix (RedisStore: `limited-client:state:{<origin>}`).
+    this.#key = partition === undefined ? origin : `${origin}#${partition}`;
     const { learn, bucket, budget } = policy.rules;
     this.#rules = bindRules(policy.rules);
     this.#learns = learn !== undefined;

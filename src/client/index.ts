@@ -12,9 +12,9 @@ export type { Listener } from './events.js';
 export type {
   CircuitBreakerOptions,
   CostContext,
+  HostOptions,
   IdempotencyOptions,
   LimitedClientOptions,
-  PolicyOptions,
   RetryBudgetOptions,
   RetryOptions,
 } from './options.js';

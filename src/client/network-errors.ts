@@ -4,8 +4,11 @@
  * a permanent failure (an unknown host, a bad certificate), an abort.
  *
  * fetch rejects with a `TypeError` for every network failure; runtimes differ in how much they say.
- * Node's (undici) sets `cause` to the system or undici error, whose `code` is read here; browsers
- * give only a message, matched against the ones they are known to use.
+ * Node's (undici) and Bun's set a `code` (on the error or its `cause`), which is read here; browsers
+ * give only a message, matched against the ones they are known to use; Deno gives a `cause` with
+ * no code, whose message is the network library's (`Connection reset by peer (os error 104)`);
+ * workerd rejects with a plain `Error('Network connection lost.')`. Each was seen in the runtime
+ * tests (test/runtimes) on a connection reset or a refused connection.
  *
  * @module
  */
@@ -42,7 +45,14 @@ const NETWORK_MESSAGES = new Set([
   'network error',
   'network connection was lost.',
   'terminated', // undici, a body cut short
+  'network connection lost.', // workerd, a plain Error
 ]);
+
+/**
+ * Deno's `cause` messages (no code) for a reset, a refusal, a connection closed before the answer
+ * (`connection closed before message completed`) and a broken pipe.
+ */
+const DENO_TRANSIENT = /connection (reset|refused|closed before)|broken pipe/i;
 
 function codeOf(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code;
@@ -51,7 +61,8 @@ function codeOf(error: unknown): string | undefined {
 
 /**
  * True when `error` is a network failure that may succeed if tried again: a connection reset or
- * refused, a socket hang-up, a connect or header timeout, a temporary DNS failure (`EAI_AGAIN`).
+ * refused, a socket hang-up, a connect or header timeout, a temporary DNS failure (`EAI_AGAIN`),
+ * in Node, Bun, Deno, workerd and browsers alike.
  * False for aborts, for permanent failures (`ENOTFOUND`, certificate errors), for a fetch that
  * failed here rather than on the network (a `TypeError('fetch failed')` whose cause carries no
  * code: the request's body stream threw) and for anything that is not a fetch network error.
@@ -71,11 +82,18 @@ export function isTransientNetworkError(error: unknown): boolean {
       // An AggregateError (happy eyeballs): transient if any attempt was.
       if (errors.some((e) => TRANSIENT_CODES.has(codeOf(e) ?? ''))) return true;
     }
+    // Deno: a cause with no code, whose message names a transient failure.
+    if (
+      depth > 0 &&
+      name === 'TypeError' &&
+      DENO_TRANSIENT.test(String((current as Error).message))
+    )
+      return true;
     current = (current as { cause?: unknown }).cause;
   }
   // A cause without a code anywhere is an error of this process (the caller's upload stream
   // failed, say), which fetch wraps the same way: it says nothing about the network or the host.
-  if (name !== 'TypeError' || caused) return false;
   const message = (error as { message?: unknown }).message;
+  if (caused || (name !== 'TypeError' && message !== 'Network connection lost.')) return false;
   return typeof message === 'string' && NETWORK_MESSAGES.has(message.toLowerCase());
 }

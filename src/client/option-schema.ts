@@ -22,9 +22,9 @@ import type {
   CircuitBreakerOptions,
   CostContext,
   Defaults,
+  HostOptions,
   IdempotencyOptions,
   LimitedClientOptions,
-  PolicyOptions,
   RetryBudgetOptions,
   RetryOptions,
 } from './options.js';
@@ -37,6 +37,7 @@ import {
   msOrInfinity,
   num,
   offOr,
+  optional,
   orObject,
   strictObject,
 } from './schema-parts.js';
@@ -75,7 +76,7 @@ const retryShape = {
   retries: defaulted(int(0, 100), 3),
   baseDelayMs: defaulted(num(0, DAY_MS), 100),
   maxDelayMs: defaulted(num(0, DAY_MS), 10_000),
-  shouldRetry: z.optional(fn<ShouldRetry>('must be a function (context) => boolean')),
+  shouldRetry: optional(fn<ShouldRetry>('must be a function (context) => boolean')),
 };
 const retryBudgetShape = {
   ratio: defaulted(num(0, 10), 0.1),
@@ -118,22 +119,22 @@ const retryBudgetSchema = strictObject(retryBudgetShape);
 const circuitBreakerSchema = strictObject(circuitBreakerShape);
 const idempotencySchema = strictObject(idempotencyShape);
 
-const policyShape = {
-  rate: z.optional(num(0, 1e9, true)),
-  burst: z.optional(num(1, 1e9)),
+const hostShape = {
+  rate: optional(num(0, 1e9, true)),
+  burst: optional(num(1, 1e9)),
   concurrency: defaulted(intOrInfinity(1), Number.POSITIVE_INFINITY),
   maxQueue: defaulted(intOrInfinity(0), 10_000),
   queueTimeoutMs: defaulted(msOrInfinity(), Number.POSITIVE_INFINITY),
   maxRetryAfterMs: defaulted(num(0, 366 * DAY_MS), 60_000),
   learnLimits: defaulted(bool('must be true or false'), true),
-  coldStart: z.optional(
+  coldStart: optional(
     orObject(
       (v): v is boolean => typeof v === 'boolean',
       strictObject(coldStartShape),
       'must be a boolean or { initialWindow }',
     ),
   ),
-  waitJitter: z.optional(strictObject(waitJitterShape)),
+  waitJitter: optional(strictObject(waitJitterShape)),
   timeoutMs: defaulted(msOrInfinity(), Number.POSITIVE_INFINITY),
   attemptTimeoutMs: defaulted(msOrInfinity(), Number.POSITIVE_INFINITY),
   retry: offOr(retrySchema),
@@ -148,7 +149,7 @@ const policyShape = {
     1,
   ),
 };
-const policySchema = strictObject(policyShape);
+const hostSchema = strictObject(hostShape);
 
 /** A `HeadersInit` fetch would accept on every call (no CR or LF in a value, no bad name). */
 const headersSchema = z
@@ -172,20 +173,20 @@ const headersSchema = z
 const clientShape = {
   // Each entry is checked by `parseOptions`, by its pattern (a z.record would cost the core bundle
   // a schema kind, and drop a `__proto__` entry unchecked).
-  hosts: z.optional(
-    z.custom<Record<string, PolicyOptions>>(
+  hosts: optional(
+    z.custom<Record<string, HostOptions>>(
       (v) => typeof v === 'object' && v !== null && !Array.isArray(v),
       { error: 'must be an object of host patterns' },
     ),
   ),
-  headers: z.optional(headersSchema),
-  fetch: z.optional(fn<typeof fetch>('must be a fetch function')),
-  partition: z.optional(
+  headers: optional(headersSchema),
+  fetch: optional(fn<typeof fetch>('must be a fetch function')),
+  partition: optional(
     fn<(request: CostContext) => string | undefined>(
       'must be a function (request) => string | undefined',
     ),
   ),
-  store: z.optional(
+  store: optional(
     z.custom<StateStore>(
       (v) =>
         typeof v === 'object' &&
@@ -195,31 +196,31 @@ const clientShape = {
       { error: 'must be a StateStore (an object with update() and delete())' },
     ),
   ),
-  clock: z.optional(z.custom<Clock>(isClock, { error: CLOCK_PROBLEM })),
+  clock: optional(z.custom<Clock>(isClock, { error: CLOCK_PROBLEM })),
   maxHosts: defaulted(int(1, 1e7), 1000),
   hostIdleMs: defaulted(num(1, 366 * DAY_MS), 300_000),
 };
-const optionsSchema = strictObject({ ...policyShape, ...clientShape });
+const optionsSchema = strictObject({ ...hostShape, ...clientShape });
 
 const HEADER_VALUE = 'must be a header value (a string without CR, LF or NUL), or false';
 
 /** A call's own options: the keys `LimitedRequestInit` adds to `RequestInit`, each on its own. */
 const callShape = {
-  cost: z.optional(
+  cost: optional(
     z.custom<number | CostVector>((v) => costOf(v) !== undefined, {
       error: (issue) => costProblem(issue.input),
     }),
   ),
-  idempotencyKey: z.optional(
+  idempotencyKey: optional(
     // What a header value may hold: no CR, LF or NUL (fetch would refuse, or worse, split).
     z.custom<string | false>((v) => v === false || (typeof v === 'string' && !/[\r\n\0]/.test(v)), {
       error: HEADER_VALUE,
     }),
   ),
-  createBody: z.optional(fn<() => BodyInit>('must be a function () => BodyInit')),
-  timeoutMs: z.optional(msOrInfinity()),
-  attemptTimeoutMs: z.optional(msOrInfinity()),
-  partition: z.optional(
+  createBody: optional(fn<() => BodyInit>('must be a function () => BodyInit')),
+  timeoutMs: optional(msOrInfinity()),
+  attemptTimeoutMs: optional(msOrInfinity()),
+  partition: optional(
     z.custom<string>((v) => typeof v === 'string' && v.length <= MAX_PARTITION_LENGTH, {
       error: `must be a string of at most ${MAX_PARTITION_LENGTH} characters`,
     }),
@@ -241,7 +242,7 @@ type CallOptions = Omit<LimitedRequestInit, keyof RequestInit>;
 const schemasMatchTypes: [
   Same<z.input<typeof optionsSchema>, LimitedClientOptions>,
   Same<z.output<typeof optionsSchema>, LimitedClientOptions>,
-  Same<z.input<typeof policySchema>, PolicyOptions>,
+  Same<z.input<typeof hostSchema>, HostOptions>,
   Same<z.input<typeof retrySchema>, RetryOptions>,
   Same<z.input<typeof retryBudgetSchema>, RetryBudgetOptions>,
   Same<z.input<typeof circuitBreakerSchema>, CircuitBreakerOptions>,
@@ -251,7 +252,7 @@ const schemasMatchTypes: [
 void schemasMatchTypes;
 
 const declaredDefaults = {
-  ...defaultsOf(policyShape),
+  ...defaultsOf(hostShape),
   initialWindow: defaultsOf(coldStartShape).initialWindow,
   fallbackHoldMs: 1000,
   waitJitter: defaultsOf(waitJitterShape),
@@ -294,13 +295,13 @@ export function parseOptions(options: unknown): LimitedClientOptions {
 }
 
 /** Each `hosts` entry: its pattern, then its options, as parsed (a new object, own keys only). */
-function parseHosts(hosts: Record<string, unknown>): Record<string, PolicyOptions> {
-  const entries: [string, PolicyOptions][] = [];
+function parseHosts(hosts: Record<string, unknown>): Record<string, HostOptions> {
+  const entries: [string, HostOptions][] = [];
   for (const pattern of Object.keys(hosts)) {
     const path = `hosts[${JSON.stringify(pattern)}]`;
     const problem = hostPatternProblem(pattern);
     if (problem) throw new InvalidOptionError(path, problem);
-    const entry = policySchema.safeParse(hosts[pattern]);
+    const entry = hostSchema.safeParse(hosts[pattern]);
     if (!entry.success) throw optionError(entry.error.issues, hosts[pattern], path);
     entries.push([pattern, entry.data]);
   }

@@ -2,7 +2,7 @@
  * The client's options as users write them, documented field by field. The schema that checks
  * them, checked against these types at compile time both ways, and the one constant that holds
  * every default (`DEFAULTS`, read from the schema) are in `option-schema.ts`; the step that
- * resolves them per host is in `host-policy.ts`.
+ * resolves them per host is in `host-config.ts`.
  *
  * @module
  */
@@ -74,7 +74,7 @@ export interface IdempotencyOptions {
 }
 
 /** Options that `options.hosts` may override per host. */
-export interface PolicyOptions {
+export interface HostOptions {
   /** Client-side rate limit, in units per second (a token bucket). @default none */
   rate?: number;
   /** Capacity of that bucket, in units. @default max(1, ceil(rate)) */
@@ -141,9 +141,9 @@ export interface PolicyOptions {
 }
 
 /** Options of `LimitedClient` and `wrapFetch`. */
-export interface LimitedClientOptions extends PolicyOptions {
+export interface LimitedClientOptions extends HostOptions {
   /** Overrides per host: exact (`api.example.com`, `127.0.0.1:8080`) or `*.example.com`. */
-  hosts?: Record<string, PolicyOptions>;
+  hosts?: Record<string, HostOptions>;
   /**
    * Splits a host into partitions that learn and hold apart: a request whose partition is a
    * non-empty string goes through its own pipeline, keyed `${origin}#${partition}`, with its own
@@ -186,7 +186,7 @@ type Resolved<T> = Readonly<Required<T>>;
  */
 export type Defaults = Resolved<
   Pick<
-    PolicyOptions,
+    HostOptions,
     | 'concurrency'
     | 'maxQueue'
     | 'queueTimeoutMs'
@@ -200,7 +200,7 @@ export type Defaults = Resolved<
 > & {
   readonly initialWindow: number;
   readonly fallbackHoldMs: number;
-  readonly waitJitter: Resolved<NonNullable<PolicyOptions['waitJitter']>>;
+  readonly waitJitter: Resolved<NonNullable<HostOptions['waitJitter']>>;
   readonly retry: Resolved<Omit<RetryOptions, 'shouldRetry'>>;
   readonly retryBudget: Resolved<RetryBudgetOptions>;
   readonly circuitBreaker: Resolved<CircuitBreakerOptions>;

@@ -23,7 +23,7 @@ import { Admission } from './admission.js';
 import { type Call, readCall } from './attempt.js';
 import { CallRun, type HostParts } from './call-run.js';
 import type { Emitter } from './events.js';
-import type { HostPolicy } from './host-policy.js';
+import type { HostConfig } from './host-config.js';
 import { HostReport } from './host-report.js';
 import { HostStore } from './host-store.js';
 import type { KeepAlive } from './keep-alive.js';
@@ -62,7 +62,7 @@ export class HostPipeline {
    */
   constructor(
     readonly origin: string,
-    readonly policy: HostPolicy,
+    readonly policy: HostConfig,
     shared: PipelineShared,
     readonly partition?: string,
   ) {

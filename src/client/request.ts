@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { HostPolicy } from './host-policy.js';
+import type { HostConfig } from './host-config.js';
 import type { LimitedRequestInit } from './types.js';
 
 /** A call, ready for the pipeline. */
@@ -117,7 +117,7 @@ export function prepareRequest(
   url: string,
   input: Request | undefined,
   init: LimitedRequestInit | undefined,
-  policy: HostPolicy,
+  policy: HostConfig,
   defaults: HeadersInit | undefined,
 ): PreparedRequest {
   const method = (init?.method ?? input?.method ?? 'GET').toUpperCase();

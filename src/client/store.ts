@@ -50,7 +50,9 @@ export interface StateStore {
    * The pipeline calls it on every attempt (once to admit, once to settle), so it sits on the hot
    * path: a memory store should answer synchronously; a remote one should take one round trip.
    *
-   * @param key the host's key: `limited-client:` followed by its origin.
+   * @param key the host's key: its origin (`https://api.example.com`), followed by `#` and the
+   *   partition for a partition (see the `partition` option). A store shared with other data should
+   *   add a prefix of its own.
    * @param transaction see {@link Transaction}.
    * @param ttlMs how long the state may be kept after this update, in milliseconds; a store
    *   should drop it after that (it is state about a host nobody talks to any more). Past that,

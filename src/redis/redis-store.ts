@@ -3,9 +3,12 @@
  *
  * @module
  */
+
 import { z } from 'zod';
+import { Emitter, type Listener } from '../client/events.js';
 import type { StateStore, Transaction } from '../client/store.js';
 import { StoreUnavailableError } from '../errors.js';
+import { describe } from '../server/algorithms/logic.js';
 import { nonNegativeInteger, parseOptions, positiveInteger } from '../server/options.js';
 import type { LimiterSpec, RateLimitStore, StoreDecision, StoreRequest } from '../server/store.js';
 import type { TakeResult } from '../server/types.js';
@@ -19,6 +22,7 @@ import {
   ScriptRunner,
 } from './runner.js';
 import { SharedState, type SharedStateCounters } from './shared-state.js';
+import { STATE_DECODERS } from './states.js';
 
 /** Options of {@link RedisStore}. */
 export interface RedisStoreOptions {
@@ -97,6 +101,9 @@ export interface LimiterCounters {
  */
 export type RedisStoreHealth = RunnerHealth & LimiterCounters & SharedStateCounters;
 
+/** Each event's payload (what its listener gets), for the emitter. */
+type EventPayloads = { [E in keyof RedisStoreEvents]: Parameters<RedisStoreEvents[E]>[0] };
+
 /** What a {@link RedisStore} reports to {@link RedisStore.on} listeners. */
 export interface RedisStoreEvents {
   /**
@@ -107,6 +114,13 @@ export interface RedisStoreEvents {
   down: (error: StoreUnavailableError) => void;
   /** A call succeeded after an outage. */
   up: () => void;
+  /**
+   * Client side: a host's state key held something that is not client state (a value of another
+   * type, text that is not JSON), written by something else. The client is not told (its update
+   * runs on no state), the key is replaced by the next write, and `health().corrupt` counts it.
+   * `error.key` is the Redis key.
+   */
+  'store-error': (error: Error & { readonly key: string }) => void;
 }
 
 /** Keys are kept at least this long when callers' clocks decide (`timeSource: 'caller'`). */
@@ -174,7 +188,7 @@ function isClient(value: unknown): value is RedisScriptingClient {
  * **Client side** (`StateStore`): pass it as the `store` of `LimitedClient` or `wrapFetch`, and the
  * processes calling a host share its client-side token bucket, what the server taught about its
  * limits (one process told "remaining 0 until T" makes all of them wait) and its retry budget. Each
- * host's state is JSON in `${prefix}state:{limited-client:<origin>}` (`<origin>#<partition>` for
+ * host's state is JSON in `${prefix}state:{<origin>}` (`{<origin>#<partition>}` for
  * a partition), updated with optimistic concurrency (see `shared-state.ts`). While Redis is unavailable each process runs on a local copy
  * within `localShare` of the limits, and hands what it did to the shared state when Redis is back.
  *
@@ -207,16 +221,19 @@ export class RedisStore implements RateLimitStore, StateStore {
   readonly #runner: ScriptRunner;
   readonly #state: SharedState;
   readonly #timeSource: 'redis' | 'caller';
-  /** `ARGV[5]` and `ARGV[6]` of every limiter script: the least TTL and the lease duration. */
+  /** The start of every limiter's configuration: the least TTL and the lease duration. */
   readonly #ttlArgs: [string, string];
   /** The deadlines of takes, in Redis's clock. */
   readonly #clock: RedisClock;
   readonly #counters: LimiterCounters = { late: 0, givenBack: 0 };
-  readonly #params = new WeakMap<LimiterSpec, string[]>();
-  readonly #listeners: { [E in keyof RedisStoreEvents]: Set<RedisStoreEvents[E]> } = {
-    down: new Set(),
-    up: new Set(),
-  };
+  readonly #configs = new WeakMap<LimiterSpec, string>();
+  /** {@link RedisStore.#lateTake}, bound once. */
+  readonly #late = (spec: LimiterSpec, key: string, request: StoreRequest, reply: Reply) =>
+    this.#lateTake(spec, key, request, reply);
+  /** The package's one emitter; a listener that throws is a warning, never a failed call. */
+  readonly #events = new Emitter<EventPayloads>((error, name) =>
+    process.emitWarning(`RedisStore: a '${String(name)}' listener threw: ${String(error)}`),
+  );
 
   /**
    * @param client a connected node-redis v5 client or cluster (`createClient()`,
@@ -246,11 +263,16 @@ export class RedisStore implements RateLimitStore, StateStore {
         },
       },
     );
-    this.#state = new SharedState(this.#runner, (key) => `${this.prefix}state:{${key}}`, {
-      timeoutMs: parsed.timeoutMs,
-      localShare: parsed.localShare,
-      maxReplay: parsed.maxReplay,
-    });
+    this.#state = new SharedState(
+      this.#runner,
+      (key) => `${this.prefix}state:{${key}}`,
+      {
+        timeoutMs: parsed.timeoutMs,
+        localShare: parsed.localShare,
+        maxReplay: parsed.maxReplay,
+      },
+      (error) => this.#emit('store-error', error),
+    );
   }
 
   /** The Redis key holding `key` of the limiter named `name`. */
@@ -264,9 +286,12 @@ export class RedisStore implements RateLimitStore, StateStore {
    * not applied (see `timeoutMs`).
    */
   async take(spec: LimiterSpec, key: string, request: StoreRequest): Promise<StoreDecision> {
-    const reply = (await this.#run(spec, key, 'take', request, undefined, {
-      onLateReply: (late) => this.#lateTake(spec, key, request, late as Reply),
-    })) as Reply;
+    const sentAt = this.#clock.now();
+    const late = new LateTake(this.#late, spec, key, request);
+    const reply = this.#calibrate(
+      sentAt,
+      await this.#run(spec, key, 'take', request, undefined, late, sentAt),
+    );
     if (reply[0] === LATE) {
       this.#counters.late += 1;
       throw notApplied(
@@ -276,16 +301,31 @@ export class RedisStore implements RateLimitStore, StateStore {
         ),
       );
     }
-    const result = toResult(reply);
-    const receipt = reply[6];
-    return receipt === '' || receipt === undefined
-      ? { result }
-      : { result, receipt: Number(receipt) };
+    const decode = STATE_DECODERS[spec.algorithm];
+    if (decode === undefined) {
+      const receipt = reply[6];
+      return receipt === '' || receipt === undefined
+        ? { result: toResult(reply) }
+        : { result: toResult(reply), receipt: Number(receipt) };
+    }
+    const admitted = reply[0] === 1;
+    const result = this.#describe(spec, request, reply, decode, admitted ? 0 : request.cost);
+    if (!admitted) return { result };
+    if (reply[3] !== '') result.delayMs = Number(reply[3]);
+    return reply[2] === '' ? { result } : { result, receipt: Number(reply[2]) };
   }
 
   /** Describes `key` without changing it (see `RateLimitStore.peek`). */
   async peek(spec: LimiterSpec, key: string, request: StoreRequest): Promise<TakeResult> {
-    return toResult((await this.#run(spec, key, 'peek', request, undefined)) as Reply);
+    const sentAt = this.#clock.now();
+    const reply = this.#calibrate(
+      sentAt,
+      await this.#run(spec, key, 'peek', request, undefined, {}, sentAt),
+    );
+    const decode = STATE_DECODERS[spec.algorithm];
+    return decode === undefined
+      ? toResult(reply)
+      : this.#describe(spec, request, reply, decode, request.cost);
   }
 
   /** Atomically gives back units of an admitted take (see `RateLimitStore.refund`). */
@@ -294,7 +334,11 @@ export class RedisStore implements RateLimitStore, StateStore {
     key: string,
     request: StoreRequest & { receipt?: number },
   ): Promise<void> {
-    await this.#run(spec, key, 'refund', request, request.receipt);
+    const sentAt = this.#clock.now();
+    this.#calibrate(
+      sentAt,
+      await this.#run(spec, key, 'refund', request, request.receipt, {}, sentAt),
+    );
   }
 
   /**
@@ -331,22 +375,11 @@ export class RedisStore implements RateLimitStore, StateStore {
    * store.on('down', (error) => console.warn(`rate limits degraded: ${error.message}`));
    */
   on<E extends keyof RedisStoreEvents>(event: E, listener: RedisStoreEvents[E]): () => void {
-    const set = this.#listeners[event] as Set<RedisStoreEvents[E]>;
-    set.add(listener);
-    return () => set.delete(listener);
+    return this.#events.on(event, listener as Listener<EventPayloads[E]>);
   }
 
-  #emit<E extends keyof RedisStoreEvents>(
-    event: E,
-    ...args: Parameters<RedisStoreEvents[E]>
-  ): void {
-    for (const listener of this.#listeners[event]) {
-      try {
-        (listener as (...a: Parameters<RedisStoreEvents[E]>) => void)(...args);
-      } catch (error) {
-        process.emitWarning(`RedisStore: a '${event}' listener threw: ${String(error)}`);
-      }
-    }
+  #emit<E extends keyof RedisStoreEvents>(event: E, ...args: Parameters<RedisStoreEvents[E]>) {
+    this.#events.emit(event, args[0] as EventPayloads[E]);
   }
 
   /**
@@ -359,8 +392,10 @@ export class RedisStore implements RateLimitStore, StateStore {
       this.#counters.late += 1;
       return;
     }
-    if (reply[0] !== '1') return;
-    const receipt = reply[6] === '' || reply[6] === undefined ? undefined : Number(reply[6]);
+    const whole = STATE_DECODERS[spec.algorithm] === undefined;
+    if (reply[0] !== (whole ? '1' : 1)) return;
+    const text = whole ? reply[6] : reply[2];
+    const receipt = text === '' || text === undefined ? undefined : Number(text);
     this.#run(spec, key, 'refund', request, receipt, { background: true }).then(
       () => {
         this.#counters.givenBack += 1;
@@ -370,68 +405,111 @@ export class RedisStore implements RateLimitStore, StateStore {
     );
   }
 
-  async #run(
+  /**
+   * One call of the limiter's function. Not `async`, and the caller calibrates the clock: one
+   * promise layer less per decision.
+   */
+  #run(
     spec: LimiterSpec,
     key: string,
     operation: 'take' | 'peek' | 'refund',
     request: StoreRequest,
     receipt: number | undefined,
     options: RunOptions = {},
-  ): Promise<unknown> {
+    sentAt = this.#clock.now(),
+  ): Promise<Reply> {
     const script = LIMITER_SCRIPTS[spec.algorithm] as LimiterScript | undefined;
     if (script === undefined) {
-      return Promise.reject(
-        new TypeError(
-          `RedisStore: no Lua script for the algorithm ${JSON.stringify(spec.algorithm)}`,
-        ),
+      throw new TypeError(
+        `RedisStore: no Lua script for the algorithm ${JSON.stringify(spec.algorithm)}`,
       );
     }
-    const params = this.#paramsOf(spec, script);
-    const sentAt = this.#clock.now();
+    const config = this.#configOf(spec, script);
     const args = [
       operation,
       String(request.cost),
       this.#timeSource === 'caller' ? String(request.now) : '',
       receipt === undefined ? '' : String(receipt),
-      ...this.#ttlArgs,
       // Only takes have a deadline: a peek changes nothing, and a refund is welcome however late.
       operation === 'take' ? this.#clock.deadline(sentAt) : '',
-      ...params,
+      config,
     ];
-    const reply = (await this.#runner.run(
+    return this.#runner.run(
       script,
       [this.keyOf(spec.name, key)],
       args,
       operation,
       options,
-    )) as Reply;
-    this.#clock.calibrate(sentAt, this.#clock.now(), Number(reply.at(-1)));
+    ) as Promise<Reply>;
+  }
+
+  /** Measures Redis's clock on the reply to a call sent at `sentAt` (see `RedisClock`). */
+  #calibrate(sentAt: number, reply: Reply): Reply {
+    const clock = this.#clock;
+    clock.calibrate(sentAt, clock.now(), Number(reply[reply.length - 1]));
     return reply;
   }
 
-  /** The algorithm's parameters as script arguments, once per limiter. */
-  #paramsOf(spec: LimiterSpec, script: LimiterScript): string[] {
-    let params = this.#params.get(spec);
-    if (params === undefined) {
+  /**
+   * The result of a function that replied with its state: the algorithm's own `describe()` on
+   * that state, at the time the function decided on (Redis's, or the caller's).
+   */
+  #describe(
+    spec: LimiterSpec,
+    request: StoreRequest,
+    reply: Reply,
+    decode: (text: string) => unknown,
+    cost: number,
+  ): TakeResult {
+    const now = this.#timeSource === 'caller' ? request.now : Number(reply[reply.length - 1]);
+    const text = reply[1] as string;
+    const state = text === '' ? undefined : decode(text);
+    return describe(spec.logic, spec.config, state, now, cost);
+  }
+
+  /**
+   * The limiter's configuration as the functions read it (`args[6]`, see `lua/common.ts`): the
+   * least TTL, the lease duration and the algorithm's two parameters; once per limiter.
+   */
+  #configOf(spec: LimiterSpec, script: LimiterScript): string {
+    let text = this.#configs.get(spec);
+    if (text === undefined) {
       const config = spec.config as Record<string, unknown>;
-      params = script.params.map((name) => {
+      const params = script.params.map((name) => {
         const value = config[name];
         if (typeof value !== 'number' || !Number.isFinite(value)) {
           throw new TypeError(`RedisStore: ${spec.name}: parameter ${name} is not a finite number`);
         }
         return String(value);
       });
-      this.#params.set(spec, params);
+      text = [...this.#ttlArgs, ...params].join(' ');
+      this.#configs.set(spec, text);
     }
-    return params;
+    return text;
   }
 }
 
 /**
- * A limiter script's reply, ending with Redis's time: to a take or a peek, the result (numbers as
- * integers or `%.17g` text); to a late take, `['late', now]`; to a refund, `['ok', now]`.
+ * A limiter function's reply, ending with Redis's time: to a take or a peek, the state decided on
+ * (see `lua/common.ts`) or, for the sliding log and the concurrency limit, the result (numbers as
+ * integers or `%.17g` text); to a late take, `['late', now]`; to a refund, `['ok', now]` (`['ok']`
+ * for a concurrency release that names its lease: no clock read).
  */
-type Reply = [string, ...(number | string)[]];
+type Reply = [string | number, ...(number | string)[]];
+
+/** The `RunOptions` of a take: its answer after its caller was told it failed goes to the store. */
+class LateTake implements RunOptions {
+  constructor(
+    readonly handle: (spec: LimiterSpec, key: string, request: StoreRequest, reply: Reply) => void,
+    readonly spec: LimiterSpec,
+    readonly key: string,
+    readonly request: StoreRequest,
+  ) {}
+
+  onLateReply(reply: unknown): void {
+    this.handle(this.spec, this.key, this.request, reply as Reply);
+  }
+}
 
 /** The status of a take Redis refused because it ran after its deadline. */
 const LATE = 'late';

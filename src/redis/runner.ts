@@ -1,7 +1,9 @@
 /**
- * Runs Lua scripts on the user's node-redis client: `EVALSHA`, then `EVAL` on `NOSCRIPT`; a
- * timeout on every call; and after Redis failed to answer, a short spell of failing fast instead of
- * making every caller wait for the timeout again.
+ * Runs Lua on the user's node-redis client: a script's function by `FCALL` when the client and the
+ * server can (its library loaded by `FUNCTION LOAD` when Redis answers "Function not found", after
+ * a restart or on a new cluster node), else `EVALSHA`, then `EVAL` on `NOSCRIPT`; a timeout on
+ * every call; and after Redis failed to answer, a short spell of failing fast instead of making
+ * every caller wait for the timeout again.
  *
  * "Redis is down" means no answer: a timeout, a connection error, or a reply saying Redis cannot
  * serve anything right now (`LOADING`, `BUSY`, `MASTERDOWN`, ...). Any other error Redis answers
@@ -9,9 +11,20 @@
  *
  * @module
  */
-import { unrefTimer } from '../clock.js';
 import { StoreUnavailableError } from '../errors.js';
-import type { LuaScript } from './lua/index.js';
+import { Call, TIMED_OUT } from './call.js';
+import { Deadlines } from './deadlines.js';
+import type { FunctionLibrary, LuaScript } from './lua/index.js';
+import {
+  isNoFunction,
+  isNoScript,
+  meansDown,
+  notApplied,
+  refusesFunctions,
+  replyCode,
+} from './replies.js';
+
+export { maybeApplied, notApplied, replyCode } from './replies.js';
 
 /** Arguments of `EVAL` / `EVALSHA` in node-redis v5. */
 export interface EvalOptions {
@@ -29,6 +42,18 @@ export interface RedisScriptingClient {
   eval(script: string, options: EvalOptions): Promise<unknown>;
   /** node-redis: `false` while the client is (re)connecting. Calls then fail fast. */
   readonly isReady?: boolean;
+  /**
+   * node-redis: `FCALL`. Optional: without it (or on a server that refuses functions) every call
+   * is a script (`EVALSHA`).
+   */
+  fCall?(name: string, options: EvalOptions): Promise<unknown>;
+  /** node-redis: `FUNCTION LOAD`, on a single node. */
+  functionLoad?(code: string, options?: { REPLACE?: boolean }): Promise<unknown>;
+  /**
+   * node-redis: a raw command. A cluster's (`(firstKey, isReadonly, args)`, told apart by its
+   * `masters`) loads the library on the node serving a key.
+   */
+  sendCommand?(...args: never[]): Promise<unknown>;
 }
 
 /** How the runner behaves; normalised by the store. */
@@ -79,65 +104,19 @@ export interface RunOptions {
   background?: boolean;
 }
 
-/** Errors of calls known not to have been applied: refused before sending, or by the script. */
-const unsent = new WeakSet<object>();
-
-/**
- * Whether a failed {@link ScriptRunner.run} may have reached Redis, and so may have been applied
- * (a timeout, a lost connection), as opposed to refused before sending (or refused by the script,
- * see {@link notApplied}).
- */
-export function maybeApplied(error: unknown): boolean {
-  return !(typeof error === 'object' && error !== null && unsent.has(error));
-}
-
-/** Marks `error` as the failure of a call known not to have been applied. Returns it. */
-export function notApplied<E extends object>(error: E): E {
-  unsent.add(error);
-  return error;
-}
-
-function isNoScript(error: unknown): boolean {
-  return error instanceof Error && error.message.startsWith('NOSCRIPT');
-}
-
-/**
- * Error replies that say Redis cannot serve anything right now, rather than that this call was
- * wrong: loading its data, busy running a script, a replica cut from its master or one refusing
- * writes, a cluster down or resharding, out of memory.
- */
-const UNAVAILABLE_REPLIES = new Set([
-  'LOADING',
-  'BUSY',
-  'MASTERDOWN',
-  'READONLY',
-  'CLUSTERDOWN',
-  'TRYAGAIN',
-  'OOM',
-]);
-
-/**
- * The error code of an error Redis answered (`WRONGTYPE`, `ERR`, `BUSY`, ...), or `undefined` for
- * any other failure (a connection error, a closed client). node-redis rejects with Redis's own
- * text, which starts with the code in capitals; its connection errors do not (`Socket closed
- * unexpectedly`, `The client is closed`, `connect ECONNREFUSED ...`).
- */
-export function replyCode(error: unknown): string | undefined {
-  if (!(error instanceof Error)) return undefined;
-  return /^([A-Z][A-Z0-9_]+)(?: |$)/.exec(error.message)?.[1];
-}
-
-/** Whether a failed call means Redis is down, not just that this call failed. */
-function meansDown(error: unknown): boolean {
-  const code = replyCode(error);
-  return code === undefined || UNAVAILABLE_REPLIES.has(code);
-}
-
 /** Runs scripts with a timeout, fails fast while Redis is known to be down. */
 export class ScriptRunner {
   readonly #client: RedisScriptingClient;
   readonly #options: RunnerOptions;
   readonly #listeners: RunnerListeners;
+  readonly #deadlines: Deadlines;
+  /**
+   * How functions are called: by the raw command of a node-redis client or cluster, by `fCall`
+   * (any other client), or `'off'` (no `fCall`, or Redis refused functions: scripts only).
+   */
+  #functions: 'client' | 'cluster' | 'fCall' | 'off';
+  /** The library load under way (single node), shared by the calls that found no function. */
+  #loading: Promise<unknown> | undefined;
   #downUntil = 0;
   #probing = false;
   readonly #health: RunnerHealth = {
@@ -152,6 +131,8 @@ export class ScriptRunner {
     this.#client = client;
     this.#options = options;
     this.#listeners = listeners;
+    this.#deadlines = new Deadlines(options.timeoutMs);
+    this.#functions = functionsOf(client);
   }
 
   /** A copy of the counters. */
@@ -168,7 +149,7 @@ export class ScriptRunner {
    * timed out may still run on Redis later (it was sent): callers must treat it as possibly
    * applied, or learn its fate from `options.onLateReply`.
    */
-  async run(
+  run(
     script: LuaScript,
     keys: string[],
     args: string[],
@@ -179,49 +160,166 @@ export class ScriptRunner {
     const health = this.#health;
     if (this.#client.isReady === false) {
       health.refused += 1;
-      throw notApplied(
-        this.#down(new StoreUnavailableError(operation, 'not tried: the client is not connected')),
+      return Promise.reject(
+        notApplied(
+          this.#down(
+            new StoreUnavailableError(operation, 'not tried: the client is not connected'),
+          ),
+        ),
       );
     }
     const probe = !health.available;
     if (probe && (this.#probing || Date.now() < this.#downUntil)) {
       health.refused += 1;
-      throw notApplied(
-        new StoreUnavailableError(
-          operation,
-          `not tried: Redis is down (${health.lastError?.message})`,
-          {
-            cause: health.lastError,
-          },
+      return Promise.reject(
+        notApplied(
+          new StoreUnavailableError(
+            operation,
+            `not tried: Redis is down (${health.lastError?.message})`,
+            { cause: health.lastError },
+          ),
         ),
       );
     }
     if (probe) this.#probing = true;
-    try {
-      const reply = await within(this.#send(script, keys, args), this.#options.timeoutMs, options);
-      health.succeeded += 1;
-      this.#answered();
-      return reply;
-    } catch (cause) {
-      health.failed += 1;
-      const error = this.#failure(operation, cause);
-      if (cause === TIMED_OUT || meansDown(cause)) throw this.#down(error);
-      // Redis answered (an error about this call): it is up.
-      this.#answered();
-      throw error;
-    } finally {
-      if (probe) this.#probing = false;
+    return new Promise<unknown>((resolve, reject) => {
+      const call = new Call(this, operation, probe, options, resolve, reject);
+      call.wait = this.#deadlines.start(call);
+      const fn = script.function;
+      if (fn === undefined || this.#functions === 'off') {
+        call.await(this.#script(script, keys, args));
+      } else {
+        call.retry = { script, keys, args };
+        call.await(this.#fcall(fn.name, keys, args));
+      }
+    });
+  }
+
+  /**
+   * After `FCALL` failed: the call again, its library loaded (or as a script where Redis refuses
+   * functions); `undefined` when the error is about something else.
+   */
+  recover(
+    error: unknown,
+    script: LuaScript,
+    keys: string[],
+    args: string[],
+  ): Promise<unknown> | undefined {
+    return isNoFunction(error) || refusesFunctions(error)
+      ? this.#noFunction(error, script, keys, args)
+      : undefined;
+  }
+
+  /** Ends a call that got a reply in time (see {@link Call}). */
+  succeeded(probe: boolean): void {
+    if (probe) this.#probing = false;
+    this.#health.succeeded += 1;
+    this.#answered();
+  }
+
+  /** Ends a call that failed or timed out; returns the error to reject it with. */
+  failed(operation: string, cause: unknown, probe: boolean): StoreUnavailableError {
+    if (probe) this.#probing = false;
+    this.#health.failed += 1;
+    const error = this.#failure(operation, cause);
+    if (cause === TIMED_OUT || meansDown(cause)) return this.#down(error);
+    // Redis answered (an error about this call): it is up.
+    this.#answered();
+    return error;
+  }
+
+  /** `FCALL` by the cheapest way the client offers. */
+  #fcall(name: string, keys: string[], args: string[]): Promise<unknown> {
+    const client = this.#client as RedisScriptingClient & {
+      sendCommand: (...a: unknown[]) => Promise<unknown>;
+      fCall: NonNullable<RedisScriptingClient['fCall']>;
+    };
+    switch (this.#functions) {
+      case 'client':
+        return client.sendCommand(['FCALL', name, String(keys.length), ...keys, ...args]);
+      case 'cluster':
+        return client.sendCommand(keys[0], false, [
+          'FCALL',
+          name,
+          String(keys.length),
+          ...keys,
+          ...args,
+        ]);
+      default:
+        return client.fCall(name, { keys, arguments: args });
     }
   }
 
-  /** `EVALSHA`, and `EVAL` when Redis does not have the script. */
-  #send(script: LuaScript, keys: string[], args: string[]): Promise<unknown> {
+  /**
+   * `FCALL` of the script's function, loading its library when Redis lacks it; `EVALSHA` for a
+   * script with no function, or where functions are refused.
+   */
+  async #send(script: LuaScript, keys: string[], args: string[]): Promise<unknown> {
+    const fn = script.function;
+    if (fn === undefined || this.#functions === 'off') return this.#script(script, keys, args);
+    try {
+      return await this.#fcall(fn.name, keys, args);
+    } catch (error) {
+      return this.#noFunction(error, script, keys, args);
+    }
+  }
+
+  #script(script: LuaScript, keys: string[], args: string[]): Promise<unknown> {
     const options = { keys, arguments: args };
     return this.#client
       .evalSha(script.sha, options)
       .catch((error: unknown) =>
         isNoScript(error) ? this.#client.eval(script.source, options) : Promise.reject(error),
       );
+  }
+
+  /** After `FCALL` failed: load the library and call again, or fall back to scripts. */
+  async #noFunction(
+    error: unknown,
+    script: LuaScript,
+    keys: string[],
+    args: string[],
+  ): Promise<unknown> {
+    const fn = script.function;
+    if (fn === undefined) throw error;
+    if (refusesFunctions(error)) {
+      this.#functions = 'off';
+      return this.#script(script, keys, args);
+    }
+    if (!isNoFunction(error)) throw error;
+    try {
+      await this.#load(fn.library, keys[0] ?? '');
+    } catch (loadError) {
+      if (replyCode(loadError) === undefined || meansDown(loadError)) throw loadError;
+      // Redis answered that it will not load it: scripts from now on.
+      this.#functions = 'off';
+      return this.#script(script, keys, args);
+    }
+    return this.#fcall(fn.name, keys, args);
+  }
+
+  /** Loads `library` on the node that serves `key` (the only node of a single Redis). */
+  #load(library: FunctionLibrary, key: string): Promise<unknown> {
+    const client = this.#client as RedisScriptingClient & {
+      masters?: unknown;
+      sendCommand?: (...args: unknown[]) => Promise<unknown>;
+    };
+    const command = ['FUNCTION', 'LOAD', 'REPLACE', library.source];
+    if (client.masters !== undefined && typeof client.sendCommand === 'function') {
+      return client.sendCommand(key, false, command);
+    }
+    if (this.#loading === undefined) {
+      const load =
+        typeof client.functionLoad === 'function'
+          ? client.functionLoad(library.source, { REPLACE: true })
+          : typeof client.sendCommand === 'function'
+            ? client.sendCommand(command)
+            : Promise.reject(new Error('ERR unknown command: the client cannot load functions'));
+      this.#loading = load.finally(() => {
+        this.#loading = undefined;
+      });
+    }
+    return this.#loading;
   }
 
   /** A call on the side: no gate, no counters, no transitions (see {@link RunOptions}). */
@@ -232,7 +330,21 @@ export class ScriptRunner {
     operation: string,
   ): Promise<unknown> {
     try {
-      return await within(this.#send(script, keys, args), this.#options.timeoutMs, {});
+      return await new Promise((resolve, reject) => {
+        const wait = this.#deadlines.start({ expire: () => reject(TIMED_OUT) });
+        this.#send(script, keys, args).then(
+          (reply) => {
+            if (wait.done) return;
+            wait.done = true;
+            resolve(reply);
+          },
+          (error: unknown) => {
+            if (wait.done) return;
+            wait.done = true;
+            reject(error);
+          },
+        );
+      });
     } catch (cause) {
       throw this.#failure(operation, cause);
     }
@@ -274,46 +386,9 @@ function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-const TIMED_OUT = Symbol('timed out');
-
-/**
- * Settles like `promise`, or rejects with {@link TIMED_OUT} after `ms`. The promise keeps its
- * handlers either way, so its late rejection is never unhandled; its late value goes to
- * `onLateReply`.
- *
- * When the timer fires, the rejection waits for `setImmediate`: after an event loop that was busy
- * (a GC pause, a CPU-bound stretch), Node runs due timers before it reads the sockets, and a reply
- * that arrived in time would otherwise count as a timeout. The write it answers was applied; the
- * caller, told it timed out, would apply it a second time elsewhere.
- */
-function within<T>(promise: Promise<T>, ms: number, { onLateReply }: RunOptions): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    let timedOut = false;
-    const timer = setTimeout(
-      () =>
-        setImmediate(() => {
-          timedOut = true;
-          reject(TIMED_OUT);
-        }),
-      ms,
-    );
-    unrefTimer(timer);
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        if (!timedOut) resolve(value);
-        else if (onLateReply) {
-          try {
-            onLateReply(value);
-          } catch (error) {
-            process.emitWarning(`RedisStore: handling a late reply threw: ${String(error)}`);
-          }
-        }
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
-  });
+/** How a client calls functions (see `ScriptRunner`). */
+function functionsOf(client: RedisScriptingClient): 'client' | 'cluster' | 'fCall' | 'off' {
+  if (typeof client.fCall !== 'function') return 'off';
+  if (typeof client.sendCommand !== 'function') return 'fCall';
+  return 'masters' in client ? 'cluster' : 'client';
 }

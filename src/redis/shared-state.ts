@@ -43,19 +43,28 @@ import { maybeApplied, type ScriptRunner } from './runner.js';
  * writer's last applied attempt in `KEYS[2]`. `ARGV`: the expected version (`''`: no key), the mode
  * (`set`, `keep`: only refresh the TTL, `del`, `read`: change nothing), the new version, the JSON,
  * the TTL in milliseconds, the deadline in Redis epoch milliseconds (`''`: none), the attempt
- * number. Replies `{ status, redis now, current version, current JSON, writer's last attempt }` with
- * status `ok` (then only the first two), `conflict`, `read` or `late` (only the first two).
+ * number. Replies `{ status, redis now, current version, current JSON, writer's last attempt,
+ * healed }` with status `ok`, `conflict`, `read` or `late` (only the first two). A key that is not a
+ * hash (something else wrote there) is deleted and read as no state: `healed` is then its type.
  */
 export const STATE_SCRIPT = luaScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 if ARGV[6] ~= '' and now > tonumber(ARGV[6]) then return { 'late', now } end
-local current = redis.call('HMGET', KEYS[1], 'v', 's')
+local current = redis.pcall('HMGET', KEYS[1], 'v', 's')
+local healed = ''
+if current.err ~= nil then
+  healed = redis.call('TYPE', KEYS[1]).ok
+  redis.call('DEL', KEYS[1])
+  current = {}
+end
 local version = current[1] or ''
+local mark = redis.pcall('GET', KEYS[2])
+if type(mark) ~= 'string' then mark = '' end
 if ARGV[2] == 'read' or version ~= ARGV[1] then
   local status = 'conflict'
   if ARGV[2] == 'read' then status = 'read' end
-  return { status, now, version, current[2] or '', redis.call('GET', KEYS[2]) or '' }
+  return { status, now, version, current[2] or '', mark, healed }
 end
 if ARGV[2] == 'set' then
   redis.call('HSET', KEYS[1], 'v', ARGV[3], 's', ARGV[4])
@@ -66,7 +75,7 @@ elseif version ~= '' then
   redis.call('PEXPIRE', KEYS[1], ARGV[5])
 end
 redis.call('SET', KEYS[2], ARGV[7], 'PX', ARGV[5])
-return { 'ok', now }
+return { 'ok', now, '', '', '', healed }
 `);
 
 /** Conflicting writes one batch tolerates before it runs locally instead. */
@@ -114,6 +123,28 @@ export interface SharedStateCounters {
   replayed: number;
   /** Local updates dropped unreplayed (past `maxReplay` per key during one outage). */
   dropped: number;
+  /**
+   * Client state keys found holding something else (another type, text that is not JSON): each was
+   * read as no state and replaced by the next write.
+   */
+  corrupt: number;
+}
+
+/** A client state key held something that is not client state; see `RedisStoreEvents`. */
+export class StateCorruptError extends Error {
+  /**
+   * @param key the Redis key.
+   * @param reason what was wrong with it.
+   */
+  constructor(
+    readonly key: string,
+    reason: string,
+  ) {
+    super(
+      `RedisStore: the client state at ${key} is not client state (${reason}): read as none, replaced by the next write`,
+    );
+    this.name = 'StateCorruptError';
+  }
 }
 
 /** Options, normalised by `RedisStore`. */
@@ -133,6 +164,7 @@ export class SharedState {
     localUpdates: 0,
     replayed: 0,
     dropped: 0,
+    corrupt: 0,
   };
   readonly #runner: ScriptRunner;
   readonly #redisKey: (key: string) => string;
@@ -148,14 +180,27 @@ export class SharedState {
   /** Redis's clock minus this process's, in milliseconds; unknown until a first reply. */
   #offsetMs: number | undefined;
 
+  readonly #onCorrupt: (error: StateCorruptError) => void;
+
+  /**
+   * @param onCorrupt told when a key held something that is not client state (another type, text
+   *   that is not JSON): it is read as no state, and the next write replaces it.
+   */
   constructor(
     runner: ScriptRunner,
     redisKey: (key: string) => string,
     options: SharedStateOptions,
+    onCorrupt: (error: StateCorruptError) => void = () => {},
   ) {
     this.#runner = runner;
     this.#redisKey = redisKey;
     this.#options = options;
+    this.#onCorrupt = onCorrupt;
+  }
+
+  #corrupt(key: string, reason: string): void {
+    this.counters.corrupt += 1;
+    this.#onCorrupt(new StateCorruptError(this.#redisKey(key), reason));
   }
 
   /** Runs `transaction` on the state of `key` (see `StateStore.update`). Never rejects for Redis. */
@@ -183,12 +228,22 @@ export class SharedState {
    */
   async get<S>(key: string): Promise<S | undefined> {
     try {
-      const [status, , , json = ''] = await this.#call(key, ['', 'read', '', '', '1'], 0);
+      const [status, , version = '', json = ''] = await this.#call(
+        key,
+        ['', 'read', '', '', '1'],
+        0,
+      );
       if (status !== 'read') throw new Error(`unexpected state script status ${status}`);
-      return json === '' ? undefined : (JSON.parse(json) as S);
+      if (json === '') return undefined;
+      try {
+        return JSON.parse(json) as S;
+      } catch {
+        this.#remember(key, { version, json });
+        return undefined;
+      }
     } catch {
       const seen = this.#seen.get(key);
-      return this.#local.get<S>(key) ?? (seen ? (JSON.parse(seen.json) as S) : undefined);
+      return this.#local.get<S>(key) ?? (parseShared(seen) as S | undefined);
     }
   }
 
@@ -260,7 +315,7 @@ export class SharedState {
     );
     for (let tries = 0; tries < MAX_ATTEMPTS; tries++) {
       const seen = this.#seen.get(key);
-      let state: unknown = seen === undefined ? undefined : JSON.parse(seen.json);
+      let state: unknown = parseShared(seen);
       for (let i = 0; i < replaying; i++) state = replay(log[i] as Logged, state);
       const outcomes = batch.map((pending) => {
         const ran = run(pending, state, 1);
@@ -335,8 +390,12 @@ export class SharedState {
       this.#keys(key),
       [...args, deadline, String(attempt)],
       'update',
-    )) as [string, number, string?, string?, string?];
+    )) as [string, number, string?, string?, string?, string?];
     this.#calibrate(sentAt, Date.now(), reply[1]);
+    const healed = reply[5];
+    if (healed !== undefined && healed !== '') {
+      this.#corrupt(key, `it held a value of type ${healed} (deleted)`);
+    }
     return reply;
   }
 
@@ -390,12 +449,23 @@ export class SharedState {
   /** The shared state this process saw last, parsed afresh: the seed of a local copy. */
   #lastShared(key: string): unknown {
     const seen = this.#seen.get(key);
-    return seen === undefined ? undefined : JSON.parse(seen.json);
+    return parseShared(seen);
   }
 
+  /**
+   * Keeps the shared state of `key` as last seen. A state that is not JSON (something else wrote
+   * there) is reported and kept as no state (`json: ''`) under its version: the next write replaces
+   * it (compare-and-set on that version), which heals the key.
+   */
   #remember(key: string, entry: { version: string; json: string } | undefined): void {
     this.#seen.delete(key);
     if (entry === undefined) return;
+    if (entry.json !== '' && !isJson(entry.json)) {
+      this.#corrupt(key, `its JSON does not parse: ${JSON.stringify(entry.json.slice(0, 40))}`);
+      entry = { version: entry.version, json: '' };
+    } else if (entry.json === '' && entry.version !== '') {
+      this.#corrupt(key, 'a version without a state');
+    }
     this.#seen.set(key, entry);
     if (this.#seen.size > MAX_CACHED) {
       const oldest = this.#seen.keys().next().value as string;
@@ -431,4 +501,19 @@ function run(pending: Pending, state: unknown, share: number) {
   } catch (error) {
     return { state, outcome: { ok: false, error } as Outcome };
   }
+}
+
+/** Whether `json` parses. */
+function isJson(json: string): boolean {
+  try {
+    JSON.parse(json);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The state last seen (`json: ''`: none, see `SharedState.#remember`), parsed afresh. */
+function parseShared(seen: { json: string } | undefined): unknown {
+  return seen === undefined || seen.json === '' ? undefined : JSON.parse(seen.json);
 }

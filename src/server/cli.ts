@@ -19,7 +19,8 @@ Ctrl-C stops it.
 
 Options:
   -c, --config <file>        JSON configuration (the shape createMockServer takes). The flags
-                             below then only override the port and host, and add --redis.
+                             below then only override the port and host, and add --cors
+                             and --redis.
   -p, --port <n>             Port; 0 picks a free one (default 0, or the config's)
       --host <address>       Interface to listen on (default 127.0.0.1, or the config's)
   -l, --limit <spec>         A limit on every request, repeatable:
@@ -32,6 +33,8 @@ Options:
       --cost <n>             Units each request spends (default 1)
       --headers <family>     ietf | draft-7 | draft-6 | x-ratelimit | openai | none (default ietf)
       --retry-after <format> seconds | http-date | none (default seconds)
+      --cors                 Answer CORS for pages on any origin: preflights, and every
+                             rate-limit field exposed to scripts (default off, or the config's)
       --trust-proxy <value>  false | true | <number of proxies> (default false)
       --fail-mode <mode>     When the store fails: closed (503) | open (a local share of each
                              limit) (default closed)
@@ -68,6 +71,7 @@ const flags = {
   headers: { type: 'string' },
   'retry-after': { type: 'string' },
   'trust-proxy': { type: 'string' },
+  cors: { type: 'boolean' },
   'fail-mode': { type: 'string' },
   'fail-open-share': { type: 'string' },
   redis: { type: 'string' },
@@ -199,6 +203,8 @@ export async function parseCli(argv: readonly string[]): Promise<CliOptions | un
   }
   if (values.port !== undefined) config.port = integer('port', values.port);
   if (values.host !== undefined) config.host = values.host;
+  // A config file's own CORS settings (an origin, fewer fields exposed) are kept.
+  if (values.cors && (config.cors === undefined || config.cors === false)) config.cors = true;
   const intervalMs = values.quiet ? 0 : integer('interval', values.interval ?? '1000');
   if (values.redis === undefined) return { config, intervalMs };
   if (!/^rediss?:\/\//.test(values.redis)) {

@@ -24,6 +24,7 @@ export {
 } from './algorithms/sliding-window-counter.js';
 export { TokenBucket, type TokenBucketOptions } from './algorithms/token-bucket.js';
 export type {
+  CorsConfig,
   CostFrom,
   FailMode,
   FaultsConfig,

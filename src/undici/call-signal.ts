@@ -21,20 +21,20 @@ export class CallSignal {
   aborted = false;
   reason: unknown = undefined;
   /** Few: the pipeline coalesces its watchers into one listener per signal. */
-  private listeners: AbortListener[] | undefined;
+  #listeners: AbortListener[] | undefined;
 
   /** Adds an `'abort'` listener (once: a signal aborts once); other event types are ignored. */
   addEventListener(type: string, listener: AbortListener | null): void {
     if (type !== 'abort' || listener === null || this.aborted) return;
-    if (this.listeners === undefined) this.listeners = [listener];
-    else if (!this.listeners.includes(listener)) this.listeners.push(listener);
+    if (this.#listeners === undefined) this.#listeners = [listener];
+    else if (!this.#listeners.includes(listener)) this.#listeners.push(listener);
   }
 
   /** Removes an `'abort'` listener. */
   removeEventListener(type: string, listener: AbortListener | null): void {
-    if (type !== 'abort' || listener === null || this.listeners === undefined) return;
-    const index = this.listeners.indexOf(listener);
-    if (index !== -1) this.listeners.splice(index, 1);
+    if (type !== 'abort' || listener === null || this.#listeners === undefined) return;
+    const index = this.#listeners.indexOf(listener);
+    if (index !== -1) this.#listeners.splice(index, 1);
   }
 
   /** Throws the reason when aborted, as `AbortSignal.throwIfAborted` does. */
@@ -50,8 +50,8 @@ export class CallSignal {
     if (this.aborted) return;
     this.aborted = true;
     this.reason = reason ?? new DOMException('This operation was aborted', 'AbortError');
-    const listeners = this.listeners ?? [];
-    this.listeners = undefined;
+    const listeners = this.#listeners ?? [];
+    this.#listeners = undefined;
     const event = new Event('abort');
     for (const listener of listeners) {
       try {

@@ -36,21 +36,28 @@ export class InterceptedCall implements Dispatcher.DispatchController, BodySink 
   #aborted = false;
   #reason: Error | null = null;
   /** The caller heard its end. */
-  private done = false;
+  #done = false;
   /** Aborts the pipeline's call when the caller aborts. */
-  private readonly signal = new CallSignal();
+  readonly #signal = new CallSignal();
   /** The last attempt sent. */
-  private current: AttemptExchange | undefined;
+  #current: AttemptExchange | undefined;
   /** The attempt whose answer goes to the caller. */
-  private delivering: AttemptExchange | undefined;
+  #delivering: AttemptExchange | undefined;
   /** The headers handed to the pipeline: an attempt that gets them back sends the caller's own. */
-  private pipelineHeaders: HeadersInit | undefined;
+  #pipelineHeaders: HeadersInit | undefined;
 
+  readonly #handler: Dispatcher.DispatchHandler;
+  readonly #dispatch: Dispatcher.Dispatch;
+  #opts: Dispatcher.DispatchOptions;
   constructor(
-    private readonly handler: Dispatcher.DispatchHandler,
-    private readonly dispatch: Dispatcher.Dispatch,
-    private opts: Dispatcher.DispatchOptions,
-  ) {}
+    handler: Dispatcher.DispatchHandler,
+    dispatch: Dispatcher.Dispatch,
+    opts: Dispatcher.DispatchOptions,
+  ) {
+    this.#handler = handler;
+    this.#dispatch = dispatch;
+    this.#opts = opts;
+  }
 
   /** Whether the caller aborted. */
   get aborted(): boolean {
@@ -70,7 +77,7 @@ export class InterceptedCall implements Dispatcher.DispatchController, BodySink 
   /** Runs the call through `engine`'s pipeline for `target`; the caller's handler hears of it. */
   run(engine: Engine, target: Target): void {
     try {
-      this.handler.onRequestStart?.(this, undefined);
+      this.#handler.onRequestStart?.(this, undefined);
     } catch (error) {
       this.fail(error);
       return;
@@ -78,37 +85,37 @@ export class InterceptedCall implements Dispatcher.DispatchController, BodySink 
     if (this.#aborted) return;
     let headers: HeadersInit | undefined;
     try {
-      headers = requestHeadersInit(this.opts.headers);
+      headers = requestHeadersInit(this.#opts.headers);
     } catch (error) {
       this.fail(error);
       return;
     }
-    const body = this.opts.body;
-    if (isSmallStream(body, this.opts.headers)) {
+    const body = this.#opts.body;
+    if (isSmallStream(body, this.#opts.headers)) {
       // A stream of known small length is read first, so that a retry can send it again.
       readBody(body).then(
         (bytes) => {
-          this.opts = { ...this.opts, body: bytes as Buffer };
-          this.start(engine, target, headers);
+          this.#opts = { ...this.#opts, body: bytes as Buffer };
+          this.#start(engine, target, headers);
         },
         (error: unknown) => this.fail(error),
       );
       return;
     }
-    this.start(engine, target, headers);
+    this.#start(engine, target, headers);
   }
 
-  private start(engine: Engine, target: Target, headers: HeadersInit | undefined): void {
-    if (this.done || this.#aborted) return;
-    this.pipelineHeaders = headers;
+  #start(engine: Engine, target: Target, headers: HeadersInit | undefined): void {
+    if (this.#done || this.#aborted) return;
+    this.#pipelineHeaders = headers;
     const init: LimitedRequestInit = {
-      method: this.opts.method,
+      method: this.#opts.method,
       headers,
-      body: (this.opts.body ?? undefined) as BodyInit | undefined,
-      signal: this.signal.asAbortSignal(),
+      body: (this.#opts.body ?? undefined) as BodyInit | undefined,
+      signal: this.#signal.asAbortSignal(),
     };
-    engine.dispatch(target, undefined, init, this.send).then(
-      (response) => this.deliver(response),
+    engine.dispatch(target, undefined, init, this.#send).then(
+      (response) => this.#deliver(response),
       (error: unknown) => this.fail(error),
     );
   }
@@ -118,30 +125,30 @@ export class InterceptedCall implements Dispatcher.DispatchController, BodySink 
    * attempts itself (see {@link abort}); an attempt's own signal is watched only when the
    * pipeline made one (an attempt timeout).
    */
-  private readonly send = ((_input: RequestInfo | URL, init?: RequestInit) => {
+  readonly #send = ((_input: RequestInfo | URL, init?: RequestInit) => {
     const exchange = new AttemptExchange();
-    this.current = exchange;
+    this.#current = exchange;
     const signal = init?.signal;
-    const own = signal === (this.signal as unknown) ? undefined : signal;
-    return exchange.send(this.dispatch, this.attemptOptions(init), own);
+    const own = signal === (this.#signal as unknown) ? undefined : signal;
+    return exchange.send(this.#dispatch, this.#attemptOptions(init), own);
   }) as typeof fetch;
 
   /** The dispatch options of an attempt: the caller's, with the headers the pipeline set. */
-  private attemptOptions(init: RequestInit | undefined): Dispatcher.DispatchOptions {
+  #attemptOptions(init: RequestInit | undefined): Dispatcher.DispatchOptions {
     const headers = init?.headers;
-    if (headers === undefined || headers === this.pipelineHeaders) return this.opts;
+    if (headers === undefined || headers === this.#pipelineHeaders) return this.#opts;
     // The pipeline added an idempotency key (or the client-wide headers): a `Headers`, which
     // undici takes as an iterable of pairs.
-    return { ...this.opts, headers: headers as Iterable<[string, string]> };
+    return { ...this.#opts, headers: headers as Iterable<[string, string]> };
   }
 
   /** The pipeline's answer: the attempt it comes from goes to the caller. */
-  private deliver(response: Response): void {
-    const exchange = this.current;
+  #deliver(response: Response): void {
+    const exchange = this.#current;
     const source = AttemptResponse.sourceOf(response) as AttemptExchange | undefined;
-    if (this.done || this.#aborted || exchange === undefined || source !== exchange) {
+    if (this.#done || this.#aborted || exchange === undefined || source !== exchange) {
       source?.drop(this.#reason ?? undefined);
-      if (!this.done && !this.#aborted) {
+      if (!this.#done && !this.#aborted) {
         this.fail(new Error('limited-client/undici: the pipeline ended with an unknown response'));
       }
       return;
@@ -150,17 +157,17 @@ export class InterceptedCall implements Dispatcher.DispatchController, BodySink 
       this.fail(new Error('the response body was cancelled before the call ended (by a hook?)'));
       return;
     }
-    this.delivering = exchange;
+    this.#delivering = exchange;
     if (this.#paused) exchange.pause();
     try {
-      this.handler.onResponseStart?.(
+      this.#handler.onResponseStart?.(
         this,
         exchange.status,
         exchange.headers,
         exchange.statusMessage,
       );
     } catch (error) {
-      this.stopWith(error);
+      this.#stopWith(error);
       return;
     }
     exchange.flush();
@@ -170,20 +177,20 @@ export class InterceptedCall implements Dispatcher.DispatchController, BodySink 
 
   /** {@link BodySink}: a chunk of the delivered body, for the caller (nothing after its end). */
   data(chunk: Buffer): void {
-    if (this.done || this.#aborted) return;
+    if (this.#done || this.#aborted) return;
     try {
-      this.handler.onResponseData?.(this, chunk);
+      this.#handler.onResponseData?.(this, chunk);
     } catch (error) {
-      this.stopWith(error);
+      this.#stopWith(error);
     }
   }
 
   /** {@link BodySink}: the delivered body ended; the caller hears `onResponseEnd` (once). */
   end(trailers: IncomingHttpHeaders): void {
-    if (this.done || this.#aborted) return;
-    this.done = true;
+    if (this.#done || this.#aborted) return;
+    this.#done = true;
     try {
-      this.handler.onResponseEnd?.(this, trailers);
+      this.#handler.onResponseEnd?.(this, trailers);
     } catch (error) {
       rethrowLater(error);
     }
@@ -191,10 +198,10 @@ export class InterceptedCall implements Dispatcher.DispatchController, BodySink 
 
   /** Ends the call with `error` (once): the caller hears `onResponseError`. */
   fail(error: unknown): void {
-    if (this.done) return;
-    this.done = true;
+    if (this.#done) return;
+    this.#done = true;
     try {
-      this.handler.onResponseError?.(this, asError(error));
+      this.#handler.onResponseError?.(this, asError(error));
     } catch (thrown) {
       rethrowLater(thrown);
     }
@@ -207,33 +214,33 @@ export class InterceptedCall implements Dispatcher.DispatchController, BodySink 
    * arriving. The caller hears `onResponseError(reason)` on the next microtask, and nothing else.
    */
   abort(reason?: Error): void {
-    if (this.#aborted || this.done) return;
+    if (this.#aborted || this.#done) return;
     this.#aborted = true;
-    this.signal.abort(reason);
-    const error = asError(this.signal.reason);
+    this.#signal.abort(reason);
+    const error = asError(this.#signal.reason);
     this.#reason = error;
-    this.current?.abort(error);
+    this.#current?.abort(error);
     queueMicrotask(() => this.fail(error));
   }
 
   /** Holds the body: the attempt being delivered pauses its dispatcher. */
   pause(): void {
     this.#paused = true;
-    this.delivering?.pause();
+    this.#delivering?.pause();
   }
 
   /** Hands over what was held meanwhile, then lets the dispatcher go on. */
   resume(): void {
     if (!this.#paused) return;
     this.#paused = false;
-    this.delivering?.resume();
+    this.#delivering?.resume();
   }
 
   /** The caller's handler threw: the attempt stops and the caller hears the error. */
-  private stopWith(error: unknown): void {
+  #stopWith(error: unknown): void {
     const reason = asError(error);
-    this.current?.abort(reason);
-    this.signal.abort(reason);
+    this.#current?.abort(reason);
+    this.#signal.abort(reason);
     this.fail(reason);
   }
 }

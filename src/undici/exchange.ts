@@ -44,26 +44,26 @@ export class AttemptExchange implements Dispatcher.DispatchHandler, BodySource {
   status = 0;
   headers: IncomingHttpHeaders = {};
   statusMessage = '';
-  private mode: Mode = 'held';
-  private controller: Dispatcher.DispatchController | undefined;
+  #mode: Mode = 'held';
+  #controller: Dispatcher.DispatchController | undefined;
   /** An abort asked for before the dispatcher started the request. */
-  private pendingAbort: Error | undefined;
-  private aborted = false;
-  private answered = false;
-  private resolve: (response: Response) => void = noop;
-  private reject: (error: unknown) => void = noop;
-  private chunks: Buffer[] = [];
-  private heldBytes = 0;
+  #pendingAbort: Error | undefined;
+  #aborted = false;
+  #answered = false;
+  #resolve: (response: Response) => void = noop;
+  #reject: (error: unknown) => void = noop;
+  #chunks: Buffer[] = [];
+  #heldBytes = 0;
   /** This attempt paused the dispatcher because it holds {@link HELD_BYTES}. */
-  private full = false;
-  private ended = false;
-  private trailers: IncomingHttpHeaders = {};
-  private error: unknown;
-  private sink: BodySink | undefined;
+  #full = false;
+  #ended = false;
+  #trailers: IncomingHttpHeaders = {};
+  #error: unknown;
+  #sink: BodySink | undefined;
   /** A stream's pull that waits for data, and what ends its wait. */
-  private waiting: ReadableStreamDefaultController<Uint8Array> | undefined;
-  private wake: () => void = noop;
-  private stopWatching: () => void = noop;
+  #waiting: ReadableStreamDefaultController<Uint8Array> | undefined;
+  #wake: () => void = noop;
+  #stopWatching: () => void = noop;
 
   /**
    * Sends the attempt. `signal`, when given, aborts it, before its response or while its body
@@ -76,10 +76,10 @@ export class AttemptExchange implements Dispatcher.DispatchHandler, BodySource {
     signal?: AbortSignal | null,
   ): Promise<Response> {
     const response = new Promise<Response>((resolve, reject) => {
-      this.resolve = resolve;
-      this.reject = reject;
+      this.#resolve = resolve;
+      this.#reject = reject;
     });
-    if (signal) this.stopWatching = onAbort(signal, () => this.abort(abortReason(signal)));
+    if (signal) this.#stopWatching = onAbort(signal, () => this.abort(abortReason(signal)));
     try {
       dispatch(opts, this);
     } catch (error) {
@@ -90,16 +90,16 @@ export class AttemptExchange implements Dispatcher.DispatchHandler, BodySource {
 
   /** Aborts the attempt (at once if started, else as soon as the dispatcher starts it). */
   abort(reason: unknown): void {
-    if (this.ended || this.aborted) return;
-    this.aborted = true;
+    if (this.#ended || this.#aborted) return;
+    this.#aborted = true;
     const error = asError(reason);
-    if (this.controller) this.controller.abort(error);
-    else this.pendingAbort = error;
+    if (this.#controller) this.#controller.abort(error);
+    else this.#pendingAbort = error;
   }
 
   /** Pauses the dispatcher (the caller paused). */
   pause(): void {
-    this.controller?.pause();
+    this.#controller?.pause();
   }
 
   /** Hands the caller what is held, then lets the dispatcher go on (the caller resumed). */
@@ -114,51 +114,51 @@ export class AttemptExchange implements Dispatcher.DispatchHandler, BodySource {
    * cancelled it): there is nothing to deliver.
    */
   deliver(sink: BodySink): boolean {
-    if (this.mode === 'dropped') return false;
-    this.mode = 'delivered';
-    this.sink = sink;
-    this.feed();
+    if (this.#mode === 'dropped') return false;
+    this.#mode = 'delivered';
+    this.#sink = sink;
+    this.#feed();
     return true;
   }
 
   /** Hands the sink what is held, while it is not paused; then its end, or the dispatcher on. */
   flush(): void {
-    const sink = this.sink;
-    if (!sink || this.mode !== 'delivered') return;
-    while (this.chunks.length > 0 && !sink.paused && this.mode === 'delivered') {
-      const chunk = this.chunks.shift() as Buffer;
-      this.heldBytes -= chunk.length;
+    const sink = this.#sink;
+    if (!sink || this.#mode !== 'delivered') return;
+    while (this.#chunks.length > 0 && !sink.paused && this.#mode === 'delivered') {
+      const chunk = this.#chunks.shift() as Buffer;
+      this.#heldBytes -= chunk.length;
       sink.data(chunk);
     }
-    if (this.chunks.length > 0 || this.mode !== 'delivered') return;
-    if (this.error !== undefined) sink.fail(this.error);
-    else if (this.ended) sink.end(this.trailers);
+    if (this.#chunks.length > 0 || this.#mode !== 'delivered') return;
+    if (this.#error !== undefined) sink.fail(this.#error);
+    else if (this.#ended) sink.end(this.#trailers);
     else if (!sink.paused) {
-      this.full = false;
-      this.controller?.resume();
+      this.#full = false;
+      this.#controller?.resume();
     }
   }
 
   /** Lets the body go: drops what is held, aborts what is still arriving. */
   drop(reason?: unknown): void {
-    if (this.mode === 'dropped') return;
-    this.mode = 'dropped';
-    this.chunks = [];
-    this.heldBytes = 0;
+    if (this.#mode === 'dropped') return;
+    this.#mode = 'dropped';
+    this.#chunks = [];
+    this.#heldBytes = 0;
     // A stream cancelled in a pull takes no more calls: its pull just ends.
-    this.waiting = undefined;
-    this.wake();
-    this.wake = noop;
-    if (!this.ended) this.abort(reason ?? new Error('response body cancelled'));
+    this.#waiting = undefined;
+    this.#wake();
+    this.#wake = noop;
+    if (!this.#ended) this.abort(reason ?? new Error('response body cancelled'));
   }
 
   /** {@link BodySource}: the body from here on, for a response whose body someone asked for. */
   openStream(): ReadableStream<Uint8Array> | null {
-    if (this.mode !== 'held') return new ReadableStream({ start: (c) => c.close() });
-    this.mode = 'stream';
+    if (this.#mode !== 'held') return new ReadableStream({ start: (c) => c.close() });
+    this.#mode = 'stream';
     return new ReadableStream<Uint8Array>(
       {
-        pull: (c) => this.pull(c),
+        pull: (c) => this.#pull(c),
         cancel: (reason) => this.drop(reason),
       },
       { highWaterMark: 0 },
@@ -166,44 +166,44 @@ export class AttemptExchange implements Dispatcher.DispatchHandler, BodySource {
   }
 
   /** The stream wants a chunk: one now, or when it arrives (see {@link feed}). */
-  private pull(c: ReadableStreamDefaultController<Uint8Array>): Promise<void> | undefined {
-    if (this.serve(c)) return;
+  #pull(c: ReadableStreamDefaultController<Uint8Array>): Promise<void> | undefined {
+    if (this.#serve(c)) return;
     return new Promise((wake) => {
-      this.waiting = c;
-      this.wake = wake;
+      this.#waiting = c;
+      this.#wake = wake;
     });
   }
 
   /** Gives a pulling stream a chunk, its end or its error; false when there is nothing yet. */
-  private serve(c: ReadableStreamDefaultController<Uint8Array>): boolean {
-    if (this.mode !== 'stream') {
+  #serve(c: ReadableStreamDefaultController<Uint8Array>): boolean {
+    if (this.#mode !== 'stream') {
       // Delivered to the caller: this stream ends where it stands.
       c.close();
       return true;
     }
-    const chunk = this.chunks.shift();
+    const chunk = this.#chunks.shift();
     if (chunk !== undefined) {
-      this.heldBytes -= chunk.length;
+      this.#heldBytes -= chunk.length;
       c.enqueue(chunk);
-      if (this.full && this.heldBytes < HELD_BYTES) {
-        this.full = false;
-        this.controller?.resume();
+      if (this.#full && this.#heldBytes < HELD_BYTES) {
+        this.#full = false;
+        this.#controller?.resume();
       }
       return true;
     }
-    if (this.error !== undefined) c.error(this.error);
-    else if (this.ended) c.close();
+    if (this.#error !== undefined) c.error(this.#error);
+    else if (this.#ended) c.close();
     else return false;
     return true;
   }
 
   /** Serves a stream that waits in a pull, now that there is something for it. */
-  private feed(): void {
-    const c = this.waiting;
-    if (c === undefined || !this.serve(c)) return;
-    this.waiting = undefined;
-    const wake = this.wake;
-    this.wake = noop;
+  #feed(): void {
+    const c = this.#waiting;
+    if (c === undefined || !this.#serve(c)) return;
+    this.#waiting = undefined;
+    const wake = this.#wake;
+    this.#wake = noop;
     wake();
   }
 
@@ -211,8 +211,8 @@ export class AttemptExchange implements Dispatcher.DispatchHandler, BodySource {
 
   /** The dispatcher started the request: an abort asked for meanwhile goes now. */
   onRequestStart(controller: Dispatcher.DispatchController): void {
-    this.controller = controller;
-    if (this.pendingAbort !== undefined) controller.abort(this.pendingAbort);
+    this.#controller = controller;
+    if (this.#pendingAbort !== undefined) controller.abort(this.#pendingAbort);
   }
 
   /** The status and headers: the pipeline gets its `Response` (1xx answers are skipped). */
@@ -223,71 +223,71 @@ export class AttemptExchange implements Dispatcher.DispatchHandler, BodySource {
     statusMessage?: string,
   ): void {
     // Informational answers (103 Early Hints...) say nothing the pipeline or the caller needs.
-    if (statusCode < 200 || this.answered) return;
-    this.controller = controller;
-    this.answered = true;
+    if (statusCode < 200 || this.#answered) return;
+    this.#controller = controller;
+    this.#answered = true;
     this.status = statusCode;
     this.headers = headers;
     this.statusMessage = statusMessage ?? '';
-    this.resolve(new AttemptResponse(this, statusCode, this.statusMessage, headers));
+    this.#resolve(new AttemptResponse(this, statusCode, this.statusMessage, headers));
   }
 
   /** A chunk of the body: to the caller when delivered and not paused, else held. */
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    const mode = this.mode;
+    const mode = this.#mode;
     if (mode === 'dropped') return;
     if (mode === 'delivered') {
-      const sink = this.sink as BodySink;
-      if (this.chunks.length === 0 && !sink.paused) {
+      const sink = this.#sink as BodySink;
+      if (this.#chunks.length === 0 && !sink.paused) {
         sink.data(chunk);
         return;
       }
-      this.chunks.push(chunk);
-      this.heldBytes += chunk.length;
+      this.#chunks.push(chunk);
+      this.#heldBytes += chunk.length;
       if (sink.paused) controller.pause();
       return;
     }
-    this.chunks.push(chunk);
-    this.heldBytes += chunk.length;
-    if (mode === 'stream') this.feed();
-    if (this.heldBytes >= HELD_BYTES && !this.full) {
-      this.full = true;
+    this.#chunks.push(chunk);
+    this.#heldBytes += chunk.length;
+    if (mode === 'stream') this.#feed();
+    if (this.#heldBytes >= HELD_BYTES && !this.#full) {
+      this.#full = true;
       controller.pause();
     }
   }
 
   /** The end of the body (after what is held, for a reader). */
   onResponseEnd(_controller: Dispatcher.DispatchController, trailers: IncomingHttpHeaders): void {
-    if (!this.answered) {
+    if (!this.#answered) {
       this.onResponseError(
         undefined,
         new Error('the dispatcher ended the request without a response'),
       );
       return;
     }
-    this.ended = true;
-    this.trailers = trailers;
-    this.stopWatching();
-    if (this.mode === 'delivered') this.flush();
-    else if (this.mode === 'stream') this.feed();
+    this.#ended = true;
+    this.#trailers = trailers;
+    this.#stopWatching();
+    if (this.#mode === 'delivered') this.flush();
+    else if (this.#mode === 'stream') this.#feed();
   }
 
   /** A failure: the pipeline's rejection before the headers; the reader's error after them. */
   onResponseError(_controller: Dispatcher.DispatchController | undefined, error: Error): void {
-    if (this.ended) return;
-    this.ended = true;
-    this.error = error;
-    this.stopWatching();
-    if (!this.answered) {
-      this.reject(error);
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#error = error;
+    this.#stopWatching();
+    if (!this.#answered) {
+      this.#reject(error);
       return;
     }
     // The body failed: a caller reading it hears at once; what was held is lost, as it would be
     // with undici's own body.
-    this.chunks = [];
-    this.heldBytes = 0;
-    if (this.mode === 'delivered') this.sink?.fail(error);
-    else if (this.mode === 'stream') this.feed();
+    this.#chunks = [];
+    this.#heldBytes = 0;
+    if (this.#mode === 'delivered') this.#sink?.fail(error);
+    else if (this.#mode === 'stream') this.#feed();
   }
 }
 

@@ -12,6 +12,12 @@
  * (bound by the round trip), and 32 in flight (node-redis pipelines them). Contenders alternate
  * within each run; rates are medians of five runs; the ratio is each algorithm over
  * rate-limiter-flexible in the same column. Without `REDIS_URL` it prints why and exits.
+ *
+ * Next to each rate, the CPU per decision in microseconds (medians of the runs): Node's
+ * (`process.cpuUsage()`), Redis's main thread (`INFO cpu`: the commands and their network I/O),
+ * and the time Redis spent in the scripts and functions themselves (`INFO commandstats`: `FCALL`,
+ * `EVALSHA`, `EVAL`, nested commands included). Redis's figures count everything the server did
+ * meanwhile: run it on a Redis nobody else is using.
  */
 
 import { randomUUID } from 'node:crypto';
@@ -102,7 +108,25 @@ const contenders: { name: string; decide: Decide }[] = [
   },
 ];
 
-/** Decisions per second with `inFlight` decisions outstanding at a time, and the share admitted. */
+/** Redis's CPU so far: its main thread's, and the time spent in scripts and functions, in µs. */
+async function redisCpu(): Promise<{ cpu: number; scripts: number }> {
+  const info = await client.info('cpu');
+  const seconds = (name: string) => Number(new RegExp(`${name}:([\\d.]+)`).exec(info)?.[1] ?? 0);
+  const cpu = (seconds('used_cpu_user_main_thread') + seconds('used_cpu_sys_main_thread')) * 1e6;
+  const stats = await client.info('commandstats');
+  let scripts = 0;
+  for (const command of ['fcall', 'evalsha', 'eval']) {
+    scripts += Number(
+      new RegExp(`cmdstat_${command}:calls=\\d+,usec=(\\d+)`).exec(stats)?.[1] ?? 0,
+    );
+  }
+  return { cpu, scripts };
+}
+
+/**
+ * Decisions per second with `inFlight` decisions outstanding at a time, the share admitted, and
+ * the CPU per decision (µs): Node's, Redis's main thread's, Redis's in scripts.
+ */
 async function measure(decide: Decide, inFlight: number, decisions: number) {
   let next = 0;
   let admitted = 0;
@@ -111,10 +135,20 @@ async function measure(decide: Decide, inFlight: number, decisions: number) {
       if (await decide(next++)) admitted += 1;
     }
   };
+  const redisBefore = await redisCpu();
+  const nodeBefore = process.cpuUsage();
   const started = performance.now();
   await Promise.all(Array.from({ length: inFlight }, worker));
   const seconds = (performance.now() - started) / 1000;
-  return { rate: decisions / seconds, admitted: admitted / decisions };
+  const node = process.cpuUsage(nodeBefore);
+  const redisAfter = await redisCpu();
+  return {
+    rate: decisions / seconds,
+    admitted: admitted / decisions,
+    nodeUs: (node.user + node.system) / decisions,
+    redisUs: (redisAfter.cpu - redisBefore.cpu) / decisions,
+    scriptUs: (redisAfter.scripts - redisBefore.scripts) / decisions,
+  };
 }
 
 function median(values: number[]): number {
@@ -132,34 +166,50 @@ async function main(): Promise<void> {
   // Warm up: load every script and let the JIT settle.
   for (const c of contenders) await measure(c.decide, 8, 2000);
 
-  const rates = new Map<string, number[]>();
+  type Sample = Awaited<ReturnType<typeof measure>>;
+  const samples = new Map<string, Sample[]>();
   const admitted = new Map<string, number>();
   for (let run = 0; run < RUNS; run++) {
     for (const inFlight of IN_FLIGHT) {
       for (const c of contenders) {
         const m = await measure(c.decide, inFlight, DECISIONS);
         const id = `${c.name}@${inFlight}`;
-        rates.set(id, [...(rates.get(id) ?? []), m.rate]);
+        samples.set(id, [...(samples.get(id) ?? []), m]);
         if (inFlight === 1) admitted.set(c.name, m.admitted);
       }
     }
   }
-  const rate = (name: string, inFlight: number) => median(rates.get(`${name}@${inFlight}`) ?? []);
+  const of = (name: string, inFlight: number, field: Exclude<keyof Sample, 'admitted'>) =>
+    median((samples.get(`${name}@${inFlight}`) ?? []).map((m) => m[field]));
   const base = contenders[0]?.name as string;
   const k = (n: number) => `${(n / 1000).toFixed(1)} k/s`;
+  const us = (n: number) => n.toFixed(1);
   const rows = contenders.map((c) => [
     c.name,
     ...IN_FLIGHT.flatMap((inFlight) => [
-      k(rate(c.name, inFlight)),
-      `${(rate(c.name, inFlight) / rate(base, inFlight)).toFixed(2)}x`,
+      k(of(c.name, inFlight, 'rate')),
+      `${(of(c.name, inFlight, 'rate') / of(base, inFlight, 'rate')).toFixed(2)}x`,
+      `${us(of(c.name, inFlight, 'nodeUs'))} / ${us(of(c.name, inFlight, 'redisUs'))} / ${us(of(c.name, inFlight, 'scriptUs'))}`,
     ]),
     `${Math.round((admitted.get(c.name) ?? 0) * 100)}%`,
   ]);
   console.log(
     markdownTable(
-      ['contender', '1 in flight', 'vs rlf', '32 in flight', 'vs rlf', 'admitted'],
+      [
+        'contender',
+        '1 in flight',
+        'vs rlf',
+        'CPU µs: Node / Redis / scripts',
+        '32 in flight',
+        'vs rlf',
+        'CPU µs: Node / Redis / scripts',
+        'admitted',
+      ],
       rows,
     ),
+  );
+  console.log(
+    '\nCPU per decision in µs (medians): Node process / Redis main thread (INFO cpu) / Redis in FCALL, EVALSHA, EVAL (INFO commandstats).',
   );
 }
 

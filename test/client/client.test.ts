@@ -176,11 +176,13 @@ describe('stats()', () => {
     });
     await c.get('x');
     expect(c.stats().hosts['https://api.example.com']?.mode).toBe('blind');
+    // The host's state is in the store under its origin, until it has been idle long enough.
+    expect(store.get('https://api.example.com')).toBeDefined();
     for (let i = 0; i < 4; i++) {
       await clock.advance(500);
       c.stats();
     }
-    expect(store.get('limited-client:https://api.example.com')).toBeUndefined();
+    expect(store.get('https://api.example.com')).toBeUndefined();
   });
 });
 

@@ -35,6 +35,20 @@ describe('Emitter', () => {
     expect(calls).toEqual(['first', 'second', 'first']);
   });
 
+  it("a throwing listener's error goes to onListenerError when given, and the others still run", () => {
+    const heard: [unknown, keyof E][] = [];
+    const e = new Emitter<E>((error, name) => heard.push([error, name]));
+    const spy = vi.fn();
+    const boom = new Error('boom');
+    e.on('b', () => {
+      throw boom;
+    });
+    e.on('b', spy);
+    e.emit('b', 'x');
+    expect(heard).toEqual([[boom, 'b']]);
+    expect(spy).toHaveBeenCalledWith('x');
+  });
+
   it('a throwing listener does not stop the others and surfaces as an uncaught error', async () => {
     const e = new Emitter<E>();
     const spy = vi.fn();

@@ -35,6 +35,36 @@ describe('isTransientNetworkError', () => {
     ).toBe(true);
   });
 
+  // As seen in test/runtimes: Deno 2.9 and workerd on a reset and a refused connection.
+  it("reads Deno's causes without a code, by their message", () => {
+    const deno = (message: string) => new TypeError('fetch failed', { cause: new Error(message) });
+    expect(isTransientNetworkError(deno('Connection reset by peer (os error 104)'))).toBe(true);
+    expect(
+      isTransientNetworkError(
+        deno(
+          'error sending request for url (http://127.0.0.1:1/x): client error (Connect): tcp connect error: Connection refused (os error 111)',
+        ),
+      ),
+    ).toBe(true);
+    expect(isTransientNetworkError(deno('connection closed before message completed'))).toBe(true);
+    // A DNS name that does not exist, and the caller's own stream failing: not transient.
+    expect(
+      isTransientNetworkError(
+        deno('dns error: failed to lookup address information: Name or service not known'),
+      ),
+    ).toBe(false);
+    expect(isTransientNetworkError(deno('the upload stream broke'))).toBe(false);
+    // Only under a fetch TypeError.
+    expect(
+      isTransientNetworkError(new Error('x', { cause: new Error('Connection reset by peer') })),
+    ).toBe(false);
+  });
+
+  it("reads workerd's plain Error('Network connection lost.')", () => {
+    expect(isTransientNetworkError(new Error('Network connection lost.'))).toBe(true);
+    expect(isTransientNetworkError(new Error('Network connection lost, maybe'))).toBe(false);
+  });
+
   it('is false for programming errors, aborts and non-errors', () => {
     expect(isTransientNetworkError(new TypeError('RequestInit: duplex option is required'))).toBe(
       false,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ResolvedOptions } from '../../src/client/host-policy.js';
+import { ResolvedOptions } from '../../src/client/host-config.js';
 import { DEFAULTS } from '../../src/client/options.js';
 import { type InvalidOptionError, isInvalidOptionError } from '../../src/errors.js';
 

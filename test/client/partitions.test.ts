@@ -117,7 +117,7 @@ describe('partitions', () => {
     await expect(two(`${API}/search/code?q=y`)).rejects.toSatisfy(isRateLimitError);
     expect((await two(`${API}/user`)).status).toBe(200);
     expect(twoInner.calls.map((c) => new URL(c.url).pathname)).toEqual(['/user']);
-    expect(store.get(`limited-client:${API}#search`)).toBeDefined();
+    expect(store.get(`${API}#search`)).toBeDefined();
   });
 
   it('refuses a partition that is not a string of at most 256 characters, without sending', async () => {

@@ -127,7 +127,7 @@ describe('requests in flight to a server that never answers', () => {
     for (let i = 0; i < 300; i++) {
       pending.push(fetch(`http://h.example/${i}`, { signal: stop.signal }).catch(() => {}));
       await clock.advance(1000);
-      const state = store.get<{ flights?: FlightsState }>('limited-client:http://h.example');
+      const state = store.get<{ flights?: FlightsState }>('http://h.example');
       longest = Math.max(longest, state?.flights?.list.length ?? 0);
     }
     expect(fetch.stats().hosts['http://h.example']?.inFlight).toBe(300);

@@ -220,7 +220,7 @@ const clientDefaults = new Map(
 
 // ---------------------------------------------------------------------------------------------
 
-const policy = optionPaths(typeNamed('src/client/options.ts', 'PolicyOptions'));
+const policy = optionPaths(typeNamed('src/client/options.ts', 'HostOptions'));
 const client = optionPaths(typeNamed('src/client/options.ts', 'LimitedClientOptions'));
 const callInit = optionPaths(typeNamed('src/client/types.ts', 'LimitedRequestInit'));
 

@@ -50,7 +50,7 @@ describeRedis('clients sharing what the server taught, through Redis', () => {
   });
 
   it('so does wrapFetch', async () => {
-    const key = `${prefix}wrap:state:{limited-client:${server.url}}`;
+    const key = `${prefix}wrap:state:{${server.url}}`;
     const first = wrapFetch(fetch, {
       maxRetryAfterMs: 100,
       coldStart: false,
@@ -92,7 +92,7 @@ describeRedis('clients sharing what the server taught, through Redis', () => {
       const first = new LimitedClient(routes.url, { ...options, store: store(0, 'part') });
       const second = new LimitedClient(routes.url, { ...options, store: store(1, 'part') });
       expect((await first.get('/search')).status).toBe(200);
-      const key = `${prefix}part:state:{limited-client:${routes.url}#search}`;
+      const key = `${prefix}part:state:{${routes.url}#search}`;
       expect(await (clients[0] as RedisClientType).exists(key)).toBe(1);
       // The other process knows search is spent, and that the items are not.
       const refusal = await second.get('/search').catch((error: unknown) => error);

@@ -1,14 +1,16 @@
 /**
  * RedisStore on a real Redis Cluster, when `REDIS_CLUSTER_NODES` names its nodes
  * (`redis://127.0.0.1:7101,redis://127.0.0.1:7102`); skipped with a reason otherwise (CI has a
- * single node). Every call is routed by its key; nodes that never saw a script answer `NOSCRIPT`
- * and get it by `EVAL`; a limit shared by clients on different connections stays exact.
+ * single node). Every call is routed by its key; nodes that never saw the function library answer
+ * "Function not found" and get it by `FUNCTION LOAD` (nodes that never saw a script answer
+ * `NOSCRIPT` and get it by `EVAL`); a limit shared by clients on different connections stays exact.
  */
 import { randomUUID } from 'node:crypto';
 import { createCluster } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Transaction } from '../../src/client/store.js';
 import { RedisStore } from '../../src/redis/index.js';
+import { LIMITER_LIBRARY } from '../../src/redis/lua/index.js';
 import { FixedWindow, Gcra, type RateLimiter, TokenBucket } from '../../src/server/index.js';
 
 const NODES = process.env.REDIS_CLUSTER_NODES?.split(',').filter(Boolean) ?? [];
@@ -71,6 +73,32 @@ if (NODES.length === 0) {
     }
     // The hash tag is the client key: thirty keys spread over (nearly) thirty slots.
     expect(slots.size).toBeGreaterThan(20);
+  });
+
+  it('loads the function library on each node that lacks it (a fresh node, a FUNCTION DELETE)', async () => {
+    const cluster = clusters[0] as Cluster;
+    for (const node of cluster.masters) {
+      const client = await cluster.nodeClient(node);
+      await client.sendCommand(['FUNCTION', 'DELETE', LIMITER_LIBRARY.name]).catch(() => {});
+    }
+    const store = new RedisStore(cluster, { prefix, timeoutMs: 5000 });
+    const limiter = new TokenBucket({ capacity: 2, refillPerSecond: 0.001, store, name: 'fresh' });
+    for (let k = 0; k < 30; k++) {
+      const results = [];
+      for (let i = 0; i < 3; i++) results.push((await limiter.take(`fresh-${k}`)).allowed);
+      expect(results).toEqual([true, true, false]);
+    }
+    for (const node of cluster.masters) {
+      const client = await cluster.nodeClient(node);
+      const listed = (await client.sendCommand([
+        'FUNCTION',
+        'LIST',
+        'LIBRARYNAME',
+        LIMITER_LIBRARY.name,
+      ])) as unknown[];
+      expect(listed, `${node.host}:${node.port}`).toHaveLength(1);
+    }
+    expect(store.health()).toMatchObject({ available: true, failed: 0 });
   });
 
   it('keeps client state (two keys of one slot per update) without losing an update', async () => {

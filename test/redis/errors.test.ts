@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisStore } from '../../src/redis/index.js';
 import { luaScript } from '../../src/redis/lua/index.js';
 import { ScriptRunner } from '../../src/redis/runner.js';
-import { ConcurrencyLimit, TokenBucket } from '../../src/server/index.js';
+import { ConcurrencyLimit, SlidingLog, TokenBucket } from '../../src/server/index.js';
 import { connect, deleteKeys, describeRedis, rejection, uniquePrefix } from './helpers.js';
 
 describeRedis('errors Redis answers', () => {
@@ -23,23 +23,55 @@ describeRedis('errors Redis answers', () => {
     client.destroy();
   });
 
-  it('a key of the wrong type under the prefix fails its own calls, not the store', async () => {
+  it('a key of the wrong type under the prefix is read as a fresh key and overwritten', async () => {
     const store = new RedisStore(client, { prefix, timeoutMs: 5000, recheckMs: 60_000 });
     const events: string[] = [];
     store.on('down', (error) => events.push(`down: ${error.message}`));
     store.on('up', () => events.push('up'));
-    for (const limiter of [
-      new ConcurrencyLimit({ limit: 2, store, name: 'wrong-cc' }),
-      new TokenBucket({ capacity: 2, refillPerSecond: 1, store, name: 'wrong-tb' }),
-    ]) {
-      await client.set(store.keyOf(limiter.name, 'string'), 'not limiter state');
-      const error = await rejection(limiter.take('string'));
-      expect(error.message).toMatch(/^store take: Redis failed: WRONGTYPE /);
-      // Not down: the next call goes to Redis at once (recheckMs is a minute), and succeeds.
-      expect((await limiter.take('other')).allowed).toBe(true);
+    const garbage: [string, (key: string) => Promise<unknown>][] = [
+      ['a string that is no state', (key) => client.set(key, 'not limiter state')],
+      ['a hash', (key) => client.hSet(key, 'tokens', '1')],
+      ['a list', (key) => client.rPush(key, 'x')],
+    ];
+    for (const [what, write] of garbage) {
+      for (const limiter of [
+        new ConcurrencyLimit({ limit: 2, store, name: 'wrong-cc' }),
+        new SlidingLog({ limit: 2, windowMs: 1000, store, name: 'wrong-sl' }),
+        new TokenBucket({ capacity: 2, refillPerSecond: 1, store, name: 'wrong-tb' }),
+      ]) {
+        const key = store.keyOf(limiter.name, 'k');
+        await client.del(key);
+        await write(key);
+        expect(await limiter.peek('k'), `${limiter.name}, ${what}`).toMatchObject({
+          allowed: true,
+          remaining: 2,
+        });
+        expect((await limiter.take('k')).remaining, `${limiter.name}, ${what}`).toBe(1);
+        expect((await limiter.take('k')).remaining, `${limiter.name}, ${what}`).toBe(0);
+        expect((await limiter.take('k')).allowed, `${limiter.name}, ${what}`).toBe(false);
+      }
     }
     expect(events).toEqual([]);
-    expect(store.health()).toMatchObject({ available: true, failed: 2, refused: 0 });
+    expect(store.health()).toMatchObject({ available: true, failed: 0, refused: 0 });
+  });
+
+  it('an error Redis answers about a key (WRONGTYPE) fails its own call, not the store', async () => {
+    const events: string[] = [];
+    const runner = new ScriptRunner(
+      client,
+      { timeoutMs: 5000, recheckMs: 60_000 },
+      { down: () => events.push('down'), up: () => events.push('up') },
+    );
+    const key = `${prefix}wrongtype`;
+    await client.hSet(key, 'x', '1');
+    const get = luaScript(`return redis.call('GET', KEYS[1]) -- ${prefix}`);
+    const error = await rejection(runner.run(get, [key], [], 'take'));
+    expect(error.message).toMatch(/^store take: Redis failed: WRONGTYPE /);
+    await client.del(key);
+    await client.set(key, 'fine');
+    expect(await runner.run(get, [key], [], 'take')).toBe('fine');
+    expect(events).toEqual([]);
+    expect(runner.health()).toMatchObject({ available: true, succeeded: 1, failed: 1 });
   });
 
   it('so does a Lua runtime error', async () => {

@@ -180,7 +180,7 @@ describeRedis('RedisStore when single calls go wrong', () => {
       const answered = client.answers.length;
       client.faults.push(fault);
       await rejection(slot.refund());
-      expect(await client.answers[answered]).toEqual(['ok', expect.any(Number)]);
+      expect(((await client.answers[answered]) as unknown[])[0]).toBe('ok');
       expect(await leases(store, 'late-release', 'k')).toBe(0);
     }
     const both = [await limiter.take('k'), await limiter.take('k')];

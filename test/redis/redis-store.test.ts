@@ -1,13 +1,14 @@
 /**
  * RedisStore on Redis's own clock, against the real Redis: exact admission under concurrency from
  * several connections, `TIME` rather than the caller's clock, TTLs that mirror `expiresAt`, exact
- * refunds of fractional timestamps, `NOSCRIPT` recovery, option checks.
+ * refunds of fractional timestamps, `NOSCRIPT` and "Function not found" recovery, the fallback to
+ * scripts where Redis refuses functions, option checks.
  */
 import type { RedisClientType } from 'redis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { isInvalidOptionError } from '../../src/errors.js';
-import { RedisStore } from '../../src/redis/index.js';
-import { luaScript } from '../../src/redis/lua/index.js';
+import { type EvalOptions, RedisStore } from '../../src/redis/index.js';
+import { LIMITER_LIBRARY, luaScript } from '../../src/redis/lua/index.js';
 import { ScriptRunner } from '../../src/redis/runner.js';
 import {
   ConcurrencyLimit,
@@ -86,7 +87,9 @@ describeRedis('RedisStore on Redis time', () => {
     const second = await limiter.take('k', { now: Date.now() + year });
     expect(second).toMatchObject({ allowed: true, remaining: 0 });
     const [seconds] = await admin.time();
-    const start = Number(await admin.hGet(store.keyOf('time', 'k'), 'start'));
+    // The window's state: '<start> <count>'.
+    const state = (await admin.get(store.keyOf('time', 'k'))) ?? '';
+    const start = Number(state.split(' ')[0]);
     expect(start).toBe(Math.floor((Number(seconds) * 1000) / 60_000) * 60_000);
   });
 
@@ -114,14 +117,14 @@ describeRedis('RedisStore on Redis time', () => {
     ]) {
       const key = store.keyOf(limiter.name, 'k');
       await limiter.take('k');
-      const before = await admin.hGet(key, 'tat');
+      const before = await admin.get(key);
       // A third of a millisecond short of whole, written to 17 significant digits (tostring's 14
       // would round it, and the refund's exact comparison would then never match).
       expect(before?.replace('.', '')).toHaveLength(17);
       const second = await limiter.acquire('k');
-      expect(await admin.hGet(key, 'tat')).not.toBe(before);
+      expect(await admin.get(key)).not.toBe(before);
       await second.refund();
-      expect(await admin.hGet(key, 'tat')).toBe(before);
+      expect(await admin.get(key)).toBe(before);
     }
   });
 
@@ -137,6 +140,56 @@ describeRedis('RedisStore on Redis time', () => {
     expect(await runner.run(script, [`${prefix}noscript`], ['hello'], 'take')).toBe('hello');
     expect(await admin.scriptExists(script.sha)).toEqual([1]);
     expect(runner.health()).toMatchObject({ available: true, succeeded: 1, failed: 0 });
+  });
+
+  it('calls a Redis Function, and loads the library again when Redis lost it (FUNCTION DELETE, a restart)', async () => {
+    const store = new RedisStore(clients[0] as RedisClientType, { prefix, timeoutMs: 5000 });
+    const limiter = new FixedWindow({ limit: 3, windowMs: 1e12, store, name: 'fn-reload' });
+    await limiter.take('k');
+    const fcalls = async () => {
+      const stats = await admin.info('commandstats');
+      return Number(/cmdstat_fcall:calls=(\d+)/.exec(stats)?.[1] ?? 0);
+    };
+    const before = await fcalls();
+    expect((await limiter.take('k')).remaining).toBe(1);
+    expect(await fcalls()).toBeGreaterThan(before);
+    await admin.sendCommand(['FUNCTION', 'DELETE', LIMITER_LIBRARY.name]);
+    // 'Function not found': loaded again, and the call is made once.
+    expect((await limiter.take('k')).remaining).toBe(0);
+    expect((await limiter.take('k')).allowed).toBe(false);
+    const libraries = (await admin.sendCommand([
+      'FUNCTION',
+      'LIST',
+      'LIBRARYNAME',
+      LIMITER_LIBRARY.name,
+    ])) as unknown[];
+    expect(libraries).toHaveLength(1);
+    expect(store.health()).toMatchObject({ available: true, failed: 0 });
+  });
+
+  it('runs the scripts (EVALSHA) where Redis refuses functions, with the same decisions', async () => {
+    const real = clients[0] as RedisClientType;
+    let refused = 0;
+    // A server without functions (Redis 6, a managed service that disabled them).
+    const noFunctions = {
+      evalSha: (sha: string, options: EvalOptions) => real.evalSha(sha, options),
+      eval: (script: string, options: EvalOptions) => real.eval(script, options),
+      fCall: () => {
+        refused += 1;
+        return Promise.reject(new Error("ERR unknown command 'FCALL', with args beginning with: "));
+      },
+    };
+    const store = new RedisStore(noFunctions, { prefix, timeoutMs: 5000 });
+    for (const [name, make] of Object.entries(exact)) {
+      const limiter = make(2, store);
+      const key = `no-functions-${name}`;
+      const results = [];
+      for (let i = 0; i < 3; i++) results.push((await limiter.take(key)).allowed);
+      expect(results, name).toEqual([true, true, false]);
+    }
+    // Refused once: scripts from then on.
+    expect(refused).toBe(1);
+    expect(store.health()).toMatchObject({ available: true, failed: 0 });
   });
 
   it('checks its options', () => {

@@ -67,6 +67,35 @@ describeRedis('RedisStore as a StateStore', () => {
     expect(health.succeeded).toBeLessThan(100);
   });
 
+  it('a state key holding garbage or another type: reported, read as no state, replaced by the next write', async () => {
+    const admin = clients[0] as RedisClientType;
+    const store = new RedisStore(clients[1] as RedisClientType, { prefix, timeoutMs: 5000 });
+    const reported: string[] = [];
+    store.on('store-error', (error) => reported.push(error.key));
+    const garbage: [string, (key: string) => Promise<unknown>][] = [
+      ['a string', (key) => admin.set(key, 'not a hash')],
+      ['a list', (key) => admin.rPush(key, 'x')],
+      ['a hash whose JSON does not parse', (key) => admin.hSet(key, { v: 'x.1', s: '{"n":' })],
+      ['a hash with a version and no state', (key) => admin.hSet(key, { v: 'x.1' })],
+    ];
+    for (const [i, [what, write]] of garbage.entries()) {
+      const name = `garbage-${i}`;
+      const key = `${prefix}state:{${name}}`;
+      await write(key);
+      // The update runs on no state, once, and its result is written over the garbage.
+      expect(await store.update(name, increment, 30_000), what).toBe(1);
+      expect(await admin.hGet(key, 's'), what).toBe('{"n":1}');
+      expect(await store.update(name, increment, 30_000), what).toBe(2);
+      expect(reported, what).toContain(key);
+    }
+    // A read of garbage is no state too.
+    await admin.set(`${prefix}state:{garbage-read}`, 'not a hash');
+    expect(await store.get('garbage-read')).toBeUndefined();
+    const health = store.health();
+    expect(health).toMatchObject({ available: true, localUpdates: 0, failed: 0 });
+    expect(health.corrupt).toBeGreaterThanOrEqual(garbage.length + 1);
+  });
+
   it('keeps a state for its TTL, and deletes it', async () => {
     const store = new RedisStore(clients[1] as RedisClientType, { prefix, timeoutMs: 5000 });
     await store.update('ttl', increment, 30_000);

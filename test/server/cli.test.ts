@@ -70,6 +70,32 @@ describe('parseCli', () => {
     await expect(parseCli(['-c', join(dir, 'missing.json')])).rejects.toThrow(/cannot read/);
   });
 
+  it('--cors turns CORS on, and keeps a config file own CORS settings', async () => {
+    const options = await parseCli(['--cors', '-l', 'gcra:rate=10,burst=5', '-q']);
+    expect(options?.config.cors).toBe(true);
+    expect((await parseCli(['-q']))?.config.cors).toBeUndefined();
+    const dir = await mkdtemp(join(tmpdir(), 'lcs-'));
+    const own = join(dir, 'own.json');
+    const cors = { origin: 'http://localhost:5173', exposeHeaders: ['Retry-After'] };
+    await writeFile(own, JSON.stringify({ cors, routes: [{ path: '/x' }] }));
+    expect((await parseCli(['-c', own, '--cors']))?.config.cors).toEqual(cors);
+    const off = join(dir, 'off.json');
+    await writeFile(off, JSON.stringify({ cors: false, routes: [{ path: '/x' }] }));
+    expect((await parseCli(['-c', off, '--cors']))?.config.cors).toBe(true);
+    // The server it starts answers preflights.
+    const server = await createMockServer(options?.config as MockServerConfig);
+    try {
+      const answer = await fetch(server.url, {
+        method: 'OPTIONS',
+        headers: { origin: 'http://page.test', 'access-control-request-method': 'POST' },
+      });
+      expect(answer.status).toBe(204);
+      expect(answer.headers.get('access-control-allow-headers')).toBe('Idempotency-Key');
+    } finally {
+      await server.close();
+    }
+  });
+
   it('takes the fail mode and a Redis URL', async () => {
     const options = await parseCli([
       '-l',

@@ -8,7 +8,7 @@
  */
 import type { RateLimitInfo } from '../../headers/types.js';
 import type { Call, Outcome } from '../attempt.js';
-import type { HostPolicy } from '../host-policy.js';
+import type { HostConfig } from '../host-config.js';
 import { isTransientNetworkError } from '../network-errors.js';
 import type { PreparedRequest } from '../request.js';
 import type { GiveUpReason, RetryContext, ShouldRetry } from '../types.js';
@@ -134,7 +134,7 @@ export interface PlanContext {
   attempts: number;
   /** Epoch milliseconds by which the call must be done (`Infinity`: none). */
   deadline: number;
-  policy: HostPolicy;
+  policy: HostConfig;
   /** A number in [0, 1), for the jitter. */
   random: number;
 }

@@ -21,7 +21,7 @@
  */
 import { compareRestrictiveness } from '../../headers/policy.js';
 import type { QuotaPolicy } from '../../headers/types.js';
-import { chargeFor } from '../cost.js';
+import { charge } from '../cost.js';
 import { GO, type Request, type Rule, type Verdict, type View } from './contract.js';
 
 /** What the client knows about one of the server's policies. */
@@ -127,12 +127,12 @@ export function spendOrProbe(
 
 /** What `p` is charged for a request (see `chargeFor`). */
 function needOf(p: LearnedPolicy, request: Request) {
-  return chargeFor({ requests: request.cost, units: request.units }, p.unit, p.name);
+  return charge(request.cost, request.units, p.unit, p.name);
 }
 
 /** Units of `p`'s kind in flight, as the requests-in-flight rule counts them. */
 function inFlightFor(p: LearnedPolicy, view: View): number {
-  return chargeFor({ requests: view.units, units: view.otherUnits }, p.unit, p.name) ?? 0;
+  return charge(view.units, view.otherUnits, p.unit, p.name) ?? 0;
 }
 
 /** Forgets probes out past their time: they no longer hold the policy. */

@@ -124,7 +124,13 @@ export function inspect<S, C>(
   return describe(logic, config, state, now, cost);
 }
 
-function describe<S, C>(
+/**
+ * The result for `state` (already rebased to `now`) and a take of `cost`: what {@link inspect}
+ * returns, and with `cost` 0 what {@link decide} returns for the state after an admitted take
+ * (less `delayMs`). A store that decides elsewhere (the Redis store's Lua) and hands back the state
+ * it decided on gets its results from here, exactly.
+ */
+export function describe<S, C>(
   logic: AlgorithmLogic<S, C>,
   config: C,
   state: S | undefined,

@@ -280,6 +280,31 @@ export interface IdempotencyConfig {
   maxBytes?: number;
 }
 
+/**
+ * CORS, for pages on other origins (a browser client): see {@link MockServerConfig.cors}.
+ */
+export interface CorsConfig {
+  /**
+   * `Access-Control-Allow-Origin`: `'*'` (any page, without credentials) or one origin
+   * (`'http://localhost:5173'`).
+   * @default '*'
+   */
+  origin?: string;
+  /**
+   * Which response fields a page may read (`Access-Control-Expose-Headers`): `true` for every one
+   * the server sends (the RateLimit families, `Retry-After`, `Idempotent-Replayed`, `Date` and the
+   * routes' own `response.headers`), `false` for none (the page then sees only status codes and
+   * the CORS-safelisted fields), or exactly the names listed (`['Retry-After']`).
+   * @default true
+   */
+  exposeHeaders?: boolean | string[];
+  /**
+   * Seconds a browser may cache a preflight's answer (`Access-Control-Max-Age`).
+   * @default 600
+   */
+  maxAgeSeconds?: number;
+}
+
 /** The configuration of {@link createMockServer}, and of the CLI's JSON file. */
 export interface MockServerConfig {
   /**
@@ -323,6 +348,15 @@ export interface MockServerConfig {
   maxBufferedBodyBytes?: number;
   /** The `Idempotency-Key` store. */
   idempotency?: IdempotencyConfig;
+  /**
+   * Answer CORS: every response carries `Access-Control-Allow-Origin` and lists the fields a page
+   * may read in `Access-Control-Expose-Headers`; a preflight (`OPTIONS` with `Origin` and
+   * `Access-Control-Request-Method`) gets 204 at once, allowing the method asked, the
+   * `Idempotency-Key` header and the headers asked (at most 64), counted in no limit and no route.
+   * `true` is `{}`: any origin, every field exposed.
+   * @default false
+   */
+  cors?: boolean | CorsConfig;
   /**
    * Where limits keep their state unless a limit names its own (code only, not in JSON).
    * @default a new MemoryStore
@@ -553,6 +587,28 @@ const configSchema = z.strictObject({
       maxBytes: positiveInteger.optional(),
     })
     .optional(),
+  cors: z
+    .union(
+      [
+        z.boolean(),
+        z.strictObject({
+          origin: z
+            .string({ error: "must be '*' or an origin (scheme://host[:port])" })
+            .regex(/^(\*|[a-z][a-z0-9+.-]*:\/\/[^\s/?#]+)$/i, {
+              error: "must be '*' or an origin (scheme://host[:port])",
+            })
+            .optional(),
+          exposeHeaders: z
+            .union([z.boolean(), z.array(headerName)], {
+              error: 'must be true, false or an array of header names',
+            })
+            .optional(),
+          maxAgeSeconds: nonNegativeInteger.optional(),
+        }),
+      ],
+      { error: 'must be true, false or { origin?, exposeHeaders?, maxAgeSeconds? }' },
+    )
+    .optional(),
   store: storeSchema.optional(),
   clock: clockSchema.optional(),
 });
@@ -567,7 +623,8 @@ const schemasMatchTypes: [
   Same<NonNullable<z.infer<typeof configSchema>['idempotency']>, IdempotencyConfig>,
   Same<z.infer<typeof limitSchema>, LimitConfig>,
   Same<z.infer<typeof costFromSchema>, CostFrom>,
-] = [true, true, true, true, true, true, true];
+  Same<Exclude<NonNullable<z.infer<typeof configSchema>['cors']>, boolean>, CorsConfig>,
+] = [true, true, true, true, true, true, true, true];
 void schemasMatchTypes;
 
 /** The capacity of a limit: the most units a request may cost under it. */

@@ -28,6 +28,14 @@ export const SERVER_DEFAULTS = Object.freeze({
     /** Bytes the store holds (4 MiB). */
     maxBytes: 4 * 1024 * 1024,
   }),
+  /** CORS settings when `cors` is on (`cors` itself is off by default). */
+  cors: Object.freeze({
+    origin: '*',
+    /** Every field the server sends is exposed. */
+    exposeHeaders: true,
+    /** Seconds a browser may cache a preflight's answer. */
+    maxAgeSeconds: 600,
+  }),
 });
 
 /** Defaults of a route's fields (`RouteConfig`). */

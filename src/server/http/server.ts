@@ -5,6 +5,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { Emitter } from '../../client/events.js';
 import { type Clock, systemClock } from '../../clock.js';
 import type { Acquisition } from '../algorithms/limiter.js';
 import { MemoryStore } from '../memory-store.js';
@@ -13,6 +14,7 @@ import { BodyBudget, declaresBody, NO_BODY, readBody } from './body.js';
 import { type CompiledRoute, compileRoutes } from './compile.js';
 import { type FailMode, type MockServerConfig, parseConfig } from './config.js';
 import { Connections } from './connections.js';
+import { applyFields, type Cors, compileCors } from './cors.js';
 import { type CostInput, costInput } from './costs.js';
 import { SERVER_DEFAULTS } from './defaults.js';
 import {
@@ -91,6 +93,8 @@ export interface StoreErrorEvent {
  * the field (`invalid option routes[0].limits[0].windowMs: must be a positive integer, got 0`).
  *
  * What a request goes through, in order:
+ * 0. with `cors`, a preflight (`OPTIONS` with `Origin` and `Access-Control-Request-Method`) is
+ *    answered 204 at once, counted nowhere;
  * 1. the first route whose method and path match (else 404, or 405 with `Allow`). The path is the
  *    target's, in origin-form or absolute-form (`GET http://h/items/1`), normalised (see
  *    `parseTarget`); any other target is a 400, and `OPTIONS *` a 204;
@@ -209,7 +213,11 @@ class Pipeline {
   /** The memory stores the limits use, for `held.limiterKeys`. */
   readonly #memoryStores: MemoryStore[];
   readonly #startedAt: number;
-  readonly #storeErrorListeners = new Set<MockServerEvents['store-error']>();
+  /** A listener's own mistake must not turn a request into a 500 or reject a release: a warning. */
+  readonly #events = new Emitter<{ 'store-error': StoreErrorEvent }>((error, name) =>
+    process.emitWarning(`mock server: a '${String(name)}' listener threw: ${String(error)}`),
+  );
+  readonly #cors: Cors | undefined;
 
   constructor(config: MockServerConfig) {
     this.clock = config.clock ?? systemClock;
@@ -232,6 +240,10 @@ class Pipeline {
     this.#maxPipelined = config.maxPipelinedRequests ?? SERVER_DEFAULTS.maxPipelinedRequests;
     for (const route of this.#routes) this.stats.declare(route.label);
     this.#startedAt = this.clock.now();
+    this.#cors = compileCors(
+      config,
+      config.idempotency?.header ?? SERVER_DEFAULTS.idempotency.header,
+    );
   }
 
   /** The counters, and what clients make the server hold now. */
@@ -253,8 +265,7 @@ class Pipeline {
 
   on<E extends keyof MockServerEvents>(event: E, listener: MockServerEvents[E]): () => void {
     if (event !== 'store-error') throw new TypeError(`unknown event ${JSON.stringify(event)}`);
-    this.#storeErrorListeners.add(listener);
-    return () => this.#storeErrorListeners.delete(listener);
+    return this.#events.on(event, listener);
   }
 
   /** Cancels every pending wait: leaky-bucket turns, handler work, slow bodies. */
@@ -264,11 +275,18 @@ class Pipeline {
 
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const exchange = new Exchange(req, res, this.#closing.signal, this.#connections);
+    // Every answer carries the CORS fields, the server's own errors included.
+    if (this.#cors !== undefined) applyFields(res, this.#cors.fields);
     if (exchange.pipelined > this.#maxPipelined) {
       sendJson(res, this.clock, 503, ['Connection', 'close', 'Retry-After', '1'], {
         error: 'too_many_pipelined_requests',
         message: `More than ${this.#maxPipelined} requests in flight on one connection; the connection closes after this answer.`,
       });
+      return;
+    }
+    const preflight = this.#cors?.preflight(req);
+    if (preflight !== undefined) {
+      res.writeHead(204, [...preflight, 'Date', httpDate(this.clock)]).end();
       return;
     }
     const call = await this.#route(req, res, exchange);
@@ -460,7 +478,7 @@ class Pipeline {
     const { route } = call;
     for (const failure of failures) {
       this.stats.count(route.label, call.client, 'storeErrors');
-      if (this.#storeErrorListeners.size === 0) continue;
+      if (!this.#events.has('store-error')) continue;
       const event: StoreErrorEvent = {
         route: route.label,
         policy: route.limits[failure.limit]?.name ?? '',
@@ -468,14 +486,7 @@ class Pipeline {
         failMode: route.failMode,
         error: failure.error,
       };
-      for (const listener of this.#storeErrorListeners) {
-        // A listener's own mistake must not turn a request into a 500 or reject a release.
-        try {
-          listener(event);
-        } catch (error) {
-          process.emitWarning(`mock server: a 'store-error' listener threw: ${String(error)}`);
-        }
-      }
+      this.#events.emit('store-error', event);
     }
   }
 

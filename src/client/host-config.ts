@@ -1,7 +1,7 @@
 /**
  * Resolving options per host: the global options merged with every matching `hosts` entry, from
- * the least to the most specific, then normalised once into the internal {@link HostPolicy} the
- * pipeline runs on (defaults filled in from `DEFAULTS`, policies turned off become `undefined`).
+ * the least to the most specific, then normalised once into the internal {@link HostConfig} the
+ * pipeline runs on (defaults filled in from `DEFAULTS`, parts turned off with `false` become `undefined`).
  *
  * @module
  */
@@ -13,8 +13,8 @@ import {
   type CircuitBreakerOptions,
   type CostContext,
   DEFAULTS,
+  type HostOptions,
   type IdempotencyOptions,
-  type PolicyOptions,
   type RetryBudgetOptions,
 } from './options.js';
 import type { WaitJitter } from './retry/backoff.js';
@@ -33,7 +33,7 @@ export interface RetryPolicy {
 }
 
 /** Everything one host's pipeline needs, resolved once when the host is first seen. */
-export interface HostPolicy {
+export interface HostConfig {
   concurrency: number;
   maxQueue: number;
   queueTimeoutMs: number;
@@ -74,7 +74,7 @@ const OBJECT_OPTIONS: ReadonlySet<string> = new Set([
   'coldStart',
 ]);
 
-function merge(layers: readonly PolicyOptions[]): PolicyOptions {
+function merge(layers: readonly HostOptions[]): HostOptions {
   const out: Record<string, unknown> = {};
   for (const layer of layers) {
     for (const [key, value] of Object.entries(layer)) {
@@ -84,7 +84,7 @@ function merge(layers: readonly PolicyOptions[]): PolicyOptions {
         : value;
     }
   }
-  return out as PolicyOptions;
+  return out as HostOptions;
 }
 
 /**
@@ -101,7 +101,7 @@ function withDefaults<T extends object>(defaults: Readonly<Required<T>>, given: 
   return out;
 }
 
-function resolve(o: PolicyOptions, hostIdleMs: number): HostPolicy {
+function resolve(o: HostOptions, hostIdleMs: number): HostConfig {
   const d = DEFAULTS;
   const retry = o.retry === false ? { retries: 0 } : (o.retry ?? {});
   const budget =
@@ -172,9 +172,9 @@ export class ResolvedOptions {
   readonly partition: ((request: CostContext) => string | undefined) | undefined;
   readonly maxHosts: number;
   readonly hostIdleMs: number;
-  readonly #base: PolicyOptions;
-  readonly #matcher: HostMatcher<PolicyOptions>;
-  #defaultPolicy: HostPolicy | undefined;
+  readonly #base: HostOptions;
+  readonly #matcher: HostMatcher<HostOptions>;
+  #defaultConfig: HostConfig | undefined;
 
   /** Validates `options` (throws {@link InvalidOptionError}) and keeps them for per-host resolution. */
   constructor(options: unknown) {
@@ -190,15 +190,15 @@ export class ResolvedOptions {
     this.#base = base;
     this.#matcher = new HostMatcher(hosts ?? {});
     // Resolve every host entry now, so that a bad combination fails at construction.
-    this.#defaultPolicy = resolve(base, this.hostIdleMs);
+    this.#defaultConfig = resolve(base, this.hostIdleMs);
   }
 
   /** The policy of a host: the global options merged with every matching `hosts` entry. */
-  forHost(hostname: string, host: string): HostPolicy {
+  forHost(hostname: string, host: string): HostConfig {
     const layers = this.#matcher.match(hostname, host);
     if (layers.length === 0) {
-      this.#defaultPolicy ??= resolve(this.#base, this.hostIdleMs);
-      return this.#defaultPolicy;
+      this.#defaultConfig ??= resolve(this.#base, this.hostIdleMs);
+      return this.#defaultConfig;
     }
     return resolve(merge([this.#base, ...layers]), this.hostIdleMs);
   }

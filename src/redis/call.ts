@@ -1,0 +1,73 @@
+/**
+ * One call of the runner under way: its timeout, its reply or error, a reply after the timeout,
+ * and one retry after "Function not found".
+ *
+ * @module
+ */
+import type { Wait } from './deadlines.js';
+import type { LuaScript } from './lua/index.js';
+import type { RunOptions, ScriptRunner } from './runner.js';
+
+/** What a call that timed out is rejected with, before the runner turns it into an error. */
+export const TIMED_OUT = Symbol('timed out');
+
+/**
+ * One call under way: its timeout ({@link Wait}), its reply or error, a reply after the timeout.
+ * Methods rather than closures: a call allocates this object and one promise executor.
+ */
+export class Call {
+  wait: Wait | undefined;
+  /** What to send again after "Function not found" (once). */
+  retry: { script: LuaScript; keys: string[]; args: string[] } | undefined;
+
+  constructor(
+    readonly runner: ScriptRunner,
+    readonly operation: string,
+    readonly probe: boolean,
+    readonly options: RunOptions,
+    readonly resolve: (reply: unknown) => void,
+    readonly reject: (error: unknown) => void,
+  ) {}
+
+  async await(reply: Promise<unknown>): Promise<void> {
+    let value: unknown;
+    try {
+      value = await reply;
+    } catch (error) {
+      const wait = this.wait as Wait;
+      if (wait.done) return;
+      const retry = this.retry;
+      if (retry !== undefined) {
+        this.retry = undefined;
+        const again = this.runner.recover(error, retry.script, retry.keys, retry.args);
+        if (again !== undefined) return this.await(again);
+      }
+      wait.done = true;
+      this.reject(this.runner.failed(this.operation, error, this.probe));
+      return;
+    }
+    const wait = this.wait as Wait;
+    if (wait.done) {
+      late(value, this.options);
+      return;
+    }
+    wait.done = true;
+    this.runner.succeeded(this.probe);
+    this.resolve(value);
+  }
+
+  /** The timeout: called by {@link Deadlines} when the call is not done in time. */
+  expire(): void {
+    this.reject(this.runner.failed(this.operation, TIMED_OUT, this.probe));
+  }
+}
+
+/** Hands the reply of a call that timed out to `onLateReply` (a take to give back). */
+function late(reply: unknown, options: RunOptions): void {
+  if (options.onLateReply === undefined) return;
+  try {
+    options.onLateReply(reply);
+  } catch (error) {
+    process.emitWarning(`RedisStore: handling a late reply threw: ${String(error)}`);
+  }
+}

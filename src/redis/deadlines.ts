@@ -1,0 +1,75 @@
+/**
+ * Timeouts for many calls that share one duration, with one timer: calls time out in the order
+ * they started, so they queue in that order, and the one timer is armed for the oldest call still
+ * waiting. Starting and ending a call cost an object and no timer (a `setTimeout` per call costs
+ * more than the rest of the call's bookkeeping).
+ *
+ * @module
+ */
+import { unrefTimer } from '../clock.js';
+
+/** One call's wait. {@link Deadlines.start} makes it; the caller marks it `done`. */
+export interface Wait {
+  /** When the call times out, `Date.now()` milliseconds. */
+  readonly at: number;
+  /** Set by the caller when the call settled: the wait is then dropped when it reaches the head. */
+  done: boolean;
+  /** What to call if the call is not done by `at`. */
+  readonly call: { expire(): void };
+}
+
+/** A queue of waits of `ms` milliseconds each, expired by one unref'd timer. */
+export class Deadlines {
+  readonly #ms: number;
+  #queue: Wait[] = [];
+  #head = 0;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+
+  /** @param ms how long each wait lasts, in milliseconds (at least 1). */
+  constructor(ms: number) {
+    this.#ms = ms;
+  }
+
+  /** Starts a wait that calls `call.expire()` after the duration unless marked `done` first. */
+  start(call: { expire(): void }): Wait {
+    const wait: Wait = { at: Date.now() + this.#ms, done: false, call };
+    this.#queue.push(wait);
+    if (this.#timer === undefined) this.#arm(this.#ms);
+    return wait;
+  }
+
+  #arm(ms: number): void {
+    this.#timer = setTimeout(() => {
+      // A reply that arrived while the event loop was busy is read before the waits expire: Node
+      // runs due timers before it reads the sockets, so the sweep waits for setImmediate.
+      setImmediate(() => this.#sweep());
+    }, ms);
+    unrefTimer(this.#timer);
+  }
+
+  /** Expires the waits that are due, drops those done, and re-arms for the next one. */
+  #sweep(): void {
+    this.#timer = undefined;
+    const now = Date.now();
+    const queue = this.#queue;
+    while (this.#head < queue.length) {
+      const wait = queue[this.#head] as Wait;
+      if (!wait.done && wait.at > now) break;
+      this.#head += 1;
+      if (!wait.done) {
+        wait.done = true;
+        wait.call.expire();
+      }
+    }
+    if (this.#head >= queue.length) {
+      this.#queue = [];
+      this.#head = 0;
+      return;
+    }
+    if (this.#head > 1024 && this.#head * 2 > queue.length) {
+      this.#queue = queue.slice(this.#head);
+      this.#head = 0;
+    }
+    this.#arm(Math.max(1, (this.#queue[this.#head] as Wait).at - now));
+  }
+}

@@ -1,0 +1,133 @@
+/**
+ * The concurrency limit on Redis: the one place where the Lua is not the TypeScript transcribed.
+ * `concurrency-limit.ts` counts units in flight, which in one process cannot leak (a release there
+ * cannot time out or be lost while the process lives). Across processes it can: a process dies
+ * holding slots, a take or a release times out. So here each take is a lease that expires on its
+ * own, and a lost release costs its slots for at most the lease's duration, however busy the key.
+ *
+ * @module
+ */
+
+/**
+ * Parameters `limit`, `retryAfterMs` (and the lease duration).
+ *
+ * State: a sorted set with one member per lease, `<lease>:<units>` (`<lease>` the receipt, a
+ * number unique in the key, from Redis's clock in microseconds), scored with the moment the lease
+ * ends. The units in flight are the leases plus their units beyond the first, kept (only while
+ * some lease holds more than one unit) as the member `n`, scored with minus that sum (negative, so
+ * it sorts before every lease and no range of lease ends reaches it): a take of one unit is a
+ * `ZCARD` and a `ZADD`, its release one `ZREM`. Leases that ended are dropped whenever a take or a
+ * peek reads the key; the key itself expires with its last lease. A release with a receipt removes
+ * that lease (no read-back, no `TIME`: its reply is `{ 'ok' }` alone); one without (a `release`
+ * that does not know its take) ends the units whose leases end first. The decisions are the
+ * TypeScript's: units in flight are those of the live leases, and `available`, `delayUntil` and
+ * the replies are computed from them exactly as there.
+ */
+export const CONCURRENCY = `
+local cache = { entries = {}, size = 0 }
+local function config(limit, retryAfterMs) return { limit = limit, retryAfterMs = retryAfterMs } end
+
+local function unitsOf(member) return tonumber(match(member, ':(%d+)$')) or 1 end
+
+-- Adds delta to the units beyond the first of each lease (member n); deletes n at zero.
+local function addExtra(key, delta)
+  if delta == 0 then return end
+  local n = tonumber(redis.call('ZINCRBY', key, -delta, 'n'))
+  if n >= 0 then redis.call('ZREM', key, 'n') end
+end
+
+-- Units in flight at at, after dropping the leases that ended by then. A key of another type is
+-- deleted: no lease.
+local function inFlight(key, at)
+  local head = redis.pcall('ZRANGE', key, 0, 1, 'WITHSCORES')
+  if head.err ~= nil then
+    redis.call('DEL', key)
+    return 0
+  end
+  local extra, first = 0, 1
+  if head[1] == 'n' then
+    extra = -tonumber(head[2])
+    first = 3
+  end
+  if head[first] == nil then return 0 end
+  if tonumber(head[first + 1]) <= at then
+    local bound = fmt(at)
+    local ended = redis.call('ZRANGEBYSCORE', key, 0, bound)
+    local gone = 0
+    for i = 1, #ended do gone = gone + unitsOf(ended[i]) - 1 end
+    redis.call('ZREMRANGEBYSCORE', key, 0, bound)
+    addExtra(key, -gone)
+    extra = extra - gone
+  end
+  local leases = redis.call('ZCARD', key)
+  if extra > 0 then leases = leases - 1 end
+  return max(0, leases + max(0, extra))
+end
+
+-- Ends units of the leases that end first, up to cost.
+local function releaseFirst(key, at, cost)
+  inFlight(key, at)
+  local left = cost
+  local gone = 0
+  local leases = redis.call('ZRANGEBYSCORE', key, 0, '+inf', 'WITHSCORES', 'LIMIT', 0, cost)
+  for i = 1, #leases, 2 do
+    if left == 0 then break end
+    local member = leases[i]
+    local units = unitsOf(member)
+    redis.call('ZREM', key, member)
+    if units > left then
+      redis.call('ZADD', key, leases[i + 1], match(member, '^(.*):') .. ':' .. fmt(units - left))
+      gone = gone + left
+      left = 0
+    else
+      gone = gone + units - 1
+      left = left - units
+    end
+  end
+  addExtra(key, -gone)
+end
+
+local function run(keys, args)
+  if floor == nil then init() end
+  local key, op, cost = keys[1], args[1], tonumber(args[2])
+  local c = configOf(cache, args[6], config)
+  local receipt = num(args[4])
+  -- A release of a known lease needs no clock: no TIME, no read.
+  if op == 'refund' and receipt ~= nil then
+    if redis.call('ZREM', key, fmt(receipt) .. ':' .. fmt(cost)) == 1 then addExtra(key, -(cost - 1)) end
+    return { 'ok' }
+  end
+  local redisNow, seconds, micros = redisTime()
+  local deadline = num(args[5])
+  if deadline ~= nil and redisNow > deadline then return { 'late', redisNow } end
+  local now = num(args[3]) or redisNow
+  local most, hint = c.limit, c.retryAfterMs
+
+  if op == 'refund' then
+    releaseFirst(key, now, cost)
+    return { 'ok', redisNow }
+  end
+
+  local units = inFlight(key, now)
+  local free = max(0, most - units)
+  local reset = 0
+  if free < most then reset = out(hint) end
+  if free < cost then return { '0', out(most), out(free), reset, out(hint), '', '', redisNow } end
+  if op == 'peek' then return { '1', out(most), out(free), reset, 0, '', '', redisNow } end
+
+  local lease = seconds * 1000000 + micros
+  local ends = now + c.leaseMs
+  local score = fmt(ends)
+  while redis.call('ZADD', key, 'NX', score, fmt(lease) .. ':' .. fmt(cost)) == 0 do
+    lease = lease + 1
+  end
+  addExtra(key, cost - 1)
+  -- The key lasts as long as its last lease. On Redis's clock the new lease is the last; on the
+  -- callers' clocks an earlier one may end later (a clock that went back).
+  local last = ends
+  if args[3] ~= '' then last = max(last, tonumber(redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2])) end
+  redis.call('PEXPIRE', key, max(ceil(last - now), c.minTtl))
+  local remaining = max(0, most - (units + cost))
+  return { '1', out(most), out(remaining), out(hint), 0, '', lease, redisNow }
+end
+`;
