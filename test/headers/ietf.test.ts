@@ -121,7 +121,7 @@ describe('IETF RateLimit / RateLimit-Policy (draft-ietf-httpapi-ratelimit-header
   });
 });
 
-describe('the last RateLimit-Policy parsed is kept (one entry)', () => {
+describe('the last RateLimit-Policy and Date parsed are kept (one entry each)', () => {
   const policyA = '"a";q=100;w=60';
   const policyB = '"b";q=5;w=1';
   const dateA = 'Mon, 30 Nov 2026 12:00:10 GMT';
