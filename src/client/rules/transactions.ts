@@ -55,8 +55,11 @@ export function settleTransaction(rules: RuleSet, answer: Answer): Transaction<H
       const state = current ?? newHostState();
       return [state, settle(rules, state, answer)];
     },
+    // No `this`: a store may call the methods detached from the transaction.
     replay(current) {
-      return this.run(current)[0];
+      const state = current ?? newHostState();
+      settle(rules, state, answer);
+      return state;
     },
   };
 }
