@@ -30,6 +30,7 @@ import { defaultShouldRetry } from './retry/retry-rule.js';
 import type { CircuitBreaker } from './rules/breaker.js';
 import type { Ticket } from './rules/contract.js';
 import type { Sleepers } from './sleepers.js';
+import type { MaybePromise } from './store.js';
 import type { GiveUpReason } from './types.js';
 
 /** The parts of a host a call runs through. */
@@ -80,8 +81,10 @@ export class CallRun {
       // 1. Circuit breaker: fail fast while open; a probe when half-open.
       const permit = this.#host.breaker?.acquire(now) ?? { allowed: true, probe: false };
       if (!permit.allowed) return this.#circuitOpen(permit.retryAt);
-      // 2. Admission: the queue, the concurrency cap and the host's rules.
-      const admitted = await this.#admit(permit.probe, now);
+      // 2. Admission: the queue, the concurrency cap and the host's rules (at once when the host
+      // has room and the store answers synchronously).
+      let admitted = this.#admit(permit.probe, now);
+      if ('then' in admitted) admitted = await admitted;
       if ('end' in admitted) return admitted.end;
       // 3. The attempt, and what it teaches (the rules, the breaker, the counters).
       const [ticket, probe] = admitted.go;
@@ -89,7 +92,12 @@ export class CallRun {
       if (outcome.error !== undefined && this.#call.signal?.aborted) {
         throw abortReason(this.#call.signal);
       }
-      // 4. The retry plan: another attempt, or the end of the call.
+      // 4. The retry plan: another attempt, or the end of the call. The default rule never
+      // retries a success or a redirect: no plan to build.
+      const { response } = outcome;
+      if (response && response.status < 400 && this.#call.shouldRetry === defaultShouldRetry) {
+        return response;
+      }
       const next = await this.#plan(outcome);
       if ('end' in next) return next.end;
       await this.#waitForRetry(next.go);
@@ -97,28 +105,42 @@ export class CallRun {
   }
 
   /** Step 2: a place in the host's queue and the rules' yes; or the end of the call. */
-  async #admit(probe: boolean, now: number): Promise<Step<[Ticket, boolean]>> {
+  #admit(probe: boolean, now: number): Step<[Ticket, boolean]> | Promise<Step<[Ticket, boolean]>> {
+    const call = this.#call;
+    const admitted = this.#host.admission.admit({
+      cost: call.cost,
+      firstAttempt: this.#attempts === 0,
+      priority: this.#attempts > 0,
+      signal: call.signal,
+      maxWaitMs: this.#host.policy.maxRetryAfterMs,
+      ctx: call.ctx,
+      now,
+      // A live attempt is answered or times out within its timeout; past it and a second more,
+      // its request is taken as lost (a process that died with it out).
+      flightTtlMs: Number.isFinite(call.attemptTimeoutMs)
+        ? call.attemptTimeoutMs + 1000
+        : undefined,
+    });
+    const breaker = this.#host.breaker;
+    // A store that answers synchronously (memory) admits without a turn of the event loop.
+    return 'then' in admitted ||
+      this.#host.closed(call.ctx) !== undefined ||
+      (breaker && !probe && !breaker.closed)
+      ? this.#admitted(admitted, probe)
+      : { go: [admitted, probe] };
+  }
+
+  /** The rest of step 2, when the admission waited or the host may have changed meanwhile. */
+  async #admitted(
+    admitted: MaybePromise<Ticket>,
+    probe: boolean,
+  ): Promise<Step<[Ticket, boolean]>> {
     const call = this.#call;
     const last = this.#last;
     const breaker = this.#host.breaker;
     let ticket: Ticket;
     try {
-      const admitted = this.#host.admission.admit({
-        cost: call.cost,
-        firstAttempt: this.#attempts === 0,
-        priority: this.#attempts > 0,
-        signal: call.signal,
-        maxWaitMs: this.#host.policy.maxRetryAfterMs,
-        ctx: call.ctx,
-        now,
-        // A live attempt is answered or times out within its timeout; past it and a second more,
-        // its request is taken as lost (a process that died with it out).
-        flightTtlMs: Number.isFinite(call.attemptTimeoutMs)
-          ? call.attemptTimeoutMs + 1000
-          : undefined,
-      });
-      // A store that answers synchronously (memory) admits without a turn of the event loop.
-      ticket = 'then' in admitted ? await admitted : admitted;
+      ticket = await admitted;
     } catch (error) {
       breaker?.release(probe);
       if (last?.response && isLimitedClientError(error) && !isClientClosedError(error)) {
@@ -192,10 +214,6 @@ export class CallRun {
   async #plan(outcome: Outcome): Promise<Step<RetryPlan & { retry: true }>> {
     const call = this.#call;
     const { response, error } = outcome;
-    // The default rule never retries a success or a redirect: no plan to build.
-    if (response && response.status < 400 && call.shouldRetry === defaultShouldRetry) {
-      return { end: response };
-    }
     const plan = planAfter(outcome, {
       req: this.#req,
       call: this.#call,

@@ -34,7 +34,6 @@ const isVector = (v: unknown): v is CostVector =>
  * to 1e9; `undefined` for anything else.
  */
 export function costOf(value: unknown, maxRequests = 1e9): Cost | undefined {
-  const fits = (v: unknown, max: number) => typeof v === 'number' && v >= 0 && v <= max;
   const bound = Math.min(maxRequests, 1e9);
   if (!isVector(value)) return fits(value, bound) ? toCost(value as number) : undefined;
   const entries = Object.entries(value);
@@ -43,6 +42,11 @@ export function costOf(value: unknown, maxRequests = 1e9): Cost | undefined {
     if (!fits(amount, unit === 'requests' ? bound : 1e9)) return undefined;
   }
   return toCost(value);
+}
+
+/** Whether `v` is a number from 0 to `max`. */
+function fits(v: unknown, max: number): boolean {
+  return typeof v === 'number' && v >= 0 && v <= max;
 }
 
 /** What a cost must be, said of the `value` given; `bound`: the most requests it may cost. */

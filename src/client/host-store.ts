@@ -18,15 +18,8 @@ import type { Cost } from './cost.js';
 import type { HostConfig } from './host-config.js';
 import type { HostReport } from './host-report.js';
 import type { Ticket } from './rules/contract.js';
-import {
-  type AdmitResult,
-  admitTransaction,
-  bindRules,
-  type HostState,
-  readTransaction,
-  type Settled,
-  settleTransaction,
-} from './rules/host-rules.js';
+import { type AdmitResult, bindRules, type HostState, type Settled } from './rules/host-rules.js';
+import { admitTransaction, readTransaction, settleTransaction } from './rules/transactions.js';
 import type { MaybePromise, StateStore } from './store.js';
 
 /** What a settle needs of an attempt's outcome, and where it records the host's hold after it. */

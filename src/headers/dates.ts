@@ -41,6 +41,10 @@ function utc(
   return ms;
 }
 
+/** The last IMF-fixdate {@link parseHttpDate} parsed, and its value (epoch ms or undefined). */
+let lastText: string | undefined;
+let lastMs: number | undefined;
+
 /**
  * Parses an HTTP-date in any of its three formats into epoch milliseconds.
  *
@@ -54,9 +58,12 @@ function utc(
  */
 export function parseHttpDate(value: string, now: number): number | undefined {
   const text = value.trim();
+  // A server's `Date` changes once a second: the last IMF-fixdate parsed (which does not depend on
+  // `now`) is kept with its value.
+  if (text === lastText) return lastMs;
   let m = IMF_FIXDATE.exec(text);
   if (m) {
-    return utc(
+    lastMs = utc(
       Number(m[3]),
       MONTHS.indexOf(m[2] as string),
       Number(m[1]),
@@ -64,6 +71,8 @@ export function parseHttpDate(value: string, now: number): number | undefined {
       Number(m[5]),
       Number(m[6]),
     );
+    lastText = text;
+    return lastMs;
   }
   m = RFC850_DATE.exec(text);
   if (m) {

@@ -69,11 +69,27 @@ function namedItems(list: List | undefined): NamedItem[] {
 }
 
 /**
+ * The named items of the last `RateLimit-Policy` value parsed, kept with that value: a server
+ * sends the same policy field on every response, so it is parsed once, not per response. One
+ * entry, read only (the items are never changed once made).
+ */
+let lastPolicy: string | undefined;
+let lastItems: NamedItem[] = [];
+
+function policyItems(value: string | undefined): NamedItem[] {
+  if (value !== lastPolicy) {
+    lastItems = namedItems(safeList(value));
+    lastPolicy = value;
+  }
+  return lastItems;
+}
+
+/**
  * Reads the IETF fields. Returns `undefined` when neither field holds a named item (so older
  * drafts, whose items are integers or dictionaries, fall through to their own parser).
  */
 export function parseIetfFields(fields: FieldMap): QuotaPolicy[] | undefined {
-  const declared = namedItems(safeList(fields.get('ratelimit-policy')));
+  const declared = policyItems(fields.get('ratelimit-policy'));
   const current = namedItems(safeList(fields.get('ratelimit')));
   if (declared.length === 0 && current.length === 0) return undefined;
 

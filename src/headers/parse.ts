@@ -37,10 +37,6 @@ interface Found {
  * IETF fields plus legacy `X-RateLimit-*`) is not counted twice.
  */
 function findPolicies(fields: FieldMap, now: number, serverNow: number): Found | undefined {
-  const nonEmpty = (
-    source: RateLimitSource,
-    policies: QuotaPolicy[] | undefined,
-  ): Found | undefined => (policies && policies.length > 0 ? { source, policies } : undefined);
   return (
     nonEmpty('ietf', parseIetfFields(fields)) ??
     nonEmpty('draft-7', parseDraft7(fields)) ??
@@ -56,6 +52,11 @@ function findPolicies(fields: FieldMap, now: number, serverNow: number): Found |
     nonEmpty('x-ratelimit', parseXRateLimit(fields, serverNow)) ??
     nonEmpty('x-rate-limit', parseXRateLimitHyphenated(fields, serverNow))
   );
+}
+
+/** `policies` found in the family `source`, when there are any. */
+function nonEmpty(source: RateLimitSource, policies: QuotaPolicy[] | undefined): Found | undefined {
+  return policies && policies.length > 0 ? { source, policies } : undefined;
 }
 
 function discord(fields: FieldMap, serverNow: number): Found | undefined {

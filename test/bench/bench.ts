@@ -2,11 +2,17 @@
  * The comparison users choose a client by: LimitedClient next to ky, got, undici's RetryAgent and
  * a p-retry loop over fetch, against the same in-repo mock server scenarios, in one run.
  *
- *   npm run bench -- [results.json] [--quick] [--only overhead|goodput|outage|wild|undici]
+ *   npm run bench -- [results.json] [--quick] [--only peers|overhead|goodput|outage|wild|undici]
+ *     [--concurrency 1,16,50,200] [--host quiet,declared] [--built]   (the overhead section)
  *
  * Sections (each prints a markdown table of ratios; the raw numbers go to the JSON file):
- * 1. overhead: requests per second against an unlimited loopback endpoint, relative to plain
- *    fetch (alternating rounds, median ratio; CPU-bound, so contenders run one at a time);
+ * 1. peers: requests per second of every contender against an unlimited loopback endpoint,
+ *    relative to plain fetch (alternating rounds, median ratio; CPU-bound, so contenders run one
+ *    at a time);
+ *    overhead: LimitedClient and wrapFetch, fresh and warm, next to plain fetch at concurrency 1,
+ *    16, 50 and 200, against a host that sends no rate-limit header and one that declares a
+ *    generous quota; ratio, spread, CPU per request, and how fast a fresh client ramps up (see
+ *    client-overhead.ts);
  * 2. goodput: N requests at concurrency C against token-bucket, fixed-window and GCRA limits, for
  *    each header family, and (4.) for a server that sends only Retry-After: elapsed over the
  *    theoretical minimum (N - B) / R, 429s received, attempts per request, requests that failed.
@@ -33,6 +39,7 @@ import {
   type LimitConfig,
   type MockServer,
 } from '../../src/server/index.js';
+import { clientOverhead, type OverheadHost } from './client-overhead.js';
 import {
   type Contender,
   gotRetry,
@@ -53,11 +60,20 @@ const { values, positionals } = parseArgs({
     json: { type: 'string' },
     quick: { type: 'boolean', default: false },
     only: { type: 'string' },
+    concurrency: { type: 'string' },
+    host: { type: 'string' },
+    built: { type: 'boolean', default: false },
   },
 });
 const jsonPath = values.json ?? positionals[0];
 const quick = values.quick;
-const sections = new Set((values.only ?? 'overhead,goodput,outage,wild,undici').split(','));
+const sections = new Set(
+  (values.only ?? 'peers,overhead,goodput,outage,wild,undici').split(',').map((s) => s.trim()),
+);
+const known = ['peers', 'overhead', 'goodput', 'outage', 'wild', 'undici'];
+for (const s of sections) {
+  if (!known.includes(s)) throw new Error(`--only: unknown section ${s} (${known.join(', ')})`);
+}
 
 const limitedClient = (name?: string, options?: LimitedClientOptions): Contender =>
   limitedClientContender(name, options);
@@ -79,14 +95,14 @@ const timeout = <T>(ms: number, promise: Promise<T>, what: string): Promise<T> =
     ),
   ]);
 
-// ---------------------------------------------------------------- 1. overhead
-interface OverheadResult {
+// ---------------------------------------------------------------- 1. peers
+interface PeersResult {
   client: string;
   requestsPerSecond: number;
   ratioToFetch: number;
 }
 
-async function overhead(): Promise<OverheadResult[]> {
+async function peersOverhead(): Promise<PeersResult[]> {
   const server = await createMockServer({ routes: [{ path: '/free' }] });
   const url = `${server.url}/free`;
   const requests = quick ? 1000 : 3000;
@@ -311,14 +327,78 @@ console.log(
   `limited-client bench: Node ${process.version}, ${os.cpus().length} cores${quick ? ', quick' : ''}\n`,
 );
 
-if (sections.has('overhead')) {
-  console.log('1. Overhead against an unlimited loopback endpoint (median of alternating rounds)');
-  const results = await overhead();
-  report.overhead = results;
+if (sections.has('peers')) {
+  console.log(
+    '1. Next to the peers, against an unlimited loopback endpoint (median of alternating rounds)',
+  );
+  const results = await peersOverhead();
+  report.peers = results;
   console.log(
     markdownTable(
       ['client', 'requests/s', 'relative to fetch'],
       results.map((r) => [r.client, r.requestsPerSecond, fixed(r.ratioToFetch)]),
+    ),
+    '\n',
+  );
+}
+
+if (sections.has('overhead')) {
+  console.log(
+    "1b. The client's overhead on healthy hosts. fetch: requests/s, CPU µs per request (client and server, one process); the others: requests/s relative to fetch (median of the rounds, lowest-highest), CPU µs per request (fetch's over this, median)",
+  );
+  const list = (s: string | undefined) => s?.split(',').map((x) => x.trim());
+  const { results, ramps } = await clientOverhead({
+    quick,
+    built: values.built,
+    concurrencies: list(values.concurrency)?.map(Number),
+    hosts: list(values.host) as OverheadHost[] | undefined,
+  });
+  report.overhead = { results, ramps };
+  const clients = [...new Set(results.map((r) => r.client))];
+  const cells = [...new Set(results.map((r) => `${r.host}|${r.concurrency}`))];
+  console.log(
+    markdownTable(
+      ['host', 'in flight', ...clients],
+      cells.map((cell) => {
+        const [host, concurrency] = cell.split('|');
+        return [
+          host as string,
+          concurrency as string,
+          ...clients.map((client) => {
+            const r = results.find(
+              (x) => `${x.host}|${x.concurrency}` === cell && x.client === client,
+            );
+            if (!r) return '-';
+            return client === 'fetch'
+              ? `${r.requestsPerSecond}/s, ${r.cpuMicrosPerRequest} µs`
+              : `${fixed(r.ratio)} (${fixed(r.ratioMin)}-${fixed(r.ratioMax)}), ${r.cpuMicrosPerRequest} µs (${fixed(r.cpuRatio)})`;
+          }),
+        ];
+      }),
+    ),
+    '\n',
+  );
+  console.log('A fresh LimitedClient sent the largest concurrency at once:');
+  console.log(
+    markdownTable(
+      [
+        'host',
+        'in flight asked',
+        'answers before all in flight',
+        'longest chain of round trips',
+        'ms to all in flight',
+        'median answer ms until then',
+        'peak in flight',
+      ],
+      ramps.map((r) => [
+        r.host,
+        r.concurrency,
+        r.answersBeforeFull,
+        r.roundTripsToFull,
+        r.msToFull,
+        r.medianAnswerMs,
+        r.peakInFlight,
+      ]),
     ),
     '\n',
   );

@@ -120,3 +120,31 @@ describe('IETF RateLimit / RateLimit-Policy (draft-ietf-httpapi-ratelimit-header
     expect(info?.policies).toHaveLength(1);
   });
 });
+
+describe('the last RateLimit-Policy and Date parsed are kept (one entry each)', () => {
+  const policyA = '"a";q=100;w=60';
+  const policyB = '"b";q=5;w=1';
+  const dateA = 'Mon, 30 Nov 2026 12:00:10 GMT';
+  const dateB = 'Mon, 30 Nov 2026 11:59:50 GMT';
+  const read = (policy: string, date: string) =>
+    parse({ 'RateLimit-Policy': policy, RateLimit: '"a";r=7;t=30,"b";r=2;t=1', Date: date });
+
+  it('answers each value as if it were parsed fresh, whatever came before', () => {
+    const first = read(policyA, dateA);
+    const other = read(policyB, dateB);
+    const again = read(policyA, dateA);
+    expect(first).toMatchObject({ policy: 'a', limit: 100, remaining: 7 });
+    expect(other).toMatchObject({ policy: 'b', limit: 5, remaining: 2 });
+    expect(again).toEqual(first);
+    // A Retry-After date is read against the server's clock (its Date): 10 s ahead, 10 s behind.
+    const until = (date: string) =>
+      parse({ 'Retry-After': 'Mon, 30 Nov 2026 12:01:00 GMT', Date: date })?.retryAfterMs;
+    expect([until(dateA), until(dateB), until(dateA)]).toEqual([50_000, 70_000, 50_000]);
+  });
+
+  it('hands out policies that a caller may change without changing the next answer', () => {
+    const first = read(policyA, dateA);
+    (first?.policies[0] as { limit?: number }).limit = 1;
+    expect(read(policyA, dateA)).toMatchObject({ limit: 100 });
+  });
+});

@@ -1,6 +1,7 @@
 /**
  * One host's shared state, the order of its rules, and the one loop that runs them for the three
- * things the pipeline asks through the {@link StateStore}: admit an attempt, settle its answer, and
+ * things the pipeline asks through the {@link StateStore} (as the transactions of `transactions.ts`):
+ * admit an attempt, settle its answer, and
  * take a retry from the budget. Each is a pure function of the state and its arguments (time and
  * chance passed in), so any store can run it, and replay it (see `contract.ts`).
  *
@@ -33,7 +34,6 @@
  *
  * @module
  */
-import type { Transaction } from '../store.js';
 import { type BucketConfig, type BucketState, bucket } from './bucket.js';
 import { type BudgetConfig, type BudgetState, budget } from './budget.js';
 import {
@@ -111,11 +111,27 @@ export interface Bound {
   config: unknown;
 }
 
-/** Where a rule's state lives in the host state (the rules' own keys, never outside data). */
+/**
+ * Where a rule's state lives in the host state (the rules' own keys, never outside data). A rule
+ * without state has `undefined` there rather than no key: deleting keys would turn the host state
+ * into a dictionary-mode object, slower to read on every request (JSON drops the `undefined`s).
+ */
 type Slots = Record<string, unknown>;
 
+/**
+ * The rules of a host bound to their configuration, in order, and sorted once by what each takes
+ * part in: a request walks only the rules of its kind, with no test per rule and per request.
+ */
+export interface RuleSet {
+  /** Every rule, in order. */
+  readonly all: readonly Bound[];
+  /** The rules of each kind of request, in order. */
+  readonly attempt: readonly Bound[];
+  readonly retry: readonly Bound[];
+}
+
 /** The rules of a host with this configuration, in order (see the module comment). */
-export function bindRules(config: HostRulesConfig): readonly Bound[] {
+export function bindRules(config: HostRulesConfig): RuleSet {
   const { learn } = config;
   const bound: Bound[] = [];
   const add = <S, C>(rule: Rule<S, C>, c: C | undefined) => {
@@ -133,7 +149,11 @@ export function bindRules(config: HostRulesConfig): readonly Bound[] {
   add(pace, learn && {});
   add(bucket, config.bucket);
   add(budget, config.budget);
-  return bound;
+  return {
+    all: bound,
+    attempt: bound.filter((b) => b.rule.kinds.includes('attempt')),
+    retry: bound.filter((b) => b.rule.kinds.includes('retry')),
+  };
 }
 
 /** A new host's state. */
@@ -143,7 +163,7 @@ export function newHostState(): HostState {
 
 /** One admission's walk through the rules: the state, the share, and the view they pass on. */
 export interface Walk {
-  rules: readonly Bound[];
+  rules: RuleSet;
   state: HostState;
   request: Request;
   /** The part of the shared limits this walk may use (see `Rule.scale`). */
@@ -153,7 +173,7 @@ export interface Walk {
 
 /** Starts a walk of `request` on `state` (a new host's when `undefined`). */
 export function walk(
-  rules: readonly Bound[],
+  rules: RuleSet,
   state: HostState | undefined,
   request: Request,
   share = 1,
@@ -170,8 +190,7 @@ function configOf(b: Bound, share: number, cost: number): unknown {
 export function prune(w: Walk): void {
   const slots = w.state as unknown as Slots;
   const { now, kind, cost } = w.request;
-  for (const b of w.rules) {
-    if (!b.rule.kinds.includes(kind)) continue;
+  for (const b of w.rules[kind]) {
     const config = configOf(b, w.share, cost);
     let own = slots[b.rule.key];
     if (own === undefined) own = slots[b.rule.key] = b.rule.fresh(config, now, w.view);
@@ -184,9 +203,9 @@ export function prune(w: Walk): void {
 export function check(w: Walk): Verdict {
   const slots = w.state as unknown as Slots;
   const { kind, cost } = w.request;
-  for (const b of w.rules) {
+  for (const b of w.rules[kind]) {
     const own = slots[b.rule.key];
-    if (own === undefined || !b.rule.check || !b.rule.kinds.includes(kind)) continue;
+    if (own === undefined || !b.rule.check) continue;
     const verdict = b.rule.check(own, w.request, configOf(b, w.share, cost), w.view);
     if (!verdict.ok) return verdict;
   }
@@ -209,8 +228,8 @@ export function commit(w: Walk, replayed?: Ticket): Ticket {
   }
   view.seq = state.seq;
   view.replaying = replayed !== undefined;
-  for (const b of w.rules) {
-    if (!b.rule.commit || !b.rule.kinds.includes(kind)) continue;
+  for (const b of w.rules[kind]) {
+    if (!b.rule.commit) continue;
     const next = b.rule.commit(
       slots[b.rule.key],
       request,
@@ -218,8 +237,7 @@ export function commit(w: Walk, replayed?: Ticket): Ticket {
       configOf(b, w.share, cost),
       view,
     );
-    if (next === undefined) delete slots[b.rule.key];
-    else slots[b.rule.key] = next;
+    slots[b.rule.key] = next;
   }
   tidy(w.rules, state, now);
   return ticket;
@@ -260,10 +278,10 @@ function isPushbackOf(state: HostState, answer: Answer): boolean {
  * Returns the host's hold after it (epoch milliseconds, 0 for none), and whether the answer is a
  * pushback.
  */
-export function settle(rules: readonly Bound[], state: HostState, answer: Answer): Settled {
+export function settle(rules: RuleSet, state: HostState, answer: Answer): Settled {
   const slots = state as unknown as Slots;
   const view = newView(state.mode, state.seq);
-  if (answer.status !== undefined && rules.length > 0) {
+  if (answer.status !== undefined && rules.all.length > 0) {
     view.declared = declaredBy(answer);
     if (view.declared) state.mode = 'declared';
     else if (state.mode !== 'declared') state.mode = 'blind';
@@ -271,75 +289,29 @@ export function settle(rules: readonly Bound[], state: HostState, answer: Answer
     view.pushback = isPushbackOf(state, answer);
     view.explained = answer.info?.remaining === 0;
   }
-  for (const { rule, config } of rules) {
+  for (const { rule, config } of rules.all) {
     if (!rule.settle) continue;
     const next = rule.settle(slots[rule.key], answer, config, view);
-    if (next === undefined) delete slots[rule.key];
-    else slots[rule.key] = next;
+    slots[rule.key] = next;
   }
   tidy(rules, state, answer.now);
   return { holdUntil: Math.max(view.holdUntil, view.paceAt), pushback: view.pushback };
 }
 
 /** Drops every rule state that is equivalent to none at `now` (see `Rule.expiresAt`). */
-function tidy(rules: readonly Bound[], state: HostState, now: number): void {
+function tidy(rules: RuleSet, state: HostState, now: number): void {
   const slots = state as unknown as Slots;
-  for (const { rule, config } of rules) {
+  for (const { rule, config } of rules.all) {
     const own = slots[rule.key];
     if (own !== undefined && rule.expiresAt !== undefined && rule.expiresAt(own, config) <= now) {
-      delete slots[rule.key];
+      slots[rule.key] = undefined;
     }
   }
 }
 
-/** Prune, check, commit: the admission of `request`, or the wait a rule asks for. */
-function admit(w: Walk): AdmitResult {
+/** Prune, check, commit: the admission of the walk's request, or the wait a rule asks for. */
+export function admit(w: Walk): AdmitResult {
   prune(w);
   const verdict = check(w);
   return verdict.ok ? { ok: true, ticket: commit(w) } : verdict;
 }
-
-/**
- * The transaction that admits `request` (an attempt, or a retry asking the budget): see
- * {@link admit}. On a share of the limits the rules' configuration is scaled (`Rule.scale`); a
- * replay commits the ticket the run on the other copy returned, or nothing if it was refused.
- */
-export function admitTransaction(
-  rules: readonly Bound[],
-  request: Request,
-): Transaction<HostState, AdmitResult> {
-  return {
-    run(current, share = 1) {
-      const w = walk(rules, current, request, share);
-      return [w.state, admit(w)];
-    },
-    replay(current, result) {
-      if (!result.ok) return current;
-      const w = walk(rules, current, request);
-      prune(w);
-      commit(w, structuredClone(result.ticket));
-      return w.state;
-    },
-  };
-}
-
-/**
- * The transaction that takes an answer in: the host's hold after it, and whether it was a pushback
- * (see {@link settle}). Deterministic: a replay runs it again.
- */
-export function settleTransaction(
-  rules: readonly Bound[],
-  answer: Answer,
-): Transaction<HostState, Settled> {
-  const run = (current: HostState | undefined): [HostState, Settled] => {
-    const state = current ?? newHostState();
-    return [state, settle(rules, state, answer)];
-  };
-  return { run, replay: (current) => run(current)[0] };
-}
-
-/** The transaction that reads the state without changing it (for `stats()`). */
-export const readTransaction: Transaction<HostState, HostState | undefined> = {
-  run: (current) => [current, current],
-  replay: (current) => current,
-};

@@ -2,14 +2,16 @@ import { describe, expect, it } from 'vitest';
 import type { Ticket } from '../../../src/client/rules/contract.js';
 import {
   type AdmitResult,
-  admitTransaction,
   bindRules,
   type HostRulesConfig,
   type HostState,
-  readTransaction,
   type Settled,
-  settleTransaction,
 } from '../../../src/client/rules/host-rules.js';
+import {
+  admitTransaction,
+  readTransaction,
+  settleTransaction,
+} from '../../../src/client/rules/transactions.js';
 import { MemoryStateStore } from '../../../src/client/store.js';
 import { FakeClock } from '../helpers.js';
 

@@ -1,0 +1,71 @@
+/**
+ * The three transactions the pipeline runs on a host's state in the {@link StateStore} (see
+ * `host-rules.ts`): admit an attempt or a retry, settle an answer, read the state. Their methods
+ * are written in object literals, not as arrow functions assigned to names, so that tsx (which
+ * names such functions at run time) adds no call per request.
+ *
+ * @module
+ */
+import type { Transaction } from '../store.js';
+import type { Answer, Request } from './contract.js';
+import {
+  type AdmitResult,
+  admit,
+  commit,
+  type HostState,
+  newHostState,
+  prune,
+  type RuleSet,
+  type Settled,
+  settle,
+  walk,
+} from './host-rules.js';
+
+/**
+ * The transaction that admits `request` (an attempt, or a retry asking the budget): prune, check,
+ * commit. On a share of the limits the rules' configuration is scaled (`Rule.scale`); a replay
+ * commits the ticket the run on the other copy returned, or nothing if it was refused.
+ */
+export function admitTransaction(
+  rules: RuleSet,
+  request: Request,
+): Transaction<HostState, AdmitResult> {
+  return {
+    run(current, share = 1) {
+      const w = walk(rules, current, request, share);
+      return [w.state, admit(w)];
+    },
+    replay(current, result) {
+      if (!result.ok) return current;
+      const w = walk(rules, current, request);
+      prune(w);
+      commit(w, structuredClone(result.ticket));
+      return w.state;
+    },
+  };
+}
+
+/**
+ * The transaction that takes an answer in: the host's hold after it, and whether it was a pushback
+ * (see `settle` in `host-rules.ts`). Deterministic: a replay runs it again.
+ */
+export function settleTransaction(rules: RuleSet, answer: Answer): Transaction<HostState, Settled> {
+  return {
+    run(current) {
+      const state = current ?? newHostState();
+      return [state, settle(rules, state, answer)];
+    },
+    // No `this`: a store may call the methods detached from the transaction.
+    replay(current) {
+      const state = current ?? newHostState();
+      settle(rules, state, answer);
+      return state;
+    },
+  };
+}
+
+/** The transaction that reads the state without changing it (for `stats()`). */
+export const readTransaction: Transaction<HostState, HostState | undefined> = {
+  run: (current) => [current, current],
+  replay: (current) => current,
+};
