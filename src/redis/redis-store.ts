@@ -509,8 +509,8 @@ export class RedisStore implements RateLimitStore, StateStore {
 /**
  * A limiter function's reply split on spaces (see `lua/common.ts`): a status (`'1'`, `'0'`,
  * `'late'`, `'ok'`), Redis's clock as `TIME` gave it (seconds, microseconds; absent from the
- * `'ok'` of a concurrency release that names its lease), then the state decided on or, for the
- * sliding log and the concurrency limit, the result.
+ * `'ok'` of a concurrency release that names its lease), then the state decided on (for the
+ * concurrency limit, its units in flight) or, for the sliding log, the result.
  */
 type Reply = string[];
 

@@ -30,8 +30,8 @@ const tat: StateCodec['decode'] = (f, at) => ({ tat: Number(f[at]) });
 const sent = (_state: never, f: readonly string[], after: number) => Number(f[after]);
 
 /**
- * The codec of each algorithm whose function replies with its state; the others (sliding log,
- * concurrency) reply with the whole result.
+ * The codec of each algorithm whose function replies with its state (for the concurrency limit,
+ * its units in flight); the sliding log replies with the whole result.
  */
 export const STATE_CODECS: Partial<Record<AlgorithmName, StateCodec>> = {
   'fixed-window': {
@@ -53,6 +53,8 @@ export const STATE_CODECS: Partial<Record<AlgorithmName, StateCodec>> = {
     decode: (f, at) => ({ tokens: Number(f[at]), since: Number(f[at + 1]) }),
   },
   gcra: { size: 1, decode: tat, receipt: sent },
+  // The units in flight (of the live leases); the receipt is the take's lease.
+  concurrency: { size: 1, decode: (f, at) => ({ inFlight: Number(f[at]) }), receipt: sent },
   // consume() of leaky-bucket.ts: the delay is ceil(start - now), the start being the receipt.
   'leaky-bucket': {
     size: 1,

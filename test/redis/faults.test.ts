@@ -137,8 +137,8 @@ describeRedis('RedisStore when single calls go wrong', () => {
     const error = await rejection(limiter.take('k'));
     expect(error.timeoutMs).toBe(100);
     // Redis did apply it: a lease for a take its caller was told failed.
-    // '<allowed> <seconds> <micros> <limit> <remaining> <reset> <retry> <receipt>'
-    const [allowed, , , , , , , receipt] = ((await client.answers[0]) as string).split(' ');
+    // '<allowed> <seconds> <micros> <units in flight> <receipt>'
+    const [allowed, , , , receipt] = ((await client.answers[0]) as string).split(' ');
     expect(allowed).toBe('1');
     expect(receipt).toMatch(/^\d+$/);
     await until(() => store.health().givenBack === 1, 'the late take given back');

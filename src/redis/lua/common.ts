@@ -10,11 +10,11 @@
  *
  * An algorithm's part defines, as local functions, those of an `AlgorithmLogic` that decide and
  * write (`rebase`, `available`, `consume`, `refund`, `expiresAt`) plus `config(args)` (its
- * parameters), `decode(text)` (nil for text that is not a state) and `encode(state)`; then {@link GENERIC} defines `run` over them. The
- * delays of a result are computed in Node from the state (see {@link GENERIC}); the sliding log and
- * the concurrency limit, whose state is not one string, define their own `run` and reply with the
- * whole result. The
- * state of a key is one string, `encode(state)`, written with `SET ... PX` (one command for the
+ * parameters), `decode(text)` (nil for text that is not a state) and `encode(state)`; then
+ * {@link GENERIC} defines `run` over them. The delays of a result are computed in Node from the
+ * state (see {@link GENERIC}); the sliding log and the concurrency limit, whose state is not one
+ * string, define their own `run`: the concurrency limit replies with its units in flight, the
+ * sliding log with the whole result. The state of a key is one string, `encode(state)`, written with `SET ... PX` (one command for the
  * value and its expiry). A key holding anything else (another type, text that is not a state) is
  * read as a fresh key and overwritten by the next write.
  *
@@ -71,7 +71,7 @@ local function redisTime()
 end
 -- The start of a reply: its status and Redis's clock.
 local function head(status, clock) return status .. ' ' .. clock[1] .. ' ' .. clock[2] end
--- A whole result (sliding log, concurrency): '<1|0> <seconds> <micros> <limit> <remaining>
+-- A whole result (the sliding log's): '<1|0> <seconds> <micros> <limit> <remaining>
 -- <reset> <retry> <receipt>', the receipt text or ''.
 local function result(allowed, clock, limit, remaining, reset, retry, receipt)
   return head(allowed, clock) .. ' ' .. fmt(limit) .. ' ' .. fmt(remaining) .. ' ' .. fmt(reset)

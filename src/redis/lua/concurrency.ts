@@ -102,7 +102,7 @@ local function run(keys, args)
   if deadline ~= nil and redisNow > deadline then return head('late', clock) end
   local given = num(args[5])
   local now = given or redisNow
-  local most, hint = c.limit, c.retryAfterMs
+  local most = c.limit
 
   if op == 'refund' then
     releaseFirst(key, now, cost)
@@ -110,11 +110,7 @@ local function run(keys, args)
   end
 
   local units = inFlight(key, now)
-  local free = max(0, most - units)
-  local reset = 0
-  if free < most then reset = hint end
-  if free < cost then return result('0', clock, most, free, reset, hint, '') end
-  if op == 'peek' then return result('1', clock, most, free, reset, 0, '') end
+  if op == 'peek' or max(0, most - units) < cost then return head('0', clock) .. ' ' .. fmt(units) end
 
   local lease = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
   local ends = now + c.leaseMs
@@ -128,7 +124,6 @@ local function run(keys, args)
   local last = ends
   if given ~= nil then last = max(last, tonumber(redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2])) end
   redis.call('PEXPIRE', key, max(ceil(last - now), c.minTtl))
-  local remaining = max(0, most - (units + cost))
-  return result('1', clock, most, remaining, hint, 0, fmt(lease))
+  return head('1', clock) .. ' ' .. fmt(units + cost) .. ' ' .. fmt(lease)
 end
 `;
