@@ -113,13 +113,20 @@ export const GENERIC = `
 local cache = { entries = {}, size = 0 }
 
 -- The memory store's write: delete a state that is fresh or expired, else keep it until it is.
+-- keptUntil: when the key already expires, if known (a state this function wrote with its TTL);
+-- a state that expires then too keeps that TTL (KEEPTTL costs Redis less than a new PX). Only on
+-- Redis's clock: on the callers' clocks a write also renews the least TTL.
 -- Returns the state's text ('' for none).
-local function save(key, state, now, c)
+local function save(key, state, now, c, keptUntil)
   if state == nil then redis.call('DEL', key) return '' end
   local text = encode(state)
   local expires = expiresAt(state, c)
   if expires <= now then redis.call('DEL', key) return text end
-  redis.call('SET', key, text, 'PX', max(ceil(expires - now), c.minTtl))
+  if expires == keptUntil and c.minTtl == 0 then
+    redis.call('SET', key, text, 'KEEPTTL')
+  else
+    redis.call('SET', key, text, 'PX', max(ceil(expires - now), c.minTtl))
+  end
   return text
 end
 
@@ -150,7 +157,9 @@ local function run(keys, args)
   if op == 'take' and available(state, now, c) >= cost then
     -- consume() of logic.ts, then the memory store's write.
     local taken, receipt = consume(state, now, cost, c)
-    text = save(key, taken, now, c)
+    local keptUntil = nil
+    if stored ~= nil and not rebased then keptUntil = expiresAt(stored, c) end
+    text = save(key, taken, now, c, keptUntil)
     if SENDS_RECEIPT then return head('1', clock) .. ' ' .. text .. ' ' .. fmt(receipt) end
     return head('1', clock) .. ' ' .. text
   end
