@@ -24,15 +24,38 @@ export class Deadlines {
   #queue: Wait[] = [];
   #head = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
+  #sweeping = false;
 
   /** @param ms how long each wait lasts, in milliseconds (at least 1). */
   constructor(ms: number) {
     this.#ms = ms;
   }
 
+  /** Waits held: not yet dropped (settled ones are dropped when they reach the head). */
+  get size(): number {
+    return this.#queue.length - this.#head;
+  }
+
   /** Starts a wait that calls `call.expire()` after the duration unless marked `done` first. */
   start(call: { expire(): void }): Wait {
     const wait: Wait = { at: Date.now() + this.#ms, done: false, call };
+    const queue = this.#queue;
+    // Calls mostly end in the order they started: drop the settled ones at the head now rather
+    // than at the next sweep, so that a long timeout does not keep every settled wait alive until
+    // then (garbage that grows with the timeout times the call rate).
+    // (Not while a sweep runs: an expiry's listener may start a call, and the sweep holds the queue.)
+    if (!this.#sweeping) {
+      let head = this.#head;
+      while (head < queue.length && (queue[head] as Wait).done) head += 1;
+      if (head === queue.length) {
+        queue.length = 0;
+        head = 0;
+      } else if (head > 1024 && head * 2 > queue.length) {
+        this.#queue = queue.slice(head);
+        head = 0;
+      }
+      this.#head = head;
+    }
     this.#queue.push(wait);
     if (this.#timer === undefined) this.#arm(this.#ms);
     return wait;
@@ -49,6 +72,15 @@ export class Deadlines {
 
   /** Expires the waits that are due, drops those done, and re-arms for the next one. */
   #sweep(): void {
+    this.#sweeping = true;
+    try {
+      this.#expire();
+    } finally {
+      this.#sweeping = false;
+    }
+  }
+
+  #expire(): void {
     this.#timer = undefined;
     const now = Date.now();
     const queue = this.#queue;

@@ -22,7 +22,7 @@ import {
   ScriptRunner,
 } from './runner.js';
 import { SharedState, type SharedStateCounters } from './shared-state.js';
-import { STATE_DECODERS } from './states.js';
+import { STATE_CODECS, type StateCodec } from './states.js';
 
 /** Options of {@link RedisStore}. */
 export interface RedisStoreOptions {
@@ -228,7 +228,7 @@ export class RedisStore implements RateLimitStore, StateStore {
   readonly #counters: LimiterCounters = { late: 0, givenBack: 0 };
   readonly #configs = new WeakMap<LimiterSpec, string>();
   /** {@link RedisStore.#lateTake}, bound once. */
-  readonly #late = (spec: LimiterSpec, key: string, request: StoreRequest, reply: Reply) =>
+  readonly #late = (spec: LimiterSpec, key: string, request: StoreRequest, reply: string) =>
     this.#lateTake(spec, key, request, reply);
   /** The package's one emitter; a listener that throws is a warning, never a failed call. */
   readonly #events = new Emitter<EventPayloads>((error, name) =>
@@ -301,18 +301,24 @@ export class RedisStore implements RateLimitStore, StateStore {
         ),
       );
     }
-    const decode = STATE_DECODERS[spec.algorithm];
-    if (decode === undefined) {
-      const receipt = reply[6];
+    const codec = STATE_CODECS[spec.algorithm];
+    if (codec === undefined) {
+      const result = toResult(reply);
+      const receipt = reply[7];
       return receipt === '' || receipt === undefined
-        ? { result: toResult(reply) }
-        : { result: toResult(reply), receipt: Number(receipt) };
+        ? { result }
+        : { result, receipt: Number(receipt) };
     }
-    const admitted = reply[0] === 1;
-    const result = this.#describe(spec, request, reply, decode, admitted ? 0 : request.cost);
-    if (!admitted) return { result };
-    if (reply[3] !== '') result.delayMs = Number(reply[3]);
-    return reply[2] === '' ? { result } : { result, receipt: Number(reply[2]) };
+    if (reply[0] !== '1')
+      return { result: this.#describe(spec, request, reply, codec, request.cost) };
+    // An admitted take: the state after it, its receipt and delay as consume() gives them.
+    const now = this.#now(request, reply);
+    const state = codec.decode(reply, STATE_AT);
+    const result = describe(spec.logic, spec.config, state, now, 0);
+    if (codec.receipt === undefined) return { result };
+    const receipt = codec.receipt(state as never, reply, STATE_AT + codec.size);
+    if (codec.delay !== undefined) result.delayMs = codec.delay(receipt, now);
+    return { result, receipt };
   }
 
   /** Describes `key` without changing it (see `RateLimitStore.peek`). */
@@ -322,10 +328,10 @@ export class RedisStore implements RateLimitStore, StateStore {
       sentAt,
       await this.#run(spec, key, 'peek', request, undefined, {}, sentAt),
     );
-    const decode = STATE_DECODERS[spec.algorithm];
-    return decode === undefined
+    const codec = STATE_CODECS[spec.algorithm];
+    return codec === undefined
       ? toResult(reply)
-      : this.#describe(spec, request, reply, decode, request.cost);
+      : this.#describe(spec, request, reply, codec, request.cost);
   }
 
   /** Atomically gives back units of an admitted take (see `RateLimitStore.refund`). */
@@ -387,15 +393,21 @@ export class RedisStore implements RateLimitStore, StateStore {
    * to do. Admitted: Redis spent units (or holds slots) for a request that was decided without
    * them, so they are given back, even while Redis is thought to be down (it just answered).
    */
-  #lateTake(spec: LimiterSpec, key: string, request: StoreRequest, reply: Reply): void {
+  #lateTake(spec: LimiterSpec, key: string, request: StoreRequest, text: string): void {
+    const reply = text.split(' ');
     if (reply[0] === LATE) {
       this.#counters.late += 1;
       return;
     }
-    const whole = STATE_DECODERS[spec.algorithm] === undefined;
-    if (reply[0] !== (whole ? '1' : 1)) return;
-    const text = whole ? reply[6] : reply[2];
-    const receipt = text === '' || text === undefined ? undefined : Number(text);
+    if (reply[0] !== '1') return;
+    const codec = STATE_CODECS[spec.algorithm];
+    let receipt: number | undefined;
+    if (codec === undefined) {
+      receipt = reply[7] === '' || reply[7] === undefined ? undefined : Number(reply[7]);
+    } else if (codec.receipt !== undefined) {
+      const state = codec.decode(reply, STATE_AT);
+      receipt = codec.receipt(state as never, reply, STATE_AT + codec.size);
+    }
     this.#run(spec, key, 'refund', request, receipt, { background: true }).then(
       () => {
         this.#counters.givenBack += 1;
@@ -407,7 +419,8 @@ export class RedisStore implements RateLimitStore, StateStore {
 
   /**
    * One call of the limiter's function. Not `async`, and the caller calibrates the clock: one
-   * promise layer less per decision.
+   * promise layer less per decision. Arguments as `lua/common.ts` reads them, the trailing absent
+   * ones left out.
    */
   #run(
     spec: LimiterSpec,
@@ -417,37 +430,43 @@ export class RedisStore implements RateLimitStore, StateStore {
     receipt: number | undefined,
     options: RunOptions = {},
     sentAt = this.#clock.now(),
-  ): Promise<Reply> {
+  ): Promise<string> {
     const script = LIMITER_SCRIPTS[spec.algorithm] as LimiterScript | undefined;
     if (script === undefined) {
       throw new TypeError(
         `RedisStore: no Lua script for the algorithm ${JSON.stringify(spec.algorithm)}`,
       );
     }
-    const config = this.#configOf(spec, script);
-    const args = [
-      operation,
-      String(request.cost),
-      this.#timeSource === 'caller' ? String(request.now) : '',
-      receipt === undefined ? '' : String(receipt),
-      // Only takes have a deadline: a peek changes nothing, and a refund is welcome however late.
-      operation === 'take' ? this.#clock.deadline(sentAt) : '',
-      config,
-    ];
+    const args = [this.#configOf(spec, script), operation, String(request.cost)];
+    // Only takes have a deadline: a peek changes nothing, and a refund is welcome however late.
+    const deadline = operation === 'take' ? this.#clock.deadline(sentAt) : '';
+    const now = this.#timeSource === 'caller' ? String(request.now) : '';
+    if (receipt !== undefined) args.push(deadline, now, String(receipt));
+    else if (now !== '') args.push(deadline, now);
+    else if (deadline !== '') args.push(deadline);
     return this.#runner.run(
       script,
       [this.keyOf(spec.name, key)],
       args,
       operation,
       options,
-    ) as Promise<Reply>;
+    ) as Promise<string>;
   }
 
-  /** Measures Redis's clock on the reply to a call sent at `sentAt` (see `RedisClock`). */
-  #calibrate(sentAt: number, reply: Reply): Reply {
+  /**
+   * Splits a reply into its fields and measures Redis's clock on it, for a call sent at `sentAt`
+   * (see `RedisClock`).
+   */
+  #calibrate(sentAt: number, text: string): Reply {
+    const reply = text.split(' ');
     const clock = this.#clock;
-    clock.calibrate(sentAt, clock.now(), Number(reply[reply.length - 1]));
+    clock.calibrate(sentAt, clock.now(), redisNow(reply));
     return reply;
+  }
+
+  /** The time the function decided on: the caller's, or Redis's from the reply. */
+  #now(request: StoreRequest, reply: Reply): number {
+    return this.#timeSource === 'caller' ? request.now : redisNow(reply);
   }
 
   /**
@@ -458,17 +477,15 @@ export class RedisStore implements RateLimitStore, StateStore {
     spec: LimiterSpec,
     request: StoreRequest,
     reply: Reply,
-    decode: (text: string) => unknown,
+    codec: StateCodec,
     cost: number,
   ): TakeResult {
-    const now = this.#timeSource === 'caller' ? request.now : Number(reply[reply.length - 1]);
-    const text = reply[1] as string;
-    const state = text === '' ? undefined : decode(text);
-    return describe(spec.logic, spec.config, state, now, cost);
+    const state = reply[STATE_AT] === '' ? undefined : codec.decode(reply, STATE_AT);
+    return describe(spec.logic, spec.config, state, this.#now(request, reply), cost);
   }
 
   /**
-   * The limiter's configuration as the functions read it (`args[6]`, see `lua/common.ts`): the
+   * The limiter's configuration as the functions read it (`args[1]`, see `lua/common.ts`): the
    * least TTL, the lease duration and the algorithm's two parameters; once per limiter.
    */
   #configOf(spec: LimiterSpec, script: LimiterScript): string {
@@ -490,41 +507,50 @@ export class RedisStore implements RateLimitStore, StateStore {
 }
 
 /**
- * A limiter function's reply, ending with Redis's time: to a take or a peek, the state decided on
- * (see `lua/common.ts`) or, for the sliding log and the concurrency limit, the result (numbers as
- * integers or `%.17g` text); to a late take, `['late', now]`; to a refund, `['ok', now]` (`['ok']`
- * for a concurrency release that names its lease: no clock read).
+ * A limiter function's reply split on spaces (see `lua/common.ts`): a status (`'1'`, `'0'`,
+ * `'late'`, `'ok'`), Redis's clock as `TIME` gave it (seconds, microseconds; absent from the
+ * `'ok'` of a concurrency release that names its lease), then the state decided on (for the
+ * concurrency limit, its units in flight) or, for the sliding log, the result.
  */
-type Reply = [string | number, ...(number | string)[]];
+type Reply = string[];
+
+/** Where the state (or the result) starts in a {@link Reply}. */
+const STATE_AT = 3;
+
+/** Redis's clock in epoch milliseconds, as the functions compute it from `TIME`; NaN if absent. */
+function redisNow(reply: Reply): number {
+  return Number(reply[1]) * 1000 + Math.floor(Number(reply[2]) / 1000);
+}
 
 /** The `RunOptions` of a take: its answer after its caller was told it failed goes to the store. */
 class LateTake implements RunOptions {
   constructor(
-    readonly handle: (spec: LimiterSpec, key: string, request: StoreRequest, reply: Reply) => void,
+    readonly handle: (spec: LimiterSpec, key: string, request: StoreRequest, reply: string) => void,
     readonly spec: LimiterSpec,
     readonly key: string,
     readonly request: StoreRequest,
   ) {}
 
   onLateReply(reply: unknown): void {
-    this.handle(this.spec, this.key, this.request, reply as Reply);
+    this.handle(this.spec, this.key, this.request, reply as string);
   }
 }
 
 /** The status of a take Redis refused because it ran after its deadline. */
 const LATE = 'late';
 
-/** A script's reply as a `TakeResult` (`+ 0` turns a `-0` into `0`). */
+/**
+ * A whole result (`'<1|0> <seconds> <micros> <limit> <remaining> <reset> <retry> <receipt>'`) as
+ * a `TakeResult` (`+ 0` turns a `-0` into `0`).
+ */
 function toResult(reply: Reply): TakeResult {
-  const result: TakeResult = {
+  return {
     allowed: reply[0] === '1',
-    limit: Number(reply[1]) + 0,
-    remaining: Number(reply[2]) + 0,
-    resetMs: Number(reply[3]) + 0,
-    retryAfterMs: Number(reply[4]) + 0,
+    limit: Number(reply[3]) + 0,
+    remaining: Number(reply[4]) + 0,
+    resetMs: Number(reply[5]) + 0,
+    retryAfterMs: Number(reply[6]) + 0,
   };
-  if (reply[5] !== '' && reply[5] !== undefined) result.delayMs = Number(reply[5]) + 0;
-  return result;
 }
 
 function stripUndefined<T extends object>(value: T): Partial<T> {

@@ -1,53 +1,65 @@
 /**
  * The states the limiter functions write as one string (`'<a> <b> ...'`, see `lua/common.ts`),
- * read back in Node as the algorithms' own state objects, so that the algorithms' TypeScript
- * computes the delays of a result from exactly the numbers the Lua decided on.
+ * read back in Node from a reply's fields as the algorithms' own state objects, so that the
+ * algorithms' TypeScript computes the delays of a result from exactly the numbers the Lua decided
+ * on; and the receipt and delay of an admitted take, derived as `consume()` derives them.
  *
  * @module
  */
 import type { AlgorithmName } from '../server/types.js';
 
-/** Reads the numbers of a state string; `undefined` unless there are exactly `count`. */
-function numbers(text: string, count: number): number[] | undefined {
-  const values: number[] = [];
-  let from = 0;
-  for (let i = 0; i < count; i++) {
-    const space = i === count - 1 ? text.length : text.indexOf(' ', from);
-    if (space < 0) return undefined;
-    const value = Number(text.slice(from, space));
-    if (!Number.isFinite(value) || space === from) return undefined;
-    values.push(value);
-    from = space + 1;
-  }
-  return from === text.length + 1 ? values : undefined;
+/**
+ * How to read one algorithm's state out of a reply split on spaces (`'1 <seconds> <micros>
+ * <state...> [<receipt>]'`, see `lua/common.ts`).
+ */
+export interface StateCodec {
+  /** How many fields the state has. */
+  readonly size: number;
+  /** The state of the fields from `at` on (`size` of them, numbers the Lua wrote). */
+  decode(fields: readonly string[], at: number): unknown;
+  /**
+   * The receipt of an admitted take, from the state after it or from the field after the state
+   * (for the algorithms whose Lua sends one: `SENDS_RECEIPT`); absent when the algorithm has none.
+   */
+  receipt?(state: never, fields: readonly string[], after: number): number;
+  /** The delay of an admitted take in milliseconds (`consume()`'s), from its receipt and time. */
+  delay?(receipt: number, now: number): number;
 }
 
-/** Decodes a state string into the algorithm's state (`undefined` for a fresh key). */
-type Decoder = (text: string) => unknown;
+const tat: StateCodec['decode'] = (f, at) => ({ tat: Number(f[at]) });
+const sent = (_state: never, f: readonly string[], after: number) => Number(f[after]);
 
 /**
- * The decoder of each algorithm whose function replies with its state; the others (sliding log,
- * concurrency) reply with the whole result.
+ * The codec of each algorithm whose function replies with its state (for the concurrency limit,
+ * its units in flight); the sliding log replies with the whole result.
  */
-export const STATE_DECODERS: Partial<Record<AlgorithmName, Decoder>> = {
-  'fixed-window': (text) => {
-    const v = numbers(text, 2);
-    return v && { start: v[0], count: v[1] };
+export const STATE_CODECS: Partial<Record<AlgorithmName, StateCodec>> = {
+  'fixed-window': {
+    size: 2,
+    decode: (f, at) => ({ start: Number(f[at]), count: Number(f[at + 1]) }),
+    receipt: (s: { start: number }) => s.start,
   },
-  'sliding-window-counter': (text) => {
-    const v = numbers(text, 3);
-    return v && { start: v[0], current: v[1], previous: v[2] };
+  'sliding-window-counter': {
+    size: 3,
+    decode: (f, at) => ({
+      start: Number(f[at]),
+      current: Number(f[at + 1]),
+      previous: Number(f[at + 2]),
+    }),
+    receipt: (s: { start: number }) => s.start,
   },
-  'token-bucket': (text) => {
-    const v = numbers(text, 2);
-    return v && { tokens: v[0], since: v[1] };
+  'token-bucket': {
+    size: 2,
+    decode: (f, at) => ({ tokens: Number(f[at]), since: Number(f[at + 1]) }),
   },
-  gcra: (text) => {
-    const v = numbers(text, 1);
-    return v && { tat: v[0] };
-  },
-  'leaky-bucket': (text) => {
-    const v = numbers(text, 1);
-    return v && { tat: v[0] };
+  gcra: { size: 1, decode: tat, receipt: sent },
+  // The units in flight (of the live leases); the receipt is the take's lease.
+  concurrency: { size: 1, decode: (f, at) => ({ inFlight: Number(f[at]) }), receipt: sent },
+  // consume() of leaky-bucket.ts: the delay is ceil(start - now), the start being the receipt.
+  'leaky-bucket': {
+    size: 1,
+    decode: tat,
+    receipt: sent,
+    delay: (start, now) => Math.ceil(start - now),
   },
 };

@@ -5,6 +5,10 @@
  *
  *   REDIS_URL=redis://127.0.0.1:6379 npm run bench:redis    (or: npx tsx test/bench/redis-decisions.ts [decisions])
  *
+ * Flags for a quicker look (the published table uses none): `--runs N` (default 5), `--only
+ * fixed,gcra` (contenders whose name contains one of these; rate-limiter-flexible always runs, it
+ * is the base of the ratios), `--in-flight 32` (one column only).
+ *
  * Traffic: 100 keys in turn against limits of 100 per second per key (buckets of 10 refilled at
  * 100/s), so a share of the decisions is rejected and both paths are measured; rejections cost
  * rate-limiter-flexible a thrown `RateLimiterRes`, which is part of its API. Concurrency takes a
@@ -37,10 +41,16 @@ import {
 } from '../../src/server/index.js';
 import { markdownTable } from './lib/table.js';
 
+/** The value after `--name` on the command line, if any. */
+function flag(name: string): string | undefined {
+  const at = process.argv.indexOf(`--${name}`);
+  return at < 0 ? undefined : process.argv[at + 1];
+}
 const DECISIONS = Number(process.argv[2]) || 20_000;
 const KEYS = 100;
-const RUNS = 5;
-const IN_FLIGHT = [1, 32] as const;
+const RUNS = Number(flag('runs')) || 5;
+const ONLY = flag('only')?.split(',');
+const IN_FLIGHT: readonly number[] = flag('in-flight') ? [Number(flag('in-flight'))] : [1, 32];
 
 const url = process.env.REDIS_URL;
 if (!url) {
@@ -77,7 +87,7 @@ const flexible = new RateLimiterRedis({
   duration: 1,
 });
 
-const contenders: { name: string; decide: Decide }[] = [
+const everyContender: { name: string; decide: Decide }[] = [
   {
     name: 'rate-limiter-flexible (fixed window)',
     decide: async (i) => {
@@ -107,6 +117,10 @@ const contenders: { name: string; decide: Decide }[] = [
     decide: ours(new ConcurrencyLimit({ limit: 100, store })),
   },
 ];
+
+const contenders = everyContender.filter(
+  (c, i) => i === 0 || ONLY === undefined || ONLY.some((part) => c.name.includes(part)),
+);
 
 /** Redis's CPU so far: its main thread's, and the time spent in scripts and functions, in µs. */
 async function redisCpu(): Promise<{ cpu: number; scripts: number }> {
@@ -175,7 +189,7 @@ async function main(): Promise<void> {
         const m = await measure(c.decide, inFlight, DECISIONS);
         const id = `${c.name}@${inFlight}`;
         samples.set(id, [...(samples.get(id) ?? []), m]);
-        if (inFlight === 1) admitted.set(c.name, m.admitted);
+        if (inFlight === IN_FLIGHT[0]) admitted.set(c.name, m.admitted);
       }
     }
   }
@@ -184,6 +198,11 @@ async function main(): Promise<void> {
   const base = contenders[0]?.name as string;
   const k = (n: number) => `${(n / 1000).toFixed(1)} k/s`;
   const us = (n: number) => n.toFixed(1);
+  const columns = IN_FLIGHT.flatMap((inFlight) => [
+    `${inFlight} in flight`,
+    'vs rlf',
+    'CPU µs: Node / Redis / scripts',
+  ]);
   const rows = contenders.map((c) => [
     c.name,
     ...IN_FLIGHT.flatMap((inFlight) => [
@@ -193,21 +212,7 @@ async function main(): Promise<void> {
     ]),
     `${Math.round((admitted.get(c.name) ?? 0) * 100)}%`,
   ]);
-  console.log(
-    markdownTable(
-      [
-        'contender',
-        '1 in flight',
-        'vs rlf',
-        'CPU µs: Node / Redis / scripts',
-        '32 in flight',
-        'vs rlf',
-        'CPU µs: Node / Redis / scripts',
-        'admitted',
-      ],
-      rows,
-    ),
-  );
+  console.log(markdownTable(['contender', ...columns, 'admitted'], rows));
   console.log(
     '\nCPU per decision in µs (medians): Node process / Redis main thread (INFO cpu) / Redis in FCALL, EVALSHA, EVAL (INFO commandstats).',
   );

@@ -63,3 +63,44 @@ it('holds no timer once every wait is done, and starts one again for the next wa
   expect(log).toEqual(['late at 110']);
   expect(vi.getTimerCount()).toBe(0);
 });
+
+it('drops settled waits as new ones start: a long timeout does not hold every settled call', async () => {
+  vi.setSystemTime(0);
+  const deadlines = new Deadlines(10_000);
+  const log: string[] = [];
+  // 32 calls in flight, each settled after the next 32 started, as a busy store does.
+  const inFlight: { done: boolean }[] = [];
+  for (let i = 0; i < 100_000; i++) {
+    inFlight.push(recorder(deadlines, log, `w${i}`));
+    if (inFlight.length > 32) (inFlight.shift() as { done: boolean }).done = true;
+    expect(deadlines.size).toBeLessThanOrEqual(2 * 1024 + 33);
+  }
+  // One settled out of order (an early one still pending) keeps the rest behind it until it ends.
+  const slow = recorder(deadlines, log, 'slow');
+  for (let i = 0; i < 2000; i++) recorder(deadlines, log, `x${i}`).done = true;
+  expect(deadlines.size).toBeGreaterThan(2000);
+  slow.done = true;
+  for (const wait of inFlight) wait.done = true;
+  recorder(deadlines, log, 'last').done = true;
+  expect(deadlines.size).toBe(1);
+  await vi.advanceTimersByTimeAsync(10_001);
+  expect(log).toEqual([]);
+});
+
+it('a wait started while the sweep expires others (by an expiry listener) is kept and expires', async () => {
+  vi.setSystemTime(0);
+  const deadlines = new Deadlines(100);
+  const log: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    deadlines.start({
+      expire: () => {
+        log.push(`a${i} at ${Date.now()}`);
+        if (i === 0) recorder(deadlines, log, 'started by a0');
+      },
+    });
+  }
+  await vi.advanceTimersByTimeAsync(101);
+  expect(log).toEqual(['a0 at 101', 'a1 at 101', 'a2 at 101']);
+  await vi.advanceTimersByTimeAsync(101);
+  expect(log).toEqual(['a0 at 101', 'a1 at 101', 'a2 at 101', 'started by a0 at 201']);
+});

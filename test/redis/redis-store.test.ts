@@ -109,6 +109,32 @@ describeRedis('RedisStore on Redis time', () => {
     expect(await admin.exists(store.keyOf('ttl-cc', 'k'))).toBe(0);
   });
 
+  it('a take in the same window keeps the key until the window ends (KEEPTTL), on either clock', async () => {
+    const windowMs = 3_600_000;
+    const store = stores[0] as RedisStore;
+    const window = new FixedWindow({ limit: 5, windowMs, store, name: 'ttl-fw' });
+    const [seconds, micros] = await admin.time();
+    const redisNow = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    const end = (Math.floor(redisNow / windowMs) + 1) * windowMs;
+    for (let i = 0; i < 3; i++) await window.take('k');
+    const expiry = await admin.pExpireTime(store.keyOf('ttl-fw', 'k'));
+    // The window's end, give or take the millisecond of the clock read (unless it just ended).
+    if (end - redisNow > 1000) expect(Math.abs(expiry - end)).toBeLessThanOrEqual(2);
+    expect((await window.peek('k')).remaining).toBe(2);
+    // On the callers' clocks every write renews the least TTL (a minute).
+    const caller = new RedisStore(admin, { prefix: store.prefix, timeSource: 'caller' });
+    const fixed = new FixedWindow({
+      limit: 5,
+      windowMs: 1000,
+      store: caller,
+      name: 'ttl-fw-caller',
+    });
+    await fixed.take('k', { now: 10_000 });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await fixed.take('k', { now: 10_001 });
+    expect(await admin.pTTL(caller.keyOf('ttl-fw-caller', 'k'))).toBeGreaterThan(59_900);
+  });
+
   it('refunds GCRA and leaky-bucket takes exactly, though their timestamps are fractional', async () => {
     const store = stores[0] as RedisStore;
     for (const limiter of [

@@ -9,12 +9,11 @@
 
 /** Parameters `capacity`, `refillPerSecond`; state `'<tokens> <since>'`. */
 export const TOKEN_BUCKET = `
+local SENDS_RECEIPT = false -- no receipt
 local function config(capacity, refillPerSecond)
   return { capacity = capacity, refillPerSecond = refillPerSecond }
 end
-local function read(key)
-  local v = getString(key)
-  if v == nil then return nil end
+local function decode(v)
   local a, b = match(v, '^(%S+) (%S+)$')
   local tokens, since = tonumber(a), tonumber(b)
   if tokens == nil or since == nil then return nil end
@@ -55,8 +54,8 @@ end
  * of `gcra.ts`), over a state `'<tat>'`. The including part defines `meter(c)` first.
  */
 const METER = `
-local function read(key)
-  local tat = tonumber(getString(key))
+local function decode(v)
+  local tat = tonumber(v)
   if tat == nil then return nil end
   return { tat = tat }
 end
@@ -92,6 +91,7 @@ local function expiresAt(s, c) return s.tat end
 
 /** Parameters `rate`, `burst`; state `'<tat>'`. */
 export const GCRA = `
+local SENDS_RECEIPT = true -- the start of the take (its delay the store computes)
 local function config(rate, burst)
   local c = { rate = rate, burst = burst }
   c.meter = { limit = c.burst + 1, intervalMs = 1000 / c.rate }
@@ -112,6 +112,7 @@ end
 
 /** Parameters `rate`, `capacity`; state `'<tat>'`. */
 export const LEAKY_BUCKET = `
+local SENDS_RECEIPT = true -- the start of the take (its delay the store computes)
 local function config(rate, capacity)
   local c = { rate = rate, capacity = capacity }
   c.meter = { limit = c.capacity, intervalMs = 1000 / c.rate }

@@ -10,15 +10,15 @@
  *
  * An algorithm's part defines, as local functions, those of an `AlgorithmLogic` that decide and
  * write (`rebase`, `available`, `consume`, `refund`, `expiresAt`) plus `config(args)` (its
- * parameters), `read(key)` and `encode(state)`; then {@link GENERIC} defines `run` over them. The
- * delays of a result are computed in Node from the state (see {@link GENERIC}); the sliding log and
- * the concurrency limit, whose state is not one string, define their own `run` and reply with the
- * whole result. The
- * state of a key is one string, `encode(state)`, written with `SET ... PX` (one command for the
+ * parameters), `decode(text)` (nil for text that is not a state) and `encode(state)`; then
+ * {@link GENERIC} defines `run` over them. The delays of a result are computed in Node from the
+ * state (see {@link GENERIC}); the sliding log and the concurrency limit, whose state is not one
+ * string, define their own `run`: the concurrency limit replies with its units in flight, the
+ * sliding log with the whole result. The state of a key is one string, `encode(state)`, written with `SET ... PX` (one command for the
  * value and its expiry). A key holding anything else (another type, text that is not a state) is
  * read as a fresh key and overwritten by the next write.
  *
- * Every call reads Redis's `TIME` first. A take carries a deadline in that clock (`args[5]`, set by
+ * Every call reads Redis's `TIME` first. A take carries a deadline in that clock (`args[4]`, set by
  * the store from an offset measured on earlier replies): one that Redis runs later answers `late`
  * and changes nothing, so a take that timed out at its caller is not applied when a paused or
  * overloaded Redis gets to it.
@@ -28,19 +28,24 @@
  *   IEEE doubles, so the same operations round the same way.
  * - Numbers are written as integers (`%d`) when whole, else with `%.17g`, which round-trips every
  *   double (Lua's `tostring` keeps 14 digits: a GCRA timestamp would come back a little off).
- * - Replies: Redis turns a Lua number into an integer, truncating it, so a number goes back as is
- *   only when it is whole (every delay on Redis time is), and as `%.17g` text otherwise.
+ * - Replies are text (see {@link HELPERS}), their numbers written as the states' are.
  *
  * @module
  */
 
 /**
  * Top-level helpers. Arguments of every limiter function: `keys[1]` the state key; `args[1]` the
- * operation (`take`, `peek`, `refund`), `args[2]` the cost, `args[3]` the time in epoch
- * milliseconds or `''` for Redis's own clock, `args[4]` the refund receipt or `''`, `args[5]` the
- * deadline of a take in Redis epoch milliseconds or `''`, `args[6]` the limiter's configuration,
- * `'<least TTL ms> <lease ms> <parameter 1> <parameter 2>'` (the lease: how long a concurrency
- * lease lasts, the in-flight TTL), parsed once per library load and kept (up to 1000 of them).
+ * limiter's configuration, `'<least TTL ms> <lease ms> <parameter 1> <parameter 2>'` (the lease:
+ * how long a concurrency lease lasts, the in-flight TTL), parsed once per library load and kept
+ * (up to 1000 of them); `args[2]` the operation (`take`, `peek`, `refund`), `args[3]` the cost,
+ * `args[4]` the deadline of a take in Redis epoch milliseconds, `args[5]` the time in epoch
+ * milliseconds (absent for Redis's own clock), `args[6]` the refund receipt. Each of `args[4]` to
+ * `args[6]` may be `''` or left out when absent (trailing ones are left out: fewer arguments,
+ * less work for Redis).
+ *
+ * Every reply is one string of fields separated by spaces, starting with a status and Redis's
+ * clock as `TIME` gave it (`<status> <seconds> <microseconds> ...`): one bulk string costs Redis
+ * and node-redis less than an array, and the clock goes out as Redis wrote it, unformatted.
  */
 export const HELPERS = `
 -- Redis loads a library with no globals but redis: the library functions are bound on the first
@@ -57,25 +62,23 @@ local function fmt(x)
   if x == floor(x) and x > -SAFE and x < SAFE then return format('%d', x) end
   return format('%.17g', x)
 end
--- A reply number: as is when whole (Redis sends it as an integer), else as text.
-local function out(x) if x == floor(x) then return x end return format('%.17g', x) end
 local function num(s) if s == nil or s == false or s == '' then return nil end return tonumber(s) end
 
--- Redis's clock in epoch milliseconds, and its seconds and microseconds.
+-- Redis's clock in epoch milliseconds, and TIME's reply (seconds and microseconds, as text).
 local function redisTime()
   local clock = redis.call('TIME')
-  local seconds, micros = tonumber(clock[1]), tonumber(clock[2])
-  return seconds * 1000 + floor(micros / 1000), seconds, micros
+  return tonumber(clock[1]) * 1000 + floor(tonumber(clock[2]) / 1000), clock
+end
+-- The start of a reply: its status and Redis's clock.
+local function head(status, clock) return status .. ' ' .. clock[1] .. ' ' .. clock[2] end
+-- A whole result (the sliding log's): '<1|0> <seconds> <micros> <limit> <remaining>
+-- <reset> <retry> <receipt>', the receipt text or ''.
+local function result(allowed, clock, limit, remaining, reset, retry, receipt)
+  return head(allowed, clock) .. ' ' .. fmt(limit) .. ' ' .. fmt(remaining) .. ' ' .. fmt(reset)
+    .. ' ' .. fmt(retry) .. ' ' .. receipt
 end
 
--- The string at key, or nil when there is none or the key holds another type.
-local function getString(key)
-  local v = redis.pcall('GET', key)
-  if type(v) == 'string' then return v end
-  return nil
-end
-
--- The configuration of args[6], '<minTtl> <leaseMs> <p1> <p2>': make(p1, p2) plus minTtl and
+-- The configuration of args[1], '<minTtl> <leaseMs> <p1> <p2>': make(p1, p2) plus minTtl and
 -- leaseMs, kept in cache (one per algorithm, emptied past 1000 entries).
 local function configOf(cache, text, make)
   local c = cache.entries[text]
@@ -96,57 +99,75 @@ local function windowStart(at, windowMs) return floor(at / windowMs) * windowMs 
  * `run(keys, args)` over an algorithm's part whose state is one string. The Lua decides and
  * writes; the numbers of the result (remaining, reset and retry delays) are computed by the store
  * in Node from the state the Lua decided on, with the algorithm's own TypeScript (`describe()` of
- * `logic.ts`): exact by construction, and no Lua spent on delays nobody may read. Replies, each
- * with Redis's time in epoch milliseconds (for the store to measure its offset):
- * - an admitted take: `{ 1, state after it, receipt or '', delayMs or '', redis now }`;
- * - a peek or a rejected take: `{ 0, state ('' for a fresh key), redis now }`, the state the
- *   decision saw (rebased to now);
- * - a take run after its deadline: `{ 'late', redis now }`, nothing changed;
- * - refund: `{ 'ok', redis now }`.
+ * `logic.ts`): exact by construction, and no Lua spent on delays nobody may read. Replies (see
+ * {@link HELPERS} for their form):
+ * - an admitted take: `'1 <seconds> <micros> <state after it>'`, then ` <receipt>` for the
+ *   algorithms that set `SENDS_RECEIPT` (the others' receipt, and every delay, the store derives
+ *   from the state and the time, as `consume()` of `logic.ts` does);
+ * - a peek or a rejected take: `'0 <seconds> <micros> <state>'` (state `''` for a fresh key), the
+ *   state the decision saw (rebased to now);
+ * - a take run after its deadline: `'late <seconds> <micros>'`, nothing changed;
+ * - refund: `'ok <seconds> <micros>'`.
  */
 export const GENERIC = `
 local cache = { entries = {}, size = 0 }
 
 -- The memory store's write: delete a state that is fresh or expired, else keep it until it is.
+-- keptUntil: when the key already expires, if known (a state this function wrote with its TTL);
+-- a state that expires then too keeps that TTL (KEEPTTL costs Redis less than a new PX). Only on
+-- Redis's clock: on the callers' clocks a write also renews the least TTL.
 -- Returns the state's text ('' for none).
-local function save(key, state, now, c)
+local function save(key, state, now, c, keptUntil)
   if state == nil then redis.call('DEL', key) return '' end
   local text = encode(state)
   local expires = expiresAt(state, c)
   if expires <= now then redis.call('DEL', key) return text end
-  redis.call('SET', key, text, 'PX', max(ceil(expires - now), c.minTtl))
+  if expires == keptUntil and c.minTtl == 0 then
+    redis.call('SET', key, text, 'KEEPTTL')
+  else
+    redis.call('SET', key, text, 'PX', max(ceil(expires - now), c.minTtl))
+  end
   return text
 end
 
 local function run(keys, args)
   if floor == nil then init() end
-  local redisNow = redisTime()
-  local deadline = num(args[5])
-  if deadline ~= nil and redisNow > deadline then return { 'late', redisNow } end
-  local key, op, cost = keys[1], args[1], tonumber(args[2])
-  local now = num(args[3]) or redisNow
-  local c = configOf(cache, args[6], config)
+  local clock = redis.call('TIME')
+  local redisNow = tonumber(clock[1]) * 1000 + floor(tonumber(clock[2]) / 1000)
+  local deadline = args[4]
+  if deadline ~= nil and deadline ~= '' and redisNow > tonumber(deadline) then
+    return head('late', clock)
+  end
+  local key, op, cost = keys[1], args[2], tonumber(args[3])
+  local now = args[5]
+  if now == nil or now == '' then now = redisNow else now = tonumber(now) end
+  local c = cache.entries[args[1]] or configOf(cache, args[1], config)
 
-  local stored = read(key)
+  -- The stored text, and the state it holds (nil for none, another type, or text that is not a
+  -- state: a fresh key).
+  local stored, text = nil, redis.pcall('GET', key)
+  if type(text) == 'string' then stored = decode(text) end
+  if stored == nil then text = '' end
   if op == 'refund' then
-    if stored ~= nil then save(key, refund(stored, now, cost, num(args[4]), c), now, c) end
-    return { 'ok', redisNow }
+    if stored ~= nil then save(key, refund(stored, now, cost, num(args[6]), c), now, c) end
+    return head('ok', clock)
   end
   local state, rebased = stored, false
   if stored ~= nil then state, rebased = rebase(stored, now, c) end
   if op == 'take' and available(state, now, c) >= cost then
     -- consume() of logic.ts, then the memory store's write.
-    local taken, receipt, delay = consume(state, now, cost, c)
-    local text = save(key, taken, now, c)
-    local receiptText, delayText = '', ''
-    if receipt ~= nil then receiptText = fmt(receipt) end
-    if delay ~= nil then delayText = out(delay) end
-    return { 1, text, receiptText, delayText, redisNow }
+    local taken, receipt = consume(state, now, cost, c)
+    local keptUntil = nil
+    if stored ~= nil and not rebased then keptUntil = expiresAt(stored, c) end
+    text = save(key, taken, now, c, keptUntil)
+    if SENDS_RECEIPT then return head('1', clock) .. ' ' .. text .. ' ' .. fmt(receipt) end
+    return head('1', clock) .. ' ' .. text
   end
-  -- A peek, or a rejected take: the state is written only when the clock went back.
-  local text = ''
-  if rebased and op == 'take' then text = save(key, state, now, c)
-  elseif state ~= nil then text = encode(state) end
-  return { 0, text, redisNow }
+  -- A peek, or a rejected take: the state is written only when the clock went back (else the
+  -- stored text is the state, unchanged).
+  if rebased then
+    if op == 'take' then text = save(key, state, now, c) else text = encode(state) end
+  end
+  return head('0', clock) .. ' ' .. text
 end
 `;

@@ -18,7 +18,7 @@
  * it sorts before every lease and no range of lease ends reaches it): a take of one unit is a
  * `ZCARD` and a `ZADD`, its release one `ZREM`. Leases that ended are dropped whenever a take or a
  * peek reads the key; the key itself expires with its last lease. A release with a receipt removes
- * that lease (no read-back, no `TIME`: its reply is `{ 'ok' }` alone); one without (a `release`
+ * that lease (no read-back, no `TIME`: its reply is `'ok'` alone); one without (a `release`
  * that does not know its take) ends the units whose leases end first. The decisions are the
  * TypeScript's: units in flight are those of the live leases, and `available`, `delayUntil` and
  * the replies are computed from them exactly as there.
@@ -89,33 +89,30 @@ end
 
 local function run(keys, args)
   if floor == nil then init() end
-  local key, op, cost = keys[1], args[1], tonumber(args[2])
-  local c = configOf(cache, args[6], config)
-  local receipt = num(args[4])
+  local key, op, cost = keys[1], args[2], tonumber(args[3])
+  local c = configOf(cache, args[1], config)
+  local receipt = num(args[6])
   -- A release of a known lease needs no clock: no TIME, no read.
   if op == 'refund' and receipt ~= nil then
     if redis.call('ZREM', key, fmt(receipt) .. ':' .. fmt(cost)) == 1 then addExtra(key, -(cost - 1)) end
-    return { 'ok' }
+    return 'ok'
   end
-  local redisNow, seconds, micros = redisTime()
-  local deadline = num(args[5])
-  if deadline ~= nil and redisNow > deadline then return { 'late', redisNow } end
-  local now = num(args[3]) or redisNow
-  local most, hint = c.limit, c.retryAfterMs
+  local redisNow, clock = redisTime()
+  local deadline = num(args[4])
+  if deadline ~= nil and redisNow > deadline then return head('late', clock) end
+  local given = num(args[5])
+  local now = given or redisNow
+  local most = c.limit
 
   if op == 'refund' then
     releaseFirst(key, now, cost)
-    return { 'ok', redisNow }
+    return head('ok', clock)
   end
 
   local units = inFlight(key, now)
-  local free = max(0, most - units)
-  local reset = 0
-  if free < most then reset = out(hint) end
-  if free < cost then return { '0', out(most), out(free), reset, out(hint), '', '', redisNow } end
-  if op == 'peek' then return { '1', out(most), out(free), reset, 0, '', '', redisNow } end
+  if op == 'peek' or max(0, most - units) < cost then return head('0', clock) .. ' ' .. fmt(units) end
 
-  local lease = seconds * 1000000 + micros
+  local lease = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
   local ends = now + c.leaseMs
   local score = fmt(ends)
   while redis.call('ZADD', key, 'NX', score, fmt(lease) .. ':' .. fmt(cost)) == 0 do
@@ -125,9 +122,8 @@ local function run(keys, args)
   -- The key lasts as long as its last lease. On Redis's clock the new lease is the last; on the
   -- callers' clocks an earlier one may end later (a clock that went back).
   local last = ends
-  if args[3] ~= '' then last = max(last, tonumber(redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2])) end
+  if given ~= nil then last = max(last, tonumber(redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2])) end
   redis.call('PEXPIRE', key, max(ceil(last - now), c.minTtl))
-  local remaining = max(0, most - (units + cost))
-  return { '1', out(most), out(remaining), out(hint), 0, '', lease, redisNow }
+  return head('1', clock) .. ' ' .. fmt(units + cost) .. ' ' .. fmt(lease)
 end
 `;

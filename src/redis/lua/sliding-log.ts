@@ -136,22 +136,20 @@ local function delayUntil(e, at, units, c)
   end
   return c.windowMs
 end
-local function describeList(e, at, cost, c, redisNow)
+local function describeList(e, at, cost, c, clock)
   local free = available(e, at, c)
   local reset = 0
   if free < c.limit then reset = delayUntil(e, at, free + 1, c) end
-  if free < cost then
-    return { '0', out(c.limit), out(free), out(reset), out(delayUntil(e, at, cost, c)), '', '', redisNow }
-  end
-  return { '1', out(c.limit), out(free), out(reset), 0, '', '', redisNow }
+  if free < cost then return result('0', clock, c.limit, free, reset, delayUntil(e, at, cost, c), '') end
+  return result('1', clock, c.limit, free, reset, 0, '')
 end
 
 -- A take or a peek at a time before the newest pair.
-local function backwards(key, op, at, cost, c, minTtl, redisNow)
+local function backwards(key, op, at, cost, c, minTtl, clock)
   local e = rebase(readAll(key), at)
   if op == 'peek' or available(e, at, c) < cost then
     if op == 'take' then writeAll(key, e, c, at, minTtl) end
-    return describeList(e, at, cost, c, redisNow)
+    return describeList(e, at, cost, c, clock)
   end
   local taken = {}
   for i = firstLive(e, at, c.windowMs), #e do taken[#taken + 1] = e[i] end
@@ -165,7 +163,7 @@ local function backwards(key, op, at, cost, c, minTtl, redisNow)
   local remaining = available(taken, at, c)
   local reset = 0
   if remaining < c.limit then reset = delayUntil(taken, at, remaining + 1, c) end
-  return { '1', out(c.limit), out(remaining), out(reset), 0, '', fmt(at), redisNow }
+  return result('1', clock, c.limit, remaining, reset, 0, fmt(at))
 end
 
 -- refund() of sliding-log.ts: the take's own pair, found by its time, loses cost units (or goes).
@@ -197,20 +195,20 @@ end
 
 local function run(keys, args)
   if floor == nil then init() end
-  local redisNow = redisTime()
-  local deadline = num(args[5])
-  if deadline ~= nil and redisNow > deadline then return { 'late', redisNow } end
-  local key, op, cost = keys[1], args[1], tonumber(args[2])
-  local now = num(args[3]) or redisNow
-  local c = configOf(cache, args[6], config)
+  local redisNow, clock = redisTime()
+  local deadline = num(args[4])
+  if deadline ~= nil and redisNow > deadline then return head('late', clock) end
+  local key, op, cost = keys[1], args[2], tonumber(args[3])
+  local now = num(args[5]) or redisNow
+  local c = configOf(cache, args[1], config)
   local minTtl = c.minTtl
 
   if op == 'refund' then
-    refundPair(key, now, cost, num(args[4]), c, minTtl)
-    return { 'ok', redisNow }
+    refundPair(key, now, cost, num(args[6]), c, minTtl)
+    return head('ok', clock)
   end
   local newest, newestTotal, newestMember = top(key)
-  if newest ~= nil and now < newest then return backwards(key, op, now, cost, c, minTtl, redisNow) end
+  if newest ~= nil and now < newest then return backwards(key, op, now, cost, c, minTtl, clock) end
 
   local boundText = fmt(now - c.windowMs)
   local first, firstTotal, firstCost
@@ -228,9 +226,9 @@ local function run(keys, args)
     if free < cost then
       local retry = delay(key, now, cost, c, used, expiredTotal, newestTotal, first, firstTotal,
         boundText)
-      return { '0', out(c.limit), out(free), out(reset), out(retry), '', '', redisNow }
+      return result('0', clock, c.limit, free, reset, retry, '')
     end
-    return { '1', out(c.limit), out(free), out(reset), 0, '', '', redisNow }
+    return result('1', clock, c.limit, free, reset, 0, '')
   end
 
   -- take: consume() of sliding-log.ts. The first pair still in the window sets the reset.
@@ -244,7 +242,6 @@ local function run(keys, args)
   end
   redis.call('PEXPIRE', key, max(ceil(now + c.windowMs - now), minTtl))
   local remaining = max(0, c.limit - (used + cost))
-  return { '1', out(c.limit), out(remaining), out((first or now) + c.windowMs - now), 0, '',
-    fmt(now), redisNow }
+  return result('1', clock, c.limit, remaining, (first or now) + c.windowMs - now, 0, fmt(now))
 end
 `;

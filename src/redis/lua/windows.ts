@@ -10,10 +10,9 @@
 
 /** Parameters `limit`, `windowMs`; state `'<start> <count>'`. */
 export const FIXED_WINDOW = `
+local SENDS_RECEIPT = false -- the receipt is the state's start
 local function config(limit, windowMs) return { limit = limit, windowMs = windowMs } end
-local function read(key)
-  local v = getString(key)
-  if v == nil then return nil end
+local function decode(v)
   local a, b = match(v, '^(%S+) (%S+)$')
   local start, count = tonumber(a), tonumber(b)
   if start == nil or count == nil then return nil end
@@ -46,10 +45,9 @@ local function expiresAt(s, c) return s.start + c.windowMs end
 
 /** Parameters `limit`, `windowMs`; state `'<start> <current> <previous>'`. */
 export const SLIDING_WINDOW_COUNTER = `
+local SENDS_RECEIPT = false -- the receipt is the state's start
 local function config(limit, windowMs) return { limit = limit, windowMs = windowMs } end
-local function read(key)
-  local v = getString(key)
-  if v == nil then return nil end
+local function decode(v)
   local a, b, p = match(v, '^(%S+) (%S+) (%S+)$')
   local start, current, previous = tonumber(a), tonumber(b), tonumber(p)
   if start == nil or current == nil or previous == nil then return nil end
