@@ -20,7 +20,8 @@ export type Listener<T> = (event: T) => void;
 
 /** A typed emitter; see the module comment. */
 export class Emitter<E extends EventMap> {
-  readonly #listeners: { [K in keyof E]?: Listener<E[K]>[] } = {};
+  // Null-prototype: a name from JavaScript callers (`'__proto__'`) is a name like any other.
+  readonly #listeners: { [K in keyof E]?: Listener<E[K]>[] } = Object.create(null);
   readonly #onListenerError: ((error: unknown, name: keyof E) => void) | undefined;
 
   /** @param onListenerError what a listener's error goes to; by default, an uncaught exception. */

@@ -381,6 +381,9 @@ export class RedisStore implements RateLimitStore, StateStore {
    * store.on('down', (error) => console.warn(`rate limits degraded: ${error.message}`));
    */
   on<E extends keyof RedisStoreEvents>(event: E, listener: RedisStoreEvents[E]): () => void {
+    if (event !== 'down' && event !== 'up' && event !== 'store-error') {
+      throw new TypeError(`unknown event ${JSON.stringify(event)}: 'down', 'up' or 'store-error'`);
+    }
     return this.#events.on(event, listener as Listener<EventPayloads[E]>);
   }
 

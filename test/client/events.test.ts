@@ -35,6 +35,16 @@ describe('Emitter', () => {
     expect(calls).toEqual(['first', 'second', 'first']);
   });
 
+  it('takes any name from JavaScript callers, __proto__ included, without touching a prototype', () => {
+    const e = new Emitter<Record<string, number>>();
+    const seen: number[] = [];
+    e.on('__proto__', (n) => seen.push(n));
+    e.emit('__proto__', 1);
+    expect(seen).toEqual([1]);
+    expect(e.has('constructor')).toBe(false);
+    expect(Object.prototype).not.toHaveProperty('length');
+  });
+
   it("a throwing listener's error goes to onListenerError when given, and the others still run", () => {
     const heard: [unknown, keyof E][] = [];
     const e = new Emitter<E>((error, name) => heard.push([error, name]));

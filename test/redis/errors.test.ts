@@ -23,6 +23,14 @@ describeRedis('errors Redis answers', () => {
     client.destroy();
   });
 
+  it('refuses to listen to an event it does not have', () => {
+    const store = new RedisStore(client, { prefix });
+    expect(() => store.on('__proto__' as 'down', () => {})).toThrow(
+      "unknown event \"__proto__\": 'down', 'up' or 'store-error'",
+    );
+    expect(() => store.on('down', () => {})).not.toThrow();
+  });
+
   it('a key of the wrong type under the prefix is read as a fresh key and overwritten', async () => {
     const store = new RedisStore(client, { prefix, timeoutMs: 5000, recheckMs: 60_000 });
     const events: string[] = [];
