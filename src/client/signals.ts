@@ -103,7 +103,11 @@ export class AbortScope {
 
   /** Follows `parent`: aborts with its reason when it aborts (at once if it already has). */
   constructor(parent?: AbortSignal) {
-    if (!parent) return;
+    if (parent) this.#follow(parent);
+  }
+
+  /** Follows `parent` from now on: aborted at once if it is, else held weakly (see `follow`). */
+  #follow(parent: AbortSignal): void {
     if (parent.aborted) {
       this.#controller.abort(abortReason(parent));
       return;
@@ -138,13 +142,7 @@ export class AbortScope {
    */
   relink(parent: AbortSignal | undefined): void {
     this.dispose();
-    if (!parent) return;
-    if (parent.aborted) {
-      this.#controller.abort(abortReason(parent));
-      return;
-    }
-    this.#parent = parent;
-    this.#ref = follow(parent, this.#controller);
+    if (parent) this.#follow(parent);
   }
 
   /**
