@@ -8,18 +8,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import type { MockServer } from '../../src/server/index.js';
 import {
-  deadUrl,
-  expectCoreBehaviour,
   findBinary,
-  logRun,
-  parseResult,
   ROOT,
   RUN_TIMEOUT_MS,
   requireBuiltCore,
-  run,
+  runScenario,
   runtimeUnavailable,
   startScenarioServer,
-  writeEntry,
 } from './harness.js';
 
 const candidates = [
@@ -49,17 +44,9 @@ describe('the built core in Bun', { timeout: RUN_TIMEOUT_MS }, () => {
   afterAll(() => server?.close());
 
   it(`Bun ${bun.version}: reads the headers, honours a hold, retries a POST with its key, touches no Node-only global`, async () => {
-    const entry = await writeEntry(server.url, await deadUrl());
-    try {
-      const { stdout } = await run(bun.path, ['run', entry.path], {
-        NO_COLOR: '1',
-        BUN_RUNTIME_TRANSPILER_CACHE_PATH: '0',
-      });
-      const result = parseResult(stdout);
-      logRun(`Bun ${bun.version}`, result);
-      expectCoreBehaviour(result, server.stats());
-    } finally {
-      await entry.remove();
-    }
+    await runScenario(`Bun ${bun.version}`, bun.path, (entry) => ['run', entry], server, {
+      NO_COLOR: '1',
+      BUN_RUNTIME_TRANSPILER_CACHE_PATH: '0',
+    });
   });
 });

@@ -9,18 +9,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MockServer } from '../../src/server/index.js';
 import {
-  deadUrl,
-  expectCoreBehaviour,
   findBinary,
-  logRun,
-  parseResult,
   ROOT,
   RUN_TIMEOUT_MS,
   requireBuiltCore,
-  run,
+  runScenario,
   runtimeUnavailable,
   startScenarioServer,
-  writeEntry,
 } from './harness.js';
 
 const candidates = [
@@ -49,30 +44,22 @@ describe('the built core in Deno', { timeout: RUN_TIMEOUT_MS }, () => {
   afterAll(() => server?.close());
 
   it(`${deno.version}: reads the headers, honours a hold, retries a POST with its key, touches no Node-only global`, async () => {
-    const dead = await deadUrl();
-    const entry = await writeEntry(server.url, dead);
-    try {
-      const host = `${new URL(server.url).host},${new URL(dead).host}`;
-      const { stdout } = await run(
-        deno.path,
-        [
-          'run',
-          '--no-lock',
-          '--node-modules-dir=manual',
-          '--no-prompt',
-          `--allow-net=${host}`,
-          `--allow-read=${ROOT}`,
-          entry.path,
-        ],
-        { DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' },
-      );
-      const result = parseResult(stdout);
-      logRun(deno.version, result);
-      expectCoreBehaviour(result, server.stats());
-      // Deno 2 has `process`, `Buffer`, `global` and `setImmediate` as globals, not `require`.
-      expect(result.globals.absent).toEqual(expect.arrayContaining(['require', '__dirname']));
-    } finally {
-      await entry.remove();
-    }
+    const result = await runScenario(
+      deno.version,
+      deno.path,
+      (entry, dead) => [
+        'run',
+        '--no-lock',
+        '--node-modules-dir=manual',
+        '--no-prompt',
+        `--allow-net=${new URL(server.url).host},${new URL(dead).host}`,
+        `--allow-read=${ROOT}`,
+        entry,
+      ],
+      server,
+      { DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' },
+    );
+    // Deno 2 has `process`, `Buffer`, `global` and `setImmediate` as globals, not `require`.
+    expect(result.globals.absent).toEqual(expect.arrayContaining(['require', '__dirname']));
   });
 });

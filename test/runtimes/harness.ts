@@ -317,3 +317,29 @@ export async function writeEntry(
   );
   return { path, remove: () => rm(dir, { recursive: true, force: true }) };
 }
+
+/**
+ * Runs `scenario.js` in a runtime's own process against `server`: writes the entry, runs
+ * `binary` with `args(entry, dead)` (`dead`: a URL nothing listens on), reads the result, logs it
+ * under `label` and checks what every runtime must show (`expectCoreBehaviour`). Returns the
+ * result for the checks of the runtime's own.
+ */
+export async function runScenario(
+  label: string,
+  binary: string,
+  args: (entry: string, dead: string) => readonly string[],
+  server: MockServer,
+  env: Record<string, string> = {},
+): Promise<ScenarioResult> {
+  const dead = await deadUrl();
+  const entry = await writeEntry(server.url, dead);
+  try {
+    const { stdout } = await run(binary, args(entry.path, dead), env);
+    const result = parseResult(stdout);
+    logRun(label, result);
+    expectCoreBehaviour(result, server.stats());
+    return result;
+  } finally {
+    await entry.remove();
+  }
+}

@@ -8,18 +8,13 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
-  deadUrl,
-  expectCoreBehaviour,
   findBinary,
-  logRun,
-  parseResult,
   ROOT,
   RUN_TIMEOUT_MS,
   requireBuiltCore,
-  run,
+  runScenario,
   runtimeUnavailable,
   startScenarioServer,
-  writeEntry,
 } from './harness.js';
 
 const node22Candidates = [
@@ -39,18 +34,13 @@ describe('the built core in Node', { timeout: RUN_TIMEOUT_MS }, () => {
     it(`${node.name}: reads the headers, honours a hold, retries a POST with its key, touches no Node-only global`, async () => {
       // A server per run: its one-time fault (the reset) fires for each.
       const server = await startScenarioServer();
-      const entry = await writeEntry(server.url, await deadUrl());
       try {
-        const { stdout } = await run(node.path, [entry.path]);
-        const result = parseResult(stdout);
-        logRun(node.name, result);
-        expectCoreBehaviour(result, server.stats());
+        const result = await runScenario(node.name, node.path, (entry) => [entry], server);
         // Node has them all (as globals or not): the core read none of them.
         expect(result.globals.present).toEqual(
           expect.arrayContaining(['process', 'Buffer', 'setImmediate']),
         );
       } finally {
-        await entry.remove();
         await server.close();
       }
     });
