@@ -33,6 +33,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as sources from '../../src/index.js';
 import { createMockServer } from '../../src/server/index.js';
+import { median, type PairedCells, pairedCells } from './lib/paired.js';
 
 /** The client under test: the sources (as tsx runs them), or the built package (`--built`). */
 type Library = Pick<typeof sources, 'LimitedClient' | 'wrapFetch'>;
@@ -56,21 +57,10 @@ async function loadBuilt(): Promise<Library> {
 export type OverheadHost = 'quiet' | 'declared';
 
 /** One contender at one concurrency against one host. */
-export interface OverheadResult {
+export interface OverheadResult extends PairedCells {
   host: OverheadHost;
   concurrency: number;
   client: string;
-  /** Median requests per second (wall clock) over the rounds. */
-  requestsPerSecond: number;
-  /** Median over the rounds of this round's rate over plain fetch's. */
-  ratio: number;
-  /** Lowest and highest of those ratios. */
-  ratioMin: number;
-  ratioMax: number;
-  /** Median CPU time of this process per request, in microseconds (client and server). */
-  cpuMicrosPerRequest: number;
-  /** Median over the rounds of plain fetch's CPU time per request over this one's. */
-  cpuRatio: number;
 }
 
 /** How a fresh client ramps up to the largest concurrency. */
@@ -148,8 +138,6 @@ function contenders(): Contender[] {
     warm('wrapFetch, warm', wrapped()),
   ];
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
 async function quietHost(): Promise<{ url: string; close(): Promise<void> }> {
   const server: Server = createServer((_req, res) => {
@@ -325,12 +313,12 @@ export async function clientOverhead(
           host,
           concurrency,
           client: c.name,
-          requestsPerSecond: Math.round(median(mine.map(([, , rate]) => rate))),
-          ratio: median(ratios),
-          ratioMin: Math.min(...ratios),
-          ratioMax: Math.max(...ratios),
-          cpuMicrosPerRequest: Math.round(median(mine.map(([, , , cpu]) => cpu))),
-          cpuRatio: median(mine.map(([, cpuRatio]) => cpuRatio)),
+          ...pairedCells(
+            mine.map(([, , rate]) => rate),
+            ratios,
+            mine.map(([, , , cpu]) => cpu),
+            mine.map(([, cpuRatio]) => cpuRatio),
+          ),
         });
       });
       const line = results

@@ -39,6 +39,7 @@ import {
   SlidingWindowCounter,
   TokenBucket,
 } from '../../src/server/index.js';
+import { median } from './lib/paired.js';
 import { markdownTable } from './lib/table.js';
 
 /** The value after `--name` on the command line, if any. */
@@ -163,11 +164,6 @@ async function measure(decide: Decide, inFlight: number, decisions: number) {
     redisUs: (redisAfter.cpu - redisBefore.cpu) / decisions,
     scriptUs: (redisAfter.scripts - redisBefore.scripts) / decisions,
   };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] as number;
 }
 
 async function main(): Promise<void> {

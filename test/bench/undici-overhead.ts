@@ -17,28 +17,16 @@
 import { Agent, type Dispatcher, request } from 'undici';
 import { createMockServer } from '../../src/server/index.js';
 import { limited } from '../../src/undici/index.js';
+import { type PairedCells, pairedCells } from './lib/paired.js';
 
-export interface UndiciOverheadResult {
+export interface UndiciOverheadResult extends PairedCells {
   client: string;
-  /** Median requests per second (wall clock) over the rounds. */
-  requestsPerSecond: number;
-  /** Median over the rounds of this round's rate over the bare Agent's. */
-  ratio: number;
-  /** Lowest and highest of those ratios. */
-  ratioMin: number;
-  ratioMax: number;
-  /** Median CPU time of this process per request, in microseconds (client and server). */
-  cpuMicrosPerRequest: number;
-  /** Median over the rounds of the bare Agent's CPU time per request over this one's. */
-  cpuRatio: number;
 }
 
 interface Contender {
   name: string;
   dispatcher: Dispatcher;
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
 /** Runs the comparison; `quick` runs fewer requests and rounds. */
 export async function undiciOverhead(quick: boolean): Promise<UndiciOverheadResult[]> {
@@ -96,14 +84,12 @@ export async function undiciOverhead(quick: boolean): Promise<UndiciOverheadResu
     const mine = samples[i] as [number, number][];
     const ratios = mine.map(([rate], round) => rate / (base[round]?.[0] ?? NaN));
     const cpuRatios = mine.map(([, cpu], round) => (base[round]?.[1] ?? NaN) / cpu);
-    return {
-      client: c.name,
-      requestsPerSecond: Math.round(median(mine.map(([rate]) => rate))),
-      ratio: median(ratios),
-      ratioMin: Math.min(...ratios),
-      ratioMax: Math.max(...ratios),
-      cpuMicrosPerRequest: Math.round(median(mine.map(([, cpu]) => cpu))),
-      cpuRatio: median(cpuRatios),
-    };
+    const cells = pairedCells(
+      mine.map(([rate]) => rate),
+      ratios,
+      mine.map(([, cpu]) => cpu),
+      cpuRatios,
+    );
+    return { client: c.name, ...cells };
   });
 }

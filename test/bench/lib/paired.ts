@@ -1,0 +1,42 @@
+/**
+ * What the overhead benchmarks report for a contender run in rounds next to a baseline (plain
+ * fetch, a bare undici Agent): its rate and CPU time, and its ratios to the baseline's in the
+ * same rounds, as the median and the spread.
+ */
+
+/** The median of `values` (the upper one of an even count); NaN for none. */
+export function median(values: readonly number[]): number {
+  return [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;
+}
+
+/** A contender's cells, over the rounds. */
+export interface PairedCells {
+  /** Median requests per second (wall clock). */
+  requestsPerSecond: number;
+  /** Median of each round's rate over the baseline's. */
+  ratio: number;
+  /** Lowest and highest of those ratios. */
+  ratioMin: number;
+  ratioMax: number;
+  /** Median CPU time of this process per request, in microseconds (client and server). */
+  cpuMicrosPerRequest: number;
+  /** Median of each round's baseline CPU time per request over this one's. */
+  cpuRatio: number;
+}
+
+/** The cells from each round's rate, ratio, CPU microseconds per request and CPU ratio. */
+export function pairedCells(
+  rates: readonly number[],
+  ratios: readonly number[],
+  cpus: readonly number[],
+  cpuRatios: readonly number[],
+): PairedCells {
+  return {
+    requestsPerSecond: Math.round(median(rates)),
+    ratio: median(ratios),
+    ratioMin: Math.min(...ratios),
+    ratioMax: Math.max(...ratios),
+    cpuMicrosPerRequest: Math.round(median(cpus)),
+    cpuRatio: median(cpuRatios),
+  };
+}
