@@ -1,12 +1,17 @@
 /**
  * The cold-start ramp. Until a host has answered once, at most `initialWindow` requests are in
- * flight. A first answer that declares policies ends the ramp (the declared quota takes over). An
- * answer that declares nothing starts a ramp that doubles the window every round trip (one more
- * request in flight per answer: TCP's slow start), so a host that answers fast and says nothing
- * reaches full concurrency in a few round trips (200 in flight after eight). Its first refusal ends
- * the ramp: from then on the adaptive pace (`pace.ts`) decides how fast to send, and the refusals
- * the ramp costs are those in flight at that moment, at most about twice what the host had just
- * accepted. The ramp also ends for good past {@link OPEN_WINDOW}.
+ * flight. Then the window doubles every round trip (one more request in flight per accepted
+ * answer: TCP's slow start), so a host that answers fast reaches full concurrency in a few round
+ * trips (200 in flight after eight). Its first refusal ends the ramp: from then on the hold, the
+ * timed quota and the adaptive pace (`pace.ts`) decide how fast to send, and the refusals the ramp
+ * costs are those in flight at that moment, at most about twice what the host had just accepted.
+ * The ramp also ends for good past {@link OPEN_WINDOW}.
+ *
+ * A host that declares its quota is ramped too, inside what it declares: a quota is a count per
+ * window, not leave to send it all at once, and APIs enforce limits they do not declare beside the
+ * ones they do (GitHub's secondary limits on writes and concurrency, a gateway's burst limit). Ten
+ * writes fired together at such a host meet its undeclared limit two or three at a time instead of
+ * all ten; a host that takes them all costs log2(n) round trips once, for n in flight.
  *
  * A request counts against the window until it is answered, or for {@link staleMs} at most: twice
  * the shortest answer time seen (at least 100 ms), or 1 s before any answer. So a slow request (a
@@ -123,8 +128,8 @@ export const ramp = {
     if (now >= ticket.at && (state.minRttMs === undefined || now - ticket.at < state.minRttMs)) {
       state.minRttMs = now - ticket.at;
     }
-    // Policies declared: the declared quota takes over. A refusal: the adaptive pace.
-    if (view.mode === 'declared' || view.pushback) return undefined;
+    // A refusal: the adaptive pace (and the hold, the timed quota) take over.
+    if (view.pushback) return undefined;
     // One more per answer: the window doubles every round trip.
     state.window += 1;
     return state.window >= OPEN_WINDOW ? undefined : state;

@@ -2,14 +2,26 @@ import { describe, expect, it } from 'vitest';
 import { Host, ietf, learn, open } from './harness.js';
 
 describe('cold-start ramp', () => {
-  it('lets one request go, holds the rest until the host answers, then opens to what it declares', () => {
+  it('lets one request go, holds the rest until the host answers, then doubles within what it declares', () => {
     const h = new Host(learn);
     const first = h.send(0);
     // Until it answers, or for a second at most.
     expect(h.check(1, 0)).toEqual({ ok: false, waitMs: 1000, reason: 'cold-start' });
     h.answer(first, 200, ietf(9, 1), 10);
     expect(h.state.mode).toBe('declared');
-    for (let i = 0; i < 9; i++) h.send(10);
+    // A declared quota of 9 left, but no leave to send them at once: two go, then four.
+    const second = [h.send(10), h.send(10)];
+    expect(h.check(1, 10)).toMatchObject({ ok: false, reason: 'cold-start' });
+    for (const t of second) h.answer(t, 200, ietf(9, 1), 11);
+    for (let i = 0; i < 4; i++) h.send(11);
+    expect(h.check(1, 11)).toMatchObject({ ok: false, reason: 'cold-start' });
+  });
+
+  it('the declared quota still holds inside the ramp', () => {
+    const h = new Host(learn);
+    h.answer(h.send(0), 200, ietf(1, 1), 10);
+    h.send(10);
+    // The window has room for one more, the declared quota has none.
     expect(h.check(1, 10)).toMatchObject({ ok: false, reason: 'learned-limit', policy: 's' });
   });
 
