@@ -73,6 +73,32 @@ describe('planRetry', () => {
     expect(reset).toMatchObject({ retry: true, serverWaitMs: 3000 });
   });
 
+  it('takes Retry-After: 0 as no timing: the reset beside it, else the backoff (learning off)', () => {
+    // A retry at once would meet the same refusal: koa-ratelimit answers 0 in a window's last
+    // second, and again while a window outlives the reset it announced.
+    expect(planRetry(input({ status: 429, headers: { 'retry-after': '0' }, attempt: 2 }))).toEqual({
+      retry: true,
+      delayMs: 100,
+      source: 'backoff',
+      hold: false,
+    });
+    const reset = planRetry(
+      input({
+        status: 429,
+        headers: {
+          'retry-after': '0',
+          ratelimit: '"p";r=0;t=1',
+          'ratelimit-policy': '"p";q=5;w=1',
+        },
+      }),
+    );
+    expect(reset).toMatchObject({ retry: true, serverWaitMs: 1000, source: 'retry-after' });
+    // With learning on too: the host holds nothing for it, the retry backs off.
+    expect(
+      planRetry(input({ status: 429, headers: { 'retry-after': '0' }, attempt: 2, holdUntil: 0 })),
+    ).toEqual({ retry: true, delayMs: 100, source: 'backoff', hold: false });
+  });
+
   it("with learning on, reports the host's hold a retry will wait for, drawn when the answer came", () => {
     const held = planRetry(
       input({ status: 429, headers: { 'retry-after': '2' }, now: 10, holdUntil: 2090 }),

@@ -151,3 +151,38 @@ export function startRedditStyle(options: RedditStyleOptions = {}): Promise<Peer
     else response.writeHead(429).end('{"message":"Too Many Requests","error":429}');
   });
 }
+
+/** Options of {@link startLateWindow}. */
+export interface LateWindowOptions {
+  /** Requests per window. @default 10 */
+  limit?: number;
+  /** Window, in milliseconds. @default 1000 */
+  windowMs?: number;
+  /** How long the window outlives the reset it announces, in milliseconds. @default 400 */
+  lateMs?: number;
+}
+
+/**
+ * koa-ratelimit's dialect (`X-RateLimit-Limit / -Remaining`, `X-RateLimit-Reset` in fractional
+ * epoch seconds, `Retry-After` truncated to whole seconds) from a window that ends `lateMs` after
+ * the reset it announces, as koa's does on a loaded machine (its store's expiry runs late): for
+ * its last `lateMs` it answers `Retry-After: 0` and a reset already past, again and again.
+ */
+export function startLateWindow(options: LateWindowOptions = {}): Promise<PeerServer> {
+  const lateMs = options.lateMs ?? 400;
+  const window = new Window(options.limit ?? 10, options.windowMs ?? 1000);
+  return serve('a window that outlives its announced reset', (_request, response) => {
+    const now = Date.now();
+    const admitted = window.take(now);
+    const announcedMs = window.resetMsAt(now) - lateMs;
+    response.setHeader('x-ratelimit-limit', String(window.limit));
+    response.setHeader('x-ratelimit-remaining', String(window.limit - window.usedAt(now)));
+    response.setHeader('x-ratelimit-reset', String((now + announcedMs) / 1000));
+    if (admitted) {
+      response.writeHead(200).end('ok');
+    } else {
+      const retryAfter = Math.max(0, Math.trunc(announcedMs / 1000));
+      response.writeHead(429, { 'retry-after': String(retryAfter) }).end('Too Many Requests');
+    }
+  });
+}

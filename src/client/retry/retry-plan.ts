@@ -11,6 +11,7 @@ import type { Call, Outcome } from '../attempt.js';
 import type { HostConfig } from '../host-config.js';
 import { isTransientNetworkError } from '../network-errors.js';
 import type { PreparedRequest } from '../request.js';
+import { pushbackWait } from '../rules/hold.js';
 import type { GiveUpReason, RetryContext, ShouldRetry } from '../types.js';
 import { fullJitter, serverWait, type WaitJitter } from './backoff.js';
 import { IDEMPOTENT_METHODS } from './retry-rule.js';
@@ -85,8 +86,13 @@ export type RetryPlan =
 export function retryDelay(input: RetryInput): RetryDelay {
   const { response, info } = input;
   if (response && input.pushback) {
-    const wait = info?.retryAfterMs ?? (info?.remaining === 0 ? info.resetMs : undefined);
-    if (input.holdUntil !== undefined) {
+    const wait = pushbackWait(info);
+    // "Come back now" (`Retry-After: 0`, a date already past) with no spent policy to read: the
+    // server refused now, so the retry backs off on its own rather than going at once (the host's
+    // pace is not cut for it either: see `pace.ts`).
+    const comeBackNow =
+      wait === undefined && info?.retryAfterMs !== undefined && info.remaining !== 0;
+    if (input.holdUntil !== undefined && !comeBackNow) {
       const source =
         wait !== undefined ? 'retry-after' : info?.remaining === 0 ? 'fallback-hold' : 'pace';
       return {

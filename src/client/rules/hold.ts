@@ -39,11 +39,20 @@ export interface HoldConfig {
   maxHoldMs?: number;
 }
 
-/** The server's timing for a pushback: `Retry-After`, else the reset of an exhausted policy. */
+/**
+ * The server's timing for a pushback, in milliseconds: `Retry-After`, else the reset of an
+ * exhausted policy. A wait of 0 (`Retry-After: 0`, a date or a reset already past) is no timing:
+ * the server refused now, so now is not when to come back (koa-ratelimit truncates its
+ * `Retry-After` to whole seconds and sends 0 in a window's last second, with the exact reset
+ * beside it; a window that outlives the reset it announced answers 0 again and again). Then the
+ * reset is read instead, else the fallback hold for a spent policy; a bare "come back now" holds
+ * nothing, and each retry backs off on its own (`retry-plan.ts`).
+ */
 export function pushbackWait(info: RateLimitInfo | undefined): number | undefined {
-  if (info?.retryAfterMs !== undefined) return info.retryAfterMs;
-  if (info?.remaining === 0 && info.resetMs !== undefined) return info.resetMs;
-  return undefined;
+  const after = info?.retryAfterMs;
+  if (after !== undefined && after > 0) return after;
+  const reset = info?.remaining === 0 ? info.resetMs : undefined;
+  return reset !== undefined && reset > 0 ? reset : undefined;
 }
 
 /** See the module comment. */

@@ -16,7 +16,8 @@
  *   starts empty, so the next request waits a full interval.
  * - **Explained or timed refusals are not its business.** A pushback whose headers show a spent
  *   policy is the declared quota's (it holds until the reset); one with `Retry-After` is the
- *   hold's and the timed quota's (`timed.ts`: released by the window's count, not all at once).
+ *   hold's and the timed quota's (`timed.ts`: released by the window's count, not all at once),
+ *   and one with `Retry-After: 0` ("come back now") the retry's own backoff's.
  * - **Growth is capped** at twice the rate actually sent, so a client that sends little does not
  *   build up a rate it never tried.
  * - **Not through an outage.** A host that fails the requests sent after a cut and accepts none

@@ -81,7 +81,7 @@ export const timed = {
     }
     // Only a refusal that gives its time and that the headers do not explain (a spent policy is
     // the declared quota's) tells where a window ends.
-    if (info?.retryAfterMs === undefined || view.explained) return state;
+    if (view.explained || !((info?.retryAfterMs ?? 0) > 0)) return state;
     if (learned?.resetAt !== undefined && now < learned.resetAt) {
       // Another refusal of the same overshoot: the window's count is already taken.
       learned.resetAt = Math.max(learned.resetAt, view.holdUntil);

@@ -96,6 +96,47 @@ describe('holds after a pushback', () => {
     expect(h.check(1, 1)).toMatchObject({ ok: false, reason: 'pace' });
   });
 
+  // koa-ratelimit sends `Retry-After: 0` in a window's last second, the exact reset beside it, and
+  // 0 again while a window outlives the reset it announced: a retry at once meets the same wall.
+  describe('a wait of 0 is no timing', () => {
+    it('Retry-After: 0 beside a spent policy with a reset: the reset is used', () => {
+      const h = new Host(open);
+      h.answer(h.send(0), 429, { 'retry-after': '0', ...ietf(0, 1) }, 0);
+      expect(h.holdUntil).toBeGreaterThanOrEqual(1000);
+      expect(h.holdUntil).toBeLessThanOrEqual(1050);
+    });
+
+    it('Retry-After: 0 beside a spent policy whose reset is past: the fallback hold', () => {
+      const h = new Host(open);
+      const headers = {
+        'retry-after': '0',
+        'x-ratelimit-limit': '10',
+        'x-ratelimit-remaining': '0',
+        'x-ratelimit-reset': '0',
+      };
+      h.answer(h.send(0), 429, headers, 0);
+      expect(h.holdUntil).toBeGreaterThanOrEqual(1000);
+      expect(h.holdUntil).toBeLessThanOrEqual(1050);
+    });
+
+    it('Retry-After: 0 alone holds nothing and teaches no window (each retry backs off)', () => {
+      const h = new Host(open);
+      h.answer(h.send(0), 429, { 'retry-after': '0' }, 0);
+      expect(h.holdUntil).toBe(0);
+      expect(h.state.pace?.rate).toBeUndefined();
+      expect(h.state.timed?.policy).toBeUndefined();
+      expect(h.check(1, 1).ok).toBe(true);
+    });
+
+    it('a Retry-After date already past: the same', () => {
+      const h = new Host(open);
+      h.answer(h.send(0), 429, { 'retry-after': 'Thu, 01 Jan 1970 00:00:00 GMT' }, 5000);
+      expect(h.holdUntil).toBe(0);
+      expect(h.state.timed?.policy).toBeUndefined();
+      expect(h.check(1, 5001).ok).toBe(true);
+    });
+  });
+
   it('is dropped once over, server end included', () => {
     const h = new Host(open);
     h.answer(h.send(0), 429, { 'retry-after': '1' }, 0);
