@@ -3,11 +3,14 @@
  * server that says nothing about its limits (nginx `limit_req`, a gateway), or that enforces one it
  * does not declare (GitHub's secondary limits), reveals its rate only by refusing. So the client
  * measures the rate it sends at and the rate the host accepts, and at a refusal it cannot explain,
- * it cuts its own rate to {@link BETA} of the rate it sent (no faster than the host accepted) and
- * grows back along a cubic curve: slowly near the rate that was refused,
- * faster away from it, so that a raised limit is found. This is AWS SDK v3's adaptive retry mode
- * (CUBIC, from TCP) over the client's own token bucket; Google's SRE book describes the same idea
- * as client-side adaptive throttling.
+ * it cuts its own rate to {@link ACCEPTED_SHARE} of the rate the host accepted over the last second
+ * (never faster than it sent) and grows back along a cubic curve: slowly near the rate that was
+ * refused, faster away from it, so that a raised limit is found. This is AWS SDK v3's adaptive
+ * retry mode (CUBIC, from TCP) over the client's own token bucket, with the cut taken from what the
+ * host accepted, as Google's SRE book's client-side adaptive throttling counts accepts: a limiter
+ * accepts its rate exactly while it refuses the excess, so the pace lands just under it (nginx
+ * `limit_req` at 10 a second: 1.02x of the minimum time, where a cut to 0.7 of the rate sent
+ * settled about 15 % under it).
  *
  * - **Only after a refusal.** Until the first one, nothing is paced: a host that never refuses is
  *   never slowed down. After a minute without one, pacing stops.
@@ -42,8 +45,10 @@ export interface PaceState {
   sent: SlidingCounts<'sent' | 'ok'>;
   /** Requests per second while pacing; absent while not. */
   rate?: number;
-  /** The rate at the last cut, requests per second (where the cubic curve levels off). */
+  /** The rate refused at the last cut, requests per second (where the cubic curve levels off). */
   peak?: number;
+  /** The rate the pace was cut to, requests per second (where the cubic curve starts). */
+  floor?: number;
   /** When the rate was last cut, epoch milliseconds. */
   cutAt?: number;
   /** When the host last accepted a request (answered without pushing back), epoch milliseconds. */
@@ -53,8 +58,8 @@ export interface PaceState {
   at?: number;
 }
 
-/** The rate is cut to this share of the rate sent at when a refusal comes. */
-export const BETA = 0.7;
+/** At a refusal the pace is cut to this share of the rate the host accepted over the last second. */
+export const ACCEPTED_SHARE = 0.9;
 /** The cubic curve's scale: how fast the rate grows back (AWS's value). */
 export const CUBIC_SCALE = 0.4;
 /** The lowest pace, in requests per second. */
@@ -82,9 +87,13 @@ function acceptedRate(state: PaceState, now: number): number {
   return (total(state.sent, 'ok') * 1000) / MEASURE_MS;
 }
 
-/** The pace `t` milliseconds after a cut from `peak`: the cubic curve through `BETA × peak`. */
-export function cubic(peak: number, t: number): number {
-  const k = Math.cbrt((peak * (1 - BETA)) / CUBIC_SCALE);
+/**
+ * The pace `t` milliseconds after a cut from `peak` to `floor` (requests per second): the cubic
+ * curve that starts at `floor`, levels off at `peak` after `K = cbrt((peak - floor) / C)` seconds,
+ * and grows faster beyond.
+ */
+export function cubic(peak: number, floor: number, t: number): number {
+  const k = Math.cbrt(Math.max(0, peak - floor) / CUBIC_SCALE);
   return CUBIC_SCALE * (t / 1000 - k) ** 3 + peak;
 }
 
@@ -107,17 +116,19 @@ function nextAt(state: PaceState, now: number): number {
 }
 
 /**
- * Cuts the pace at `now` after a refusal: to {@link BETA} of the rate that was refused (what was
- * sent over the last second, or the pace when less was sent), and no faster than the host accepted
- * over that second (a secondary limit of 2 a second, found with 10 requests in flight, is paced at
- * 2, not 7). The cubic curve then runs through the new pace.
+ * Cuts the pace at `now` after a refusal: to {@link ACCEPTED_SHARE} of what the host accepted over
+ * the last second (a secondary limit of 2 a second, found with 10 requests in flight, is paced at
+ * 1.8, not 7), and never above the rate that was refused (what was sent over the last second, or
+ * the pace when less was sent). Nothing accepted in that second: {@link MIN_RATE}. The cubic curve
+ * then runs from the new pace back to the refused rate.
  */
 export function cut(state: PaceState, now: number): void {
   const sending = Math.max(1, sendingRate(state, now));
   const refused = Math.max(MIN_RATE, Math.min(state.rate ?? sending, sending));
-  const rate = Math.max(MIN_RATE, Math.min(BETA * refused, acceptedRate(state, now)));
+  const rate = Math.max(MIN_RATE, Math.min(refused, ACCEPTED_SHARE * acceptedRate(state, now)));
   state.rate = rate;
-  state.peak = rate / BETA;
+  state.peak = refused;
+  state.floor = rate;
   state.cutAt = now;
   state.tokens = 0;
   state.at = now;
@@ -127,6 +138,7 @@ export function cut(state: PaceState, now: number): void {
 function stopPacing(state: PaceState, forget: boolean): void {
   delete state.rate;
   delete state.peak;
+  delete state.floor;
   delete state.tokens;
   delete state.at;
   if (forget) delete state.cutAt;
@@ -199,7 +211,7 @@ function settlePace(state: PaceState | undefined, answer: Answer, view: View) {
     return state;
   }
   const tokens = tokensAt(state, state.rate, now);
-  const grown = cubic(state.peak, now - state.cutAt);
+  const grown = cubic(state.peak, state.floor ?? state.peak, now - state.cutAt);
   state.rate = Math.max(MIN_RATE, Math.min(grown, 2 * Math.max(sendingRate(state, now), 1)));
   state.tokens = Math.min(tokens, capacity(state.rate));
   state.at = Math.max(state.at ?? now, now);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
-  BETA,
+  ACCEPTED_SHARE,
   cubic,
   DOWN_AFTER_MS,
   MIN_RATE,
@@ -24,15 +24,32 @@ describe('adaptive pace', () => {
     expect(h.check(1, 5000).ok).toBe(true);
   });
 
-  it('cuts to BETA of the rate sent over the last second at a refusal, and the next request waits a full interval', () => {
+  it('cuts to 0.9 of the rate the host accepted over the last second, and the next request waits a full interval', () => {
     const h = new Host(open);
     warm(h, 9, 10_000);
     const refused = h.send(10_000); // the tenth in the last second
     h.answer(refused, 429, {}, 10_001);
-    expect(h.state.pace?.rate).toBeCloseTo(BETA * 10, 6);
-    // 7 a second: the bucket starts empty, the next request goes 143 ms after the cut.
-    expect(h.check(1, 10_001)).toMatchObject({ ok: false, reason: 'pace', waitMs: 143 });
-    expect(h.check(1, 10_144).ok).toBe(true);
+    expect(h.state.pace?.rate).toBeCloseTo(ACCEPTED_SHARE * 9, 6);
+    // 8.1 a second: the bucket starts empty, the next request goes 124 ms after the cut.
+    expect(h.check(1, 10_001)).toMatchObject({ ok: false, reason: 'pace', waitMs: 124 });
+    expect(h.check(1, 10_125).ok).toBe(true);
+  });
+
+  it('a limit far under the rate sent (2 accepted of 10 sent): paced at 1.8, not at a share of 10', () => {
+    const h = new Host(open);
+    warm(h, 2, 10_000);
+    for (let i = 0; i < 8; i++) h.send(10_000);
+    h.answer(h.send(10_000), 429, {}, 10_001);
+    expect(h.state.pace?.rate).toBeCloseTo(1.8, 6);
+  });
+
+  it('never cuts above the rate that was refused, whatever was accepted', () => {
+    const h = new Host(open);
+    // Ten slow requests sent long ago, accepted within the last second; one sent since, refused.
+    const slow = Array.from({ length: 10 }, () => h.send(8000));
+    for (const t of slow) h.answer(t, 200, {}, 9900);
+    h.answer(h.send(9950), 429, {}, 9951);
+    expect(h.state.pace?.rate).toBe(1); // sent at 1 a second, not 0.9 x 10
   });
 
   it('cuts once per overshoot: refusals of requests sent before the cut say nothing new', () => {
@@ -75,12 +92,12 @@ describe('adaptive pace', () => {
   });
 
   it('grows back along the cubic curve: at the peak after K seconds, faster beyond', () => {
-    const peak = 10;
-    const k = Math.cbrt((peak * (1 - BETA)) / 0.4) * 1000;
-    expect(cubic(peak, 0)).toBeCloseTo(BETA * peak, 6);
-    expect(cubic(peak, k)).toBeCloseTo(peak, 6);
-    expect(cubic(peak, k + 500) - cubic(peak, k)).toBeLessThan(
-      cubic(peak, k + 2000) - cubic(peak, k + 1500),
+    const [peak, floor] = [10, 8.1];
+    const k = Math.cbrt((peak - floor) / 0.4) * 1000;
+    expect(cubic(peak, floor, 0)).toBeCloseTo(floor, 6);
+    expect(cubic(peak, floor, k)).toBeCloseTo(peak, 6);
+    expect(cubic(peak, floor, k + 500) - cubic(peak, floor, k)).toBeLessThan(
+      cubic(peak, floor, k + 2000) - cubic(peak, floor, k + 1500),
     );
     // Through the rule: accepted answers move the pace along the curve.
     const h = new Host(open);
@@ -91,8 +108,10 @@ describe('adaptive pace', () => {
       t += 150;
       if (h.check(1, t).ok) h.answer(h.send(t), 200, {}, t);
     }
-    expect(h.state.pace?.rate).toBeGreaterThan(BETA * 10);
-    expect(h.state.pace?.rate).toBeLessThanOrEqual(cubic(10, t - 10_000) + 1e-9);
+    expect(h.state.pace?.rate).toBeGreaterThan(ACCEPTED_SHARE * 9);
+    expect(h.state.pace?.rate).toBeLessThanOrEqual(
+      cubic(10, ACCEPTED_SHARE * 9, t - 10_000) + 1e-9,
+    );
   });
 
   it('grows to twice the rate actually sent, no further', () => {
