@@ -181,8 +181,9 @@ type Resolved<T> = Readonly<Required<T>>;
 
 /**
  * The type of `DEFAULTS`: each option that has a default, with it (`coldStart.initialWindow` as
- * `initialWindow`), and `fallbackHoldMs`, how long a 429 or 503 that says nothing of when to come
- * back holds its host, in milliseconds.
+ * `initialWindow`), and `fallbackHoldMs`, how long a pushback that reports a policy spent but gives
+ * no reset (or a reset already past, with `Retry-After: 0` or none) holds its host, in
+ * milliseconds.
  */
 export type Defaults = Resolved<
   Pick<
