@@ -14,7 +14,13 @@ import { createMockServer, type MockServer } from '../../src/server/index.js';
 import { collectGarbage, heldBytes, until } from '../server/http/helpers.js';
 import { parseResponses, RawConnection } from '../server/http/raw.js';
 
-/** At most this many cases, and no new case after this many milliseconds. */
+/**
+ * At most this many cases, and no new case after this many milliseconds. The time limit is the
+ * property's own (a case that starts after it passes at once), not fast-check's
+ * `interruptAfterTimeLimit`: that one races the running case against the clock and returns while
+ * the case is still in flight, so its connections would overlap the checks that follow the run
+ * (the final slot check saw 7 of 8 admitted that way, about once in 30 runs).
+ */
 const MAX_RUNS = 300;
 const TIME_LIMIT_MS = 12_000;
 /** A well-formed request must be answered within this (its route's work takes at most 70 ms). */
@@ -428,19 +434,27 @@ describe('the mock server under generated hostile traffic', () => {
     const baseline = heldBytes();
     const observed: Observed = { statuses: new Map(), slowestMs: 0 };
     let cases = 0;
+    /** Cases started and not yet over: 0 once fc.assert returns, or a case still runs. */
+    let running = 0;
     let largestGrowth = 0;
     const started = performance.now();
     // Printed with the summary, so that a failing run can be replayed (`seed` in fc.assert).
     const seed = Date.now() % 2 ** 31;
     await fc.assert(
       fc.asyncProperty(scenario, async (connections) => {
+        if (performance.now() - started > TIME_LIMIT_MS) return;
         cases += 1;
-        await Promise.all(connections.map((spec) => drive(server.port, spec, observed)));
-        // With its sockets gone, the case leaves nothing held.
-        await until(() => {
-          const held = server.stats().held;
-          return held.connections === 0 && held.requests === 0 && held.bodyBytes === 0;
-        }, 'every connection, request and body of the case to be released');
+        running += 1;
+        try {
+          await Promise.all(connections.map((spec) => drive(server.port, spec, observed)));
+          // With its sockets gone, the case leaves nothing held.
+          await until(() => {
+            const held = server.stats().held;
+            return held.connections === 0 && held.requests === 0 && held.bodyBytes === 0;
+          }, 'every connection, request and body of the case to be released');
+        } finally {
+          running -= 1;
+        }
         expect(escaped).toEqual([]);
         expect(prototypeSnapshot()).toEqual(prototype);
         if (cases % 25 === 0) {
@@ -448,13 +462,11 @@ describe('the mock server under generated hostile traffic', () => {
           largestGrowth = Math.max(largestGrowth, heldBytes() - baseline);
         }
       }),
-      {
-        seed,
-        numRuns: MAX_RUNS,
-        interruptAfterTimeLimit: TIME_LIMIT_MS,
-        markInterruptAsFailure: false,
-      },
+      { seed, numRuns: MAX_RUNS },
     );
+    // Every case ran to its end: what follows sees a quiet server, not the last case's traffic.
+    expect(running).toBe(0);
+    expect(server.stats().held).toMatchObject({ connections: 0, requests: 0, bodyBytes: 0 });
     collectGarbage();
     largestGrowth = Math.max(largestGrowth, heldBytes() - baseline);
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
@@ -473,18 +485,12 @@ describe('the mock server under generated hostile traffic', () => {
     expect(observed.statuses.has(500)).toBe(false);
     expect(largestGrowth).toBeLessThan(MEMORY_BOUND_BYTES);
     expect(observed.slowestMs).toBeLessThan(ANSWER_BOUND_MS);
-    // Every concurrency slot came back: as many slow requests as there are slots, all admitted
-    // (within 2 s: a slot a closing exchange gives back a little late is not a leak; one that
-    // never comes back is).
-    let finals: number[] = [];
-    for (let tries = 0; tries < 20; tries++) {
-      finals = await Promise.all(
-        Array.from({ length: SLOTS }, () => fetch(`${server.url}/slow`).then((r) => r.status)),
-      );
-      if (finals.every((status) => status === 200)) break;
-      console.log(`hostile mock-server suite (seed ${seed}): slots not all back yet: ${finals}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    // Every concurrency slot came back: as many slow requests as there are slots, all admitted at
+    // once. The server gives a slot back as its exchange ends, so with every case over none may
+    // still be held, not even for a moment.
+    const finals = await Promise.all(
+      Array.from({ length: SLOTS }, () => fetch(`${server.url}/slow`).then((r) => r.status)),
+    );
     expect(finals).toEqual(Array.from({ length: SLOTS }, () => 200));
     expect(escaped).toEqual([]);
     expect(prototypeSnapshot()).toEqual(prototype);
