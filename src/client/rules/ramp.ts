@@ -1,7 +1,7 @@
 /**
  * The cold-start ramp. Until a host has answered once, at most `initialWindow` requests are in
- * flight. Then the window doubles every round trip (one more request in flight per accepted
- * answer: TCP's slow start), so a host that answers fast reaches full concurrency in a few round
+ * flight. Then the window doubles every round trip (one more request in flight per answer that
+ * is not a refusal: TCP's slow start), so a host that answers fast reaches full concurrency in a few round
  * trips (200 in flight after eight). Its first refusal ends the ramp: from then on the hold, the
  * timed quota and the adaptive pace (`pace.ts`) decide how fast to send, and the refusals the ramp
  * costs are those in flight at that moment, at most about twice what the host had just accepted.
