@@ -124,8 +124,9 @@ function resolve(o: HostOptions, hostIdleMs: number): HostConfig {
   const learn = o.learnLimits ?? d.learnLimits;
   const maxRetryAfterMs = o.maxRetryAfterMs ?? d.maxRetryAfterMs;
   const jitter = withDefaults<{ ratio?: number; maxMs?: number }>(d.waitJitter, o.waitJitter);
+  const concurrency = o.concurrency ?? d.concurrency;
   return {
-    concurrency: o.concurrency ?? d.concurrency,
+    concurrency,
     maxQueue: o.maxQueue ?? d.maxQueue,
     queueTimeoutMs: o.queueTimeoutMs ?? d.queueTimeoutMs,
     maxRetryAfterMs,
@@ -148,6 +149,7 @@ function resolve(o: HostOptions, hostIdleMs: number): HostConfig {
       learn: learn
         ? {
             initialWindow: cold ? (cold.initialWindow ?? d.initialWindow) : undefined,
+            ...(Number.isFinite(concurrency) ? { openWindow: concurrency } : {}),
             jitter,
             fallbackHoldMs: d.fallbackHoldMs,
             // A wait the caller would not honour is recorded for no longer than one it would.

@@ -12,7 +12,7 @@
  *  requests in flight  flights.ts   what is out, and what is taken as lost (first: the others read it)
  *  refusing host       refusal.ts   refused everything for a while: waiting calls end, one probes
  *  hold                hold.ts      after a pushback, until the server's time
- *  cold-start ramp     ramp.ts      until the host answers; doubles per round trip until it refuses
+ *  cold-start ramp     ramp.ts      until the host answers; doubles per round until it refuses
  *  declared quota      quota.ts     every policy the server reports has room for the cost
  *  timed quota         timed.ts     what a host accepts between two refusals that give their time
  *  adaptive pace       pace.ts      after a refusal that neither explains nor times: a cubic rate
@@ -82,6 +82,8 @@ export interface HostState {
 export interface LearnConfig extends FlightsConfig, HoldConfig, QuotaConfig {
   /** Requests in flight before the host first answers; `undefined` turns the ramp off. */
   initialWindow: number | undefined;
+  /** The host's concurrency cap, where the ramp ends (`undefined`: none, it ends at 1024). */
+  openWindow?: number;
 }
 
 /** Which rules a host runs, with their parameters; a rule whose part is absent is off. */
@@ -142,7 +144,9 @@ export function bindRules(config: HostRulesConfig): RuleSet {
   add(hold, learn);
   add(
     ramp,
-    learn?.initialWindow === undefined ? undefined : { initialWindow: learn.initialWindow },
+    learn?.initialWindow === undefined
+      ? undefined
+      : { initialWindow: learn.initialWindow, openWindow: learn.openWindow },
   );
   add(quota, learn);
   add(timed, learn && {});

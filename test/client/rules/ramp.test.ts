@@ -73,7 +73,27 @@ describe('cold-start ramp', () => {
     expect(h.state.ramp?.minRttMs).toBe(10);
     for (const t of slow) h.answer(t, 200, {}, 5000); // long polls: no effect on the bound
     expect(h.state.ramp?.minRttMs).toBe(10);
-    expect(h.state.ramp?.young).toEqual([]);
+    // Stragglers of a round that went stale grow nothing: 2, then 3 after the one answered round.
+    expect(h.state.ramp?.window).toBe(3);
+  });
+
+  it("a round's early answers do not open the window while the rest of the round is out", () => {
+    const h = new Host(learn);
+    h.answer(h.send(0), 200, {}, 1);
+    const [a, b] = [h.send(1), h.send(1)];
+    h.answer(a, 200, {}, 2);
+    // Per answer, two more would go now, and meet the limit that refuses `b`.
+    expect(h.check(1, 2)).toMatchObject({ ok: false, reason: 'cold-start' });
+    h.answer(b, 429, { 'retry-after': '1' }, 3);
+    expect(h.state.ramp).toBeUndefined();
+  });
+
+  it('ends once its window reaches the host concurrency cap', () => {
+    const h = new Host({ ...learn, openWindow: 4 });
+    h.answer(h.send(0), 200, {}, 1); // window 2
+    const round = [h.send(1), h.send(1)];
+    for (const t of round) h.answer(t, 200, {}, 2); // window 4: the cap
+    expect(h.state.ramp).toBeUndefined();
   });
 
   it('a request whose answer was never taken in (a store that failed) stops counting by itself', () => {
