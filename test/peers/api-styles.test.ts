@@ -72,17 +72,16 @@ describe('the servers speak their dialect', () => {
 
 describe('LimitedClient in these dialects, beside ky and a naive loop', { timeout: 60_000 }, () => {
   // Every call completes (issue 13, item 3: no herd after a hold: the calls waiting for the hold go
-  // at the pace the host was refused at, not all at once). ky receives 20 rejections. The ramp
-  // goes on inside the declared quota (1, 2, then 4 in flight), so the undeclared limit of 2 a
-  // second refuses about 3 in the first second, then the timed quota's probe 1 per window: about
-  // 6 in all (it was 11 when the declared quota let the other 9 go after the first answer). The
-  // bound is half of ky's, with room for a loaded machine's stretched round trips.
+  // by the count the host accepted per window, not all at once), with at most a quarter of ky's 20
+  // rejections. The ramp goes on inside the declared quota, by rounds (1, then 2 in flight), so
+  // the undeclared limit of 2 a second refuses 1 in the ramp, then the timed quota's probe 1 per
+  // window: 4 in all (11 when the declared quota let the other 9 go after the first answer, 6 with
+  // a ramp that grew per answer).
   it('declared quota + secondary 429 Retry-After: 1, 10 POSTs at once', async () => {
     const runs = await compare(() => startSecondaryLimit({ style: '429' }), 10, {
       method: 'POST',
     });
-    expectNeverWorseThanNaive(runs, 10, { rejections: false });
-    expect(runs.limited.rejected * 2).toBeLessThanOrEqual(runs.ky.rejected);
+    expectNeverWorseThanNaive(runs, 10);
   });
 
   // ky and the naive loop do not retry a 403: they end 8 of 10 calls on it at the first refusal,
