@@ -227,7 +227,7 @@ export class RedisStore implements RateLimitStore, StateStore {
   /** The deadlines of takes, in Redis's clock. */
   readonly #clock: RedisClock;
   readonly #counters: LimiterCounters = { late: 0, givenBack: 0 };
-  readonly #configs = new WeakMap<LimiterSpec, string>();
+  readonly #configs = new WeakMap<LimiterSpec, Readonly<Record<Operation, string>>>();
   /** {@link RedisStore.#lateTake}, bound once. */
   readonly #late = (spec: LimiterSpec, key: string, request: StoreRequest, reply: string) =>
     this.#lateTake(spec, key, request, reply);
@@ -426,7 +426,7 @@ export class RedisStore implements RateLimitStore, StateStore {
   #run(
     spec: LimiterSpec,
     key: string,
-    operation: 'take' | 'peek' | 'refund',
+    operation: Operation,
     request: StoreRequest,
     receipt: number | undefined,
     options: RunOptions = {},
@@ -438,12 +438,15 @@ export class RedisStore implements RateLimitStore, StateStore {
         `RedisStore: no Lua script for the algorithm ${JSON.stringify(spec.algorithm)}`,
       );
     }
-    const args = [this.#configOf(spec, script), operation, String(request.cost)];
+    const args = [this.#configOf(spec, script, operation)];
     // Only takes have a deadline: a peek changes nothing, and a refund is welcome however late.
     const deadline = operation === 'take' ? this.#clock.deadline(sentAt) : '';
+    const cost = request.cost === 1 ? '' : String(request.cost);
     const now = this.#timeSource === 'caller' ? String(request.now) : '';
-    if (receipt !== undefined) args.push(deadline, now, String(receipt));
-    else if (now !== '') args.push(deadline, now);
+    // Trailing absent arguments are left out (see lua/common.ts).
+    if (receipt !== undefined) args.push(deadline, cost, now, String(receipt));
+    else if (now !== '') args.push(deadline, cost, now);
+    else if (cost !== '') args.push(deadline, cost);
     else if (deadline !== '') args.push(deadline);
     return this.#runner.run(
       script,
@@ -489,12 +492,13 @@ export class RedisStore implements RateLimitStore, StateStore {
   }
 
   /**
-   * The limiter's configuration as the functions read it (`args[1]`, see `lua/common.ts`): the
-   * least TTL, the lease duration and the algorithm's two parameters; once per limiter.
+   * The operation and the limiter's configuration as the functions read them (`args[1]`, see
+   * `lua/common.ts`): the operation, the least TTL, the lease duration and the algorithm's two
+   * parameters; made once per limiter and operation.
    */
-  #configOf(spec: LimiterSpec, script: LimiterScript): string {
-    let text = this.#configs.get(spec);
-    if (text === undefined) {
+  #configOf(spec: LimiterSpec, script: LimiterScript, operation: Operation): string {
+    const texts = this.#configs.get(spec);
+    if (texts === undefined) {
       const config = spec.config as Record<string, unknown>;
       const params = script.params.map((name) => {
         const value = config[name];
@@ -503,10 +507,12 @@ export class RedisStore implements RateLimitStore, StateStore {
         }
         return String(value);
       });
-      text = [...this.#ttlArgs, ...params].join(' ');
-      this.#configs.set(spec, text);
+      const rest = [...this.#ttlArgs, ...params].join(' ');
+      const made = { take: `take ${rest}`, peek: `peek ${rest}`, refund: `refund ${rest}` };
+      this.#configs.set(spec, made);
+      return made[operation];
     }
-    return text;
+    return texts[operation];
   }
 }
 
@@ -549,6 +555,9 @@ class LateTake implements RunOptions {
 
 /** The first character of `'late'`, the status of a take Redis refused as run after its deadline. */
 const LATE_CODE = 'l'.charCodeAt(0);
+
+/** What a limiter function does. */
+type Operation = 'take' | 'peek' | 'refund';
 
 /**
  * A whole result (`'<1|0> <seconds> <micros> <limit> <remaining> <reset> <retry> <receipt>'`) as
