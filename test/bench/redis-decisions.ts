@@ -18,7 +18,8 @@
  * slot and releases it (two calls per decision). Two columns: one decision in flight at a time
  * (bound by the round trip), and 32 in flight (node-redis pipelines them). Contenders alternate
  * within each run; rates are medians of five runs; the ratio is each algorithm over
- * rate-limiter-flexible in the same column. Without `REDIS_URL` it prints why and exits.
+ * rate-limiter-flexible in the same column, and "runs" the lowest and highest of each run's own
+ * ratio (the spread). Without `REDIS_URL` it prints why and exits.
  *
  * Next to each rate, the CPU per decision in microseconds (medians of the runs): Node's
  * (`process.cpuUsage()`), Redis's main thread (`INFO cpu`: the commands and their network I/O),
@@ -221,9 +222,17 @@ async function main(): Promise<void> {
   const base = contenders[0]?.name as string;
   const k = (n: number) => `${(n / 1000).toFixed(1)} k/s`;
   const us = (n: number) => n.toFixed(1);
+  /** Lowest and highest of each run's rate over rate-limiter-flexible's in the same run. */
+  const spread = (name: string, inFlight: number) => {
+    const ours = samples.get(`${name}@${inFlight}`) ?? [];
+    const theirs = samples.get(`${base}@${inFlight}`) ?? [];
+    const ratios = ours.map((m, run) => m.rate / (theirs[run]?.rate ?? Number.NaN));
+    return `${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}`;
+  };
   const columns = IN_FLIGHT.flatMap((inFlight) => [
     `${inFlight} in flight`,
     'vs rlf',
+    'runs',
     'CPU µs: Node / Redis / scripts',
   ]);
   const rows = contenders.map((c) => [
@@ -231,13 +240,14 @@ async function main(): Promise<void> {
     ...IN_FLIGHT.flatMap((inFlight) => [
       k(of(c.name, inFlight, 'rate')),
       `${(of(c.name, inFlight, 'rate') / of(base, inFlight, 'rate')).toFixed(2)}x`,
+      spread(c.name, inFlight),
       `${us(of(c.name, inFlight, 'nodeUs'))} / ${us(of(c.name, inFlight, 'redisUs'))} / ${us(of(c.name, inFlight, 'scriptUs'))}`,
     ]),
     `${Math.round((admitted.get(c.name) ?? 0) * 100)}%`,
   ]);
   console.log(markdownTable(['contender', ...columns, 'admitted'], rows));
   console.log(
-    '\nCPU per decision in µs (medians): Node process / Redis main thread (INFO cpu) / Redis in FCALL, EVALSHA, EVAL (INFO commandstats).',
+    '\n"vs rlf": median rate over rate-limiter-flexible\'s median rate; "runs": the lowest and highest of each run\'s ratio (same run). CPU per decision in µs (medians): Node process / Redis main thread (INFO cpu) / Redis in FCALL, EVALSHA, EVAL (INFO commandstats).',
   );
 }
 
