@@ -172,7 +172,8 @@ local function run(keys, args)
     return head('late', clock)
   end
   local c = cache.entries[args[1]] or configOf(cache, args[1], config)
-  local key, op, cost = keys[1], c.op, costOf(args[3])
+  local key, op, cost = keys[1], c.op, args[3]
+  if cost == nil or cost == '' then cost = 1 else cost = cost + 0 end -- costOf(), inlined
   local now = args[4]
   if now == nil or now == '' then now = redisNow else now = now + 0 end
 
