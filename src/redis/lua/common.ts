@@ -10,8 +10,9 @@
  *
  * An algorithm's part defines, as local functions, those of an `AlgorithmLogic` that decide and
  * write (`rebase`, `available`, `consume`, `refund`, `expiresAt`) plus `config(args)` (its
- * parameters), `decode(text)` (nil for text that is not a state) and `encode(state)`; then
- * {@link GENERIC} defines `run` over them. The delays of a result are computed in Node from the
+ * parameters), `decode(text)` (nil for text that is not a state), `encode(state)` and
+ * `fastTake(...)` (a take on the common path, the same functions inlined: nil hands it back);
+ * then {@link GENERIC} defines `run` over them. The delays of a result are computed in Node from the
  * state (see {@link GENERIC}); the sliding log and the concurrency limit, whose state is not one
  * string, define their own `run`: the concurrency limit replies with its units in flight, the
  * sliding log with the whole result. The state of a key is one string, `encode(state)`, written with `SET ... PX` (one command for the
@@ -148,6 +149,10 @@ end
  *   state the decision saw (rebased to now);
  * - a take run after its deadline: `'late <seconds> <micros>'`, nothing changed;
  * - refund: `'ok <seconds> <micros>'`.
+ *
+ * A take goes to the algorithm's `fastTake` first, with the stored text as `GET` read it; it
+ * decides, writes and replies exactly as the code below would, or returns nil without having
+ * written anything (a state it does not read, a clock that went back), and the code below runs.
  */
 export const GENERIC = `
 local cache = { entries = {}, size = 0 }
