@@ -15,6 +15,9 @@ export class RedisClock {
   readonly #timeoutMs: number;
   /** Redis's epoch milliseconds minus {@link RedisClock.now}; unknown until a first quick reply. */
   #offsetMs: number | undefined;
+  /** The last deadline made, and its text. */
+  #lastMs = Number.NaN;
+  #lastText = '';
 
   /** @param timeoutMs the runner's timeout: a call's deadline is half of it after sending. */
   constructor(timeoutMs: number) {
@@ -32,9 +35,14 @@ export class RedisClock {
    * the reply to come back. `''` (no deadline) while the offset is unknown.
    */
   deadline(sentAt: number): string {
-    return this.#offsetMs === undefined
-      ? ''
-      : String(Math.floor(sentAt + this.#offsetMs + this.#timeoutMs / 2));
+    if (this.#offsetMs === undefined) return '';
+    const ms = Math.floor(sentAt + this.#offsetMs + this.#timeoutMs / 2);
+    // Calls sent within the same millisecond share the text (made once, not per call).
+    if (ms !== this.#lastMs) {
+      this.#lastMs = ms;
+      this.#lastText = String(ms);
+    }
+    return this.#lastText;
   }
 
   /**

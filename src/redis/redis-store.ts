@@ -14,6 +14,7 @@ import type { LimiterSpec, RateLimitStore, StoreDecision, StoreRequest } from '.
 import type { TakeResult } from '../server/types.js';
 import { LIMITER_SCRIPTS, type LimiterScript } from './lua/index.js';
 import { RedisClock } from './redis-clock.js';
+import { readFields } from './reply-fields.js';
 import {
   notApplied,
   type RedisScriptingClient,
@@ -226,7 +227,7 @@ export class RedisStore implements RateLimitStore, StateStore {
   /** The deadlines of takes, in Redis's clock. */
   readonly #clock: RedisClock;
   readonly #counters: LimiterCounters = { late: 0, givenBack: 0 };
-  readonly #configs = new WeakMap<LimiterSpec, string>();
+  readonly #configs = new WeakMap<LimiterSpec, Readonly<Record<Operation, string>>>();
   /** {@link RedisStore.#lateTake}, bound once. */
   readonly #late = (spec: LimiterSpec, key: string, request: StoreRequest, reply: string) =>
     this.#lateTake(spec, key, request, reply);
@@ -288,11 +289,9 @@ export class RedisStore implements RateLimitStore, StateStore {
   async take(spec: LimiterSpec, key: string, request: StoreRequest): Promise<StoreDecision> {
     const sentAt = this.#clock.now();
     const late = new LateTake(this.#late, spec, key, request);
-    const reply = this.#calibrate(
-      sentAt,
-      await this.#run(spec, key, 'take', request, undefined, late, sentAt),
-    );
-    if (reply[0] === LATE) {
+    const text = await this.#run(spec, key, 'take', request, undefined, late, sentAt);
+    const reply = this.#calibrate(sentAt, text);
+    if (text.charCodeAt(0) === LATE_CODE) {
       this.#counters.late += 1;
       throw notApplied(
         new StoreUnavailableError(
@@ -305,11 +304,9 @@ export class RedisStore implements RateLimitStore, StateStore {
     if (codec === undefined) {
       const result = toResult(reply);
       const receipt = reply[7];
-      return receipt === '' || receipt === undefined
-        ? { result }
-        : { result, receipt: Number(receipt) };
+      return receipt === undefined || Number.isNaN(receipt) ? { result } : { result, receipt };
     }
-    if (reply[0] !== '1')
+    if (reply[0] !== 1)
       return { result: this.#describe(spec, request, reply, codec, request.cost) };
     // An admitted take: the state after it, its receipt and delay as consume() gives them.
     const now = this.#now(request, reply);
@@ -397,16 +394,17 @@ export class RedisStore implements RateLimitStore, StateStore {
    * them, so they are given back, even while Redis is thought to be down (it just answered).
    */
   #lateTake(spec: LimiterSpec, key: string, request: StoreRequest, text: string): void {
-    const reply = text.split(' ');
-    if (reply[0] === LATE) {
+    if (text.charCodeAt(0) === LATE_CODE) {
       this.#counters.late += 1;
       return;
     }
-    if (reply[0] !== '1') return;
+    const reply: Reply = [];
+    readFields(text, reply);
+    if (reply[0] !== 1) return;
     const codec = STATE_CODECS[spec.algorithm];
     let receipt: number | undefined;
     if (codec === undefined) {
-      receipt = reply[7] === '' || reply[7] === undefined ? undefined : Number(reply[7]);
+      receipt = reply[7] === undefined || Number.isNaN(reply[7]) ? undefined : reply[7];
     } else if (codec.receipt !== undefined) {
       const state = codec.decode(reply, STATE_AT);
       receipt = codec.receipt(state as never, reply, STATE_AT + codec.size);
@@ -428,7 +426,7 @@ export class RedisStore implements RateLimitStore, StateStore {
   #run(
     spec: LimiterSpec,
     key: string,
-    operation: 'take' | 'peek' | 'refund',
+    operation: Operation,
     request: StoreRequest,
     receipt: number | undefined,
     options: RunOptions = {},
@@ -440,12 +438,15 @@ export class RedisStore implements RateLimitStore, StateStore {
         `RedisStore: no Lua script for the algorithm ${JSON.stringify(spec.algorithm)}`,
       );
     }
-    const args = [this.#configOf(spec, script), operation, String(request.cost)];
+    const args = [this.#configOf(spec, script, operation)];
     // Only takes have a deadline: a peek changes nothing, and a refund is welcome however late.
     const deadline = operation === 'take' ? this.#clock.deadline(sentAt) : '';
+    const cost = request.cost === 1 ? '' : String(request.cost);
     const now = this.#timeSource === 'caller' ? String(request.now) : '';
-    if (receipt !== undefined) args.push(deadline, now, String(receipt));
-    else if (now !== '') args.push(deadline, now);
+    // Trailing absent arguments are left out (see lua/common.ts).
+    if (receipt !== undefined) args.push(deadline, cost, now, String(receipt));
+    else if (now !== '') args.push(deadline, cost, now);
+    else if (cost !== '') args.push(deadline, cost);
     else if (deadline !== '') args.push(deadline);
     return this.#runner.run(
       script,
@@ -457,11 +458,12 @@ export class RedisStore implements RateLimitStore, StateStore {
   }
 
   /**
-   * Splits a reply into its fields and measures Redis's clock on it, for a call sent at `sentAt`
-   * (see `RedisClock`).
+   * Reads a reply's fields (into {@link FIELDS}: read them before the next `await`) and measures
+   * Redis's clock on it, for a call sent at `sentAt` (see `RedisClock`).
    */
   #calibrate(sentAt: number, text: string): Reply {
-    const reply = text.split(' ');
+    const reply = FIELDS;
+    readFields(text, reply);
     const clock = this.#clock;
     clock.calibrate(sentAt, clock.now(), redisNow(reply));
     return reply;
@@ -483,17 +485,20 @@ export class RedisStore implements RateLimitStore, StateStore {
     codec: StateCodec,
     cost: number,
   ): TakeResult {
-    const state = reply[STATE_AT] === '' ? undefined : codec.decode(reply, STATE_AT);
+    const first = reply[STATE_AT];
+    const state =
+      first === undefined || Number.isNaN(first) ? undefined : codec.decode(reply, STATE_AT);
     return describe(spec.logic, spec.config, state, this.#now(request, reply), cost);
   }
 
   /**
-   * The limiter's configuration as the functions read it (`args[1]`, see `lua/common.ts`): the
-   * least TTL, the lease duration and the algorithm's two parameters; once per limiter.
+   * The operation and the limiter's configuration as the functions read them (`args[1]`, see
+   * `lua/common.ts`): the operation, the least TTL, the lease duration and the algorithm's two
+   * parameters; made once per limiter and operation.
    */
-  #configOf(spec: LimiterSpec, script: LimiterScript): string {
-    let text = this.#configs.get(spec);
-    if (text === undefined) {
+  #configOf(spec: LimiterSpec, script: LimiterScript, operation: Operation): string {
+    const texts = this.#configs.get(spec);
+    if (texts === undefined) {
       const config = spec.config as Record<string, unknown>;
       const params = script.params.map((name) => {
         const value = config[name];
@@ -502,27 +507,36 @@ export class RedisStore implements RateLimitStore, StateStore {
         }
         return String(value);
       });
-      text = [...this.#ttlArgs, ...params].join(' ');
-      this.#configs.set(spec, text);
+      const rest = [...this.#ttlArgs, ...params].join(' ');
+      const made = { take: `take ${rest}`, peek: `peek ${rest}`, refund: `refund ${rest}` };
+      this.#configs.set(spec, made);
+      return made[operation];
     }
-    return text;
+    return texts[operation];
   }
 }
 
 /**
- * A limiter function's reply split on spaces (see `lua/common.ts`): a status (`'1'`, `'0'`,
- * `'late'`, `'ok'`), Redis's clock as `TIME` gave it (seconds, microseconds; absent from the
- * `'ok'` of a concurrency release that names its lease), then the state decided on (for the
- * concurrency limit, its units in flight) or, for the sliding log, the result.
+ * A limiter function's reply as numbers (see `lua/common.ts` and `readFields`): a status (1, 0,
+ * or NaN for `'late'` and `'ok'`: those are told apart by the text), Redis's clock as `TIME` gave
+ * it (seconds, microseconds; absent from the `'ok'` of a concurrency release that names its
+ * lease), then the state decided on (for the concurrency limit, its units in flight; NaN for the
+ * empty state of a fresh key) or, for the sliding log, the result.
  */
-type Reply = string[];
+type Reply = number[];
+
+/**
+ * The fields of the reply being read: one array for every call, since each is read in full
+ * between its reply and the next `await` (no allocation per decision).
+ */
+const FIELDS: Reply = [];
 
 /** Where the state (or the result) starts in a {@link Reply}. */
 const STATE_AT = 3;
 
 /** Redis's clock in epoch milliseconds, as the functions compute it from `TIME`; NaN if absent. */
 function redisNow(reply: Reply): number {
-  return Number(reply[1]) * 1000 + Math.floor(Number(reply[2]) / 1000);
+  return (reply[1] as number) * 1000 + Math.floor((reply[2] as number) / 1000);
 }
 
 /** The `RunOptions` of a take: its answer after its caller was told it failed goes to the store. */
@@ -539,8 +553,11 @@ class LateTake implements RunOptions {
   }
 }
 
-/** The status of a take Redis refused because it ran after its deadline. */
-const LATE = 'late';
+/** The first character of `'late'`, the status of a take Redis refused as run after its deadline. */
+const LATE_CODE = 'l'.charCodeAt(0);
+
+/** What a limiter function does. */
+type Operation = 'take' | 'peek' | 'refund';
 
 /**
  * A whole result (`'<1|0> <seconds> <micros> <limit> <remaining> <reset> <retry> <receipt>'`) as
@@ -548,11 +565,11 @@ const LATE = 'late';
  */
 function toResult(reply: Reply): TakeResult {
   return {
-    allowed: reply[0] === '1',
-    limit: Number(reply[3]) + 0,
-    remaining: Number(reply[4]) + 0,
-    resetMs: Number(reply[5]) + 0,
-    retryAfterMs: Number(reply[6]) + 0,
+    allowed: reply[0] === 1,
+    limit: (reply[3] as number) + 0,
+    remaining: (reply[4] as number) + 0,
+    resetMs: (reply[5] as number) + 0,
+    retryAfterMs: (reply[6] as number) + 0,
   };
 }
 

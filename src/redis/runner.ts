@@ -236,15 +236,9 @@ export class ScriptRunner {
     };
     switch (this.#functions) {
       case 'client':
-        return client.sendCommand(['FCALL', name, String(keys.length), ...keys, ...args]);
+        return client.sendCommand(fcallCommand(name, keys, args));
       case 'cluster':
-        return client.sendCommand(keys[0], false, [
-          'FCALL',
-          name,
-          String(keys.length),
-          ...keys,
-          ...args,
-        ]);
+        return client.sendCommand(keys[0], false, fcallCommand(name, keys, args));
       default:
         return client.fCall(name, { keys, arguments: args });
     }
@@ -384,6 +378,14 @@ export class ScriptRunner {
 
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** `FCALL name numkeys keys... args...`, built in one array (no spread). */
+function fcallCommand(name: string, keys: readonly string[], args: readonly string[]): string[] {
+  const command = ['FCALL', name, keys.length === 1 ? '1' : String(keys.length)];
+  for (const key of keys) command.push(key);
+  for (const arg of args) command.push(arg);
+  return command;
 }
 
 /** How a client calls functions (see `ScriptRunner`). */

@@ -9,25 +9,25 @@
 import type { AlgorithmName } from '../server/types.js';
 
 /**
- * How to read one algorithm's state out of a reply split on spaces (`'1 <seconds> <micros>
- * <state...> [<receipt>]'`, see `lua/common.ts`).
+ * How to read one algorithm's state out of a reply's fields read as numbers (`'1 <seconds>
+ * <micros> <state...> [<receipt>]'`, see `lua/common.ts` and `reply-fields.ts`).
  */
 export interface StateCodec {
   /** How many fields the state has. */
   readonly size: number;
   /** The state of the fields from `at` on (`size` of them, numbers the Lua wrote). */
-  decode(fields: readonly string[], at: number): unknown;
+  decode(fields: readonly number[], at: number): unknown;
   /**
    * The receipt of an admitted take, from the state after it or from the field after the state
    * (for the algorithms whose Lua sends one: `SENDS_RECEIPT`); absent when the algorithm has none.
    */
-  receipt?(state: never, fields: readonly string[], after: number): number;
+  receipt?(state: never, fields: readonly number[], after: number): number;
   /** The delay of an admitted take in milliseconds (`consume()`'s), from its receipt and time. */
   delay?(receipt: number, now: number): number;
 }
 
-const tat: StateCodec['decode'] = (f, at) => ({ tat: Number(f[at]) });
-const sent = (_state: never, f: readonly string[], after: number) => Number(f[after]);
+const tat: StateCodec['decode'] = (f, at) => ({ tat: f[at] });
+const sent = (_state: never, f: readonly number[], after: number) => f[after] as number;
 
 /**
  * The codec of each algorithm whose function replies with its state (for the concurrency limit,
@@ -36,25 +36,21 @@ const sent = (_state: never, f: readonly string[], after: number) => Number(f[af
 export const STATE_CODECS: Partial<Record<AlgorithmName, StateCodec>> = {
   'fixed-window': {
     size: 2,
-    decode: (f, at) => ({ start: Number(f[at]), count: Number(f[at + 1]) }),
+    decode: (f, at) => ({ start: f[at], count: f[at + 1] }),
     receipt: (s: { start: number }) => s.start,
   },
   'sliding-window-counter': {
     size: 3,
-    decode: (f, at) => ({
-      start: Number(f[at]),
-      current: Number(f[at + 1]),
-      previous: Number(f[at + 2]),
-    }),
+    decode: (f, at) => ({ start: f[at], current: f[at + 1], previous: f[at + 2] }),
     receipt: (s: { start: number }) => s.start,
   },
   'token-bucket': {
     size: 2,
-    decode: (f, at) => ({ tokens: Number(f[at]), since: Number(f[at + 1]) }),
+    decode: (f, at) => ({ tokens: f[at], since: f[at + 1] }),
   },
   gcra: { size: 1, decode: tat, receipt: sent },
   // The units in flight (of the live leases); the receipt is the take's lease.
-  concurrency: { size: 1, decode: (f, at) => ({ inFlight: Number(f[at]) }), receipt: sent },
+  concurrency: { size: 1, decode: (f, at) => ({ inFlight: f[at] }), receipt: sent },
   // consume() of leaky-bucket.ts: the delay is ceil(start - now), the start being the receipt.
   'leaky-bucket': {
     size: 1,

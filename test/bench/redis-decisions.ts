@@ -7,7 +7,10 @@
  *
  * Flags for a quicker look (the published table uses none): `--runs N` (default 5), `--only
  * fixed,gcra` (contenders whose name contains one of these; rate-limiter-flexible always runs, it
- * is the base of the ratios), `--in-flight 32` (one column only).
+ * is the base of the ratios), `--in-flight 32` (one column only), `--before <dir>` (a second
+ * checkout of this repository, e.g. `git worktree add /tmp/before main`: each of our contenders
+ * runs twice, this checkout's and that one's, `(before)`, alternating in the same runs, each on
+ * its own store and its own Redis functions).
  *
  * Traffic: 100 keys in turn against limits of 100 per second per key (buckets of 10 refilled at
  * 100/s), so a share of the decisions is rejected and both paths are measured; rejections cost
@@ -15,7 +18,8 @@
  * slot and releases it (two calls per decision). Two columns: one decision in flight at a time
  * (bound by the round trip), and 32 in flight (node-redis pipelines them). Contenders alternate
  * within each run; rates are medians of five runs; the ratio is each algorithm over
- * rate-limiter-flexible in the same column. Without `REDIS_URL` it prints why and exits.
+ * rate-limiter-flexible in the same column, and "runs" the lowest and highest of each run's own
+ * ratio (the spread). Without `REDIS_URL` it prints why and exits.
  *
  * Next to each rate, the CPU per decision in microseconds (medians of the runs): Node's
  * (`process.cpuUsage()`), Redis's main thread (`INFO cpu`: the commands and their network I/O),
@@ -29,16 +33,8 @@ import { performance } from 'node:perf_hooks';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { createClient } from 'redis';
 import { RedisStore } from '../../src/redis/index.js';
-import {
-  ConcurrencyLimit,
-  FixedWindow,
-  Gcra,
-  LeakyBucket,
-  type RateLimiter,
-  SlidingLog,
-  SlidingWindowCounter,
-  TokenBucket,
-} from '../../src/server/index.js';
+import type { RateLimiter } from '../../src/server/index.js';
+import * as server from '../../src/server/index.js';
 import { median } from './lib/paired.js';
 import { markdownTable } from './lib/table.js';
 
@@ -52,6 +48,7 @@ const KEYS = 100;
 const RUNS = Number(flag('runs')) || 5;
 const ONLY = flag('only')?.split(',');
 const IN_FLIGHT: readonly number[] = flag('in-flight') ? [Number(flag('in-flight'))] : [1, 32];
+const BEFORE = flag('before');
 
 const url = process.env.REDIS_URL;
 if (!url) {
@@ -63,14 +60,19 @@ const client = createClient({ url });
 client.on('error', (error: Error) => console.error(`redis: ${error.message}`));
 await client.connect();
 const prefix = `lc-bench:${randomUUID().slice(0, 8)}:`;
-const store = new RedisStore(client, { prefix, timeoutMs: 10_000 });
 const keys = Array.from({ length: KEYS }, (_, i) => `client-${i}`);
 
 /** One decision for the key `i`; resolves whether it was admitted. */
 type Decide = (i: number) => Promise<boolean>;
 
+/** What the contenders need of a checkout: its store and its algorithms. */
+interface Checkout {
+  RedisStore: typeof RedisStore;
+  server: typeof server;
+}
+
 function ours(limiter: RateLimiter): Decide {
-  if (limiter instanceof ConcurrencyLimit) {
+  if (limiter.algorithm === 'concurrency') {
     return async (i) => {
       const slot = await limiter.acquire(keys[i % KEYS] as string);
       await slot.refund();
@@ -80,6 +82,33 @@ function ours(limiter: RateLimiter): Decide {
   return async (i) => (await limiter.take(keys[i % KEYS] as string)).allowed;
 }
 
+/** Our contenders on `checkout`'s code, their keys under `keyPrefix`, names ending with `suffix`. */
+function ourContenders(checkout: Checkout, keyPrefix: string, suffix: string) {
+  const s = checkout.server;
+  const store = new checkout.RedisStore(client, { prefix: keyPrefix, timeoutMs: 10_000 });
+  return [
+    {
+      name: 'fixed-window',
+      decide: ours(new s.FixedWindow({ limit: 100, windowMs: 1000, store })),
+    },
+    { name: 'sliding-log', decide: ours(new s.SlidingLog({ limit: 100, windowMs: 1000, store })) },
+    {
+      name: 'sliding-window-counter',
+      decide: ours(new s.SlidingWindowCounter({ limit: 100, windowMs: 1000, store })),
+    },
+    {
+      name: 'token-bucket',
+      decide: ours(new s.TokenBucket({ capacity: 10, refillPerSecond: 100, store })),
+    },
+    { name: 'gcra', decide: ours(new s.Gcra({ rate: 100, burst: 9, store })) },
+    { name: 'leaky-bucket', decide: ours(new s.LeakyBucket({ rate: 100, capacity: 10, store })) },
+    {
+      name: 'concurrency (take and release)',
+      decide: ours(new s.ConcurrencyLimit({ limit: 100, store })),
+    },
+  ].map((c) => ({ ...c, name: c.name + suffix }));
+}
+
 const flexible = new RateLimiterRedis({
   storeClient: client,
   useRedisPackage: true,
@@ -87,6 +116,19 @@ const flexible = new RateLimiterRedis({
   points: 100,
   duration: 1,
 });
+
+const before: Checkout | undefined =
+  BEFORE === undefined
+    ? undefined
+    : {
+        RedisStore: (await import(`${BEFORE}/src/redis/index.ts`)).RedisStore,
+        server: await import(`${BEFORE}/src/server/index.ts`),
+      };
+const now =
+  before === undefined
+    ? ourContenders({ RedisStore, server }, prefix, '')
+    : ourContenders({ RedisStore, server }, `${prefix}after:`, ' (after)');
+const then = before === undefined ? [] : ourContenders(before, `${prefix}before:`, ' (before)');
 
 const everyContender: { name: string; decide: Decide }[] = [
   {
@@ -101,22 +143,8 @@ const everyContender: { name: string; decide: Decide }[] = [
       }
     },
   },
-  { name: 'fixed-window', decide: ours(new FixedWindow({ limit: 100, windowMs: 1000, store })) },
-  { name: 'sliding-log', decide: ours(new SlidingLog({ limit: 100, windowMs: 1000, store })) },
-  {
-    name: 'sliding-window-counter',
-    decide: ours(new SlidingWindowCounter({ limit: 100, windowMs: 1000, store })),
-  },
-  {
-    name: 'token-bucket',
-    decide: ours(new TokenBucket({ capacity: 10, refillPerSecond: 100, store })),
-  },
-  { name: 'gcra', decide: ours(new Gcra({ rate: 100, burst: 9, store })) },
-  { name: 'leaky-bucket', decide: ours(new LeakyBucket({ rate: 100, capacity: 10, store })) },
-  {
-    name: 'concurrency (take and release)',
-    decide: ours(new ConcurrencyLimit({ limit: 100, store })),
-  },
+  // Each algorithm's before and after next to each other, so that they run at the same moment.
+  ...now.flatMap((c, i) => (then[i] === undefined ? [c] : [then[i], c])),
 ];
 
 const contenders = everyContender.filter(
@@ -194,9 +222,17 @@ async function main(): Promise<void> {
   const base = contenders[0]?.name as string;
   const k = (n: number) => `${(n / 1000).toFixed(1)} k/s`;
   const us = (n: number) => n.toFixed(1);
+  /** Lowest and highest of each run's rate over rate-limiter-flexible's in the same run. */
+  const spread = (name: string, inFlight: number) => {
+    const ours = samples.get(`${name}@${inFlight}`) ?? [];
+    const theirs = samples.get(`${base}@${inFlight}`) ?? [];
+    const ratios = ours.map((m, run) => m.rate / (theirs[run]?.rate ?? Number.NaN));
+    return `${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}`;
+  };
   const columns = IN_FLIGHT.flatMap((inFlight) => [
     `${inFlight} in flight`,
     'vs rlf',
+    'runs',
     'CPU µs: Node / Redis / scripts',
   ]);
   const rows = contenders.map((c) => [
@@ -204,13 +240,14 @@ async function main(): Promise<void> {
     ...IN_FLIGHT.flatMap((inFlight) => [
       k(of(c.name, inFlight, 'rate')),
       `${(of(c.name, inFlight, 'rate') / of(base, inFlight, 'rate')).toFixed(2)}x`,
+      spread(c.name, inFlight),
       `${us(of(c.name, inFlight, 'nodeUs'))} / ${us(of(c.name, inFlight, 'redisUs'))} / ${us(of(c.name, inFlight, 'scriptUs'))}`,
     ]),
     `${Math.round((admitted.get(c.name) ?? 0) * 100)}%`,
   ]);
   console.log(markdownTable(['contender', ...columns, 'admitted'], rows));
   console.log(
-    '\nCPU per decision in µs (medians): Node process / Redis main thread (INFO cpu) / Redis in FCALL, EVALSHA, EVAL (INFO commandstats).',
+    '\n"vs rlf": median rate over rate-limiter-flexible\'s median rate; "runs": the lowest and highest of each run\'s ratio (same run). CPU per decision in µs (medians): Node process / Redis main thread (INFO cpu) / Redis in FCALL, EVALSHA, EVAL (INFO commandstats).',
   );
 }
 

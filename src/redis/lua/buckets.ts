@@ -47,6 +47,40 @@ end
 local function expiresAt(s, c)
   return s.since + ((c.capacity - s.tokens) * 1000) / c.refillPerSecond + 1
 end
+
+-- decide() of a take on the common path, inlined (a state in plain decimal text, '<tokens>
+-- <since>', or none; a clock that did not go back, a balance not below zero): nil hands the take
+-- to GENERIC. The text of an unchanged since is reused, not formatted again.
+local function fastTake(key, clock, now, c, cost, text)
+  local capacity, rate = c.capacity, c.refillPerSecond
+  local tokens, since, sinceText, keptUntil
+  local level = capacity -- tokensAt(state, now)
+  if type(text) == 'string' then
+    local a, b = match(text, '^(%-?%d+) (%-?%d+%.?%d*)$')
+    if a == nil then return nil end
+    tokens, since, sinceText = a + 0, b + 0, b
+    if now < since then return nil end -- rebase()
+    level = tokens + ((now - since) * rate) / 1000
+    if not (level < capacity) then level = capacity end -- min(capacity, refilled)
+    if level < 0 then return nil end -- rebase()
+    keptUntil = since + ((capacity - tokens) * 1000) / rate + 1 -- expiresAt(stored)
+  else
+    text = ''
+  end
+  if floor(level) < cost then return '0 ' .. clock[1] .. ' ' .. clock[2] .. ' ' .. text end -- available()
+  -- consume(), then save()
+  local taken
+  if level >= capacity or tokens == nil then
+    tokens, since = capacity - cost, now
+    taken = fmt(tokens) .. ' ' .. fmt(now)
+  else
+    tokens = tokens - cost
+    taken = fmt(tokens) .. ' ' .. sinceText
+  end
+  local expires = since + ((capacity - tokens) * 1000) / rate + 1
+  if expires <= now then redis.call('DEL', key) else write(key, taken, expires, now, c, keptUntil) end
+  return '1 ' .. clock[1] .. ' ' .. clock[2] .. ' ' .. taken
+end
 `;
 
 /**
@@ -87,6 +121,35 @@ local function rebase(s, at, c)
 end
 local function available(s, at, c) return meterAvailable(tatOf(s), at, meter(c)) end
 local function expiresAt(s, c) return s.tat end
+
+-- decide() of a take on the common path, inlined (a state in plain decimal text, or none; a debt
+-- within the most a key can owe, so no rebase), for GCRA and the leaky bucket alike (their
+-- consume() differs only in the delay, which the store computes): nil hands the take to GENERIC.
+-- The reply carries the receipt, the take's start: the stored text when the start is the stored
+-- tat.
+local function fastTake(key, clock, now, c, cost, text)
+  local m = meter(c)
+  local interval, tat = m.intervalMs, nil
+  local debt = 0
+  if type(text) == 'string' then
+    if match(text, '^%-?%d+%.?%d*$') == nil then return nil end
+    tat = text + 0
+    if tat - now > m.limit * interval then return nil end -- meterRebase()
+    if tat > now then debt = tat - now end -- debt(): max(0, tat - at)
+  else
+    text = ''
+  end
+  local free = m.limit - ceil(debt / interval) -- meterAvailable()
+  if free < 0 then free = 0 end
+  if free < cost then return '0 ' .. clock[1] .. ' ' .. clock[2] .. ' ' .. text end
+  -- consume(): the start is max(tat, now); then save()
+  local start, startText = now, nil
+  if tat ~= nil and tat > now then start, startText = tat, text end
+  local taken = start + cost * interval
+  local takenText = fmt(taken)
+  if taken <= now then redis.call('DEL', key) else write(key, takenText, taken, now, c, tat) end
+  return '1 ' .. clock[1] .. ' ' .. clock[2] .. ' ' .. takenText .. ' ' .. (startText or fmt(start))
+end
 `;
 
 /** Parameters `rate`, `burst`; state `'<tat>'`. */

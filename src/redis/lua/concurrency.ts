@@ -89,18 +89,18 @@ end
 
 local function run(keys, args)
   if floor == nil then init() end
-  local key, op, cost = keys[1], args[2], tonumber(args[3])
   local c = configOf(cache, args[1], config)
-  local receipt = num(args[6])
+  local key, op, cost = keys[1], c.op, costOf(args[3])
+  local receipt = num(args[5])
   -- A release of a known lease needs no clock: no TIME, no read.
   if op == 'refund' and receipt ~= nil then
     if redis.call('ZREM', key, fmt(receipt) .. ':' .. fmt(cost)) == 1 then addExtra(key, -(cost - 1)) end
     return 'ok'
   end
   local redisNow, clock = redisTime()
-  local deadline = num(args[4])
+  local deadline = num(args[2])
   if deadline ~= nil and redisNow > deadline then return head('late', clock) end
-  local given = num(args[5])
+  local given = num(args[4])
   local now = given or redisNow
   local most = c.limit
 

@@ -64,8 +64,21 @@ const PARTS: Readonly<Record<AlgorithmName, { code: string; params: readonly str
 
 const ALGORITHMS = Object.keys(PARTS) as AlgorithmName[];
 const version = sha1(HELPERS + ALGORITHMS.map((a) => PARTS[a].code).join('')).slice(0, 12);
-const functionName = (algorithm: AlgorithmName) =>
-  `limited_client_${version}_${algorithm.replaceAll('-', '_')}`;
+
+/**
+ * Each function's name is short (it travels with every `FCALL`, and Redis hashes it to find the
+ * function: about 20 instructions a character) and carries the library's version.
+ */
+const SHORT_NAMES: Readonly<Record<AlgorithmName, string>> = {
+  'fixed-window': 'fw',
+  'sliding-log': 'sl',
+  'sliding-window-counter': 'swc',
+  'token-bucket': 'tb',
+  gcra: 'gcra',
+  'leaky-bucket': 'lb',
+  concurrency: 'cc',
+};
+const functionName = (algorithm: AlgorithmName) => `lc_${version}_${SHORT_NAMES[algorithm]}`;
 
 /**
  * The library: the helpers at its top level (run once, when it is loaded), then each algorithm in

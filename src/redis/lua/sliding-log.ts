@@ -196,15 +196,15 @@ end
 local function run(keys, args)
   if floor == nil then init() end
   local redisNow, clock = redisTime()
-  local deadline = num(args[4])
+  local deadline = num(args[2])
   if deadline ~= nil and redisNow > deadline then return head('late', clock) end
-  local key, op, cost = keys[1], args[2], tonumber(args[3])
-  local now = num(args[5]) or redisNow
   local c = configOf(cache, args[1], config)
+  local key, op, cost = keys[1], c.op, costOf(args[3])
+  local now = num(args[4]) or redisNow
   local minTtl = c.minTtl
 
   if op == 'refund' then
-    refundPair(key, now, cost, num(args[6]), c, minTtl)
+    refundPair(key, now, cost, num(args[5]), c, minTtl)
     return head('ok', clock)
   end
   local newest, newestTotal, newestMember = top(key)

@@ -41,6 +41,33 @@ local function refund(s, at, cost, receipt, c)
   return nil
 end
 local function expiresAt(s, c) return s.start + c.windowMs end
+
+-- decide() of a take on the common path, inlined (a state in canonical text, '<start> <count>'
+-- with whole numbers, or none; a clock that did not go back): nil hands the take to GENERIC.
+-- The texts of the stored start and of the counts are reused, not formatted again.
+local function fastTake(key, clock, now, c, cost, text)
+  local windowMs = c.windowMs
+  local start = floor(now / windowMs) * windowMs -- windowStart(now)
+  local counted, startText, keptUntil = 0, nil, nil
+  if type(text) == 'string' then
+    local a, b = match(text, '^(%-?%d+) (%d+)$')
+    if a == nil then return nil end
+    local stored = a + 0
+    if now < stored then return nil end -- rebase()
+    if stored == start then counted, startText = b + 0, a end -- counted()
+    keptUntil = stored + windowMs -- expiresAt(stored)
+  else
+    text = ''
+  end
+  local free = c.limit - counted -- available()
+  if free < 0 then free = 0 end
+  if free < cost then return '0 ' .. clock[1] .. ' ' .. clock[2] .. ' ' .. text end
+  -- consume(), then save()
+  local taken = (startText or fmt(start)) .. ' ' .. fmt(counted + cost)
+  local expires = start + windowMs
+  if expires <= now then redis.call('DEL', key) else write(key, taken, expires, now, c, keptUntil) end
+  return '1 ' .. clock[1] .. ' ' .. clock[2] .. ' ' .. taken
+end
 `;
 
 /** Parameters `limit`, `windowMs`; state `'<start> <current> <previous>'`. */
@@ -91,5 +118,45 @@ local function expiresAt(s, c)
   if s.current > 0 then return s.start + 2 * c.windowMs end
   if s.previous > 0 then return s.start + c.windowMs end
   return -INF
+end
+
+-- decide() of a take on the common path, inlined (a state in canonical text, '<start> <current>
+-- <previous>' with whole numbers, or none; a clock that did not go back): nil hands the take to
+-- GENERIC. The texts of the stored numbers are reused where they carry over.
+local function fastTake(key, clock, now, c, cost, text)
+  local windowMs = c.windowMs
+  local start = floor(now / windowMs) * windowMs -- windowStart(now), the view's start
+  local current, previous, free, keptUntil = 0, 0, c.limit, nil
+  local startText, previousText
+  if type(text) == 'string' then
+    local a, b, p = match(text, '^(%-?%d+) (%d+) (%d+)$')
+    if a == nil then return nil end
+    local stored, cur, prev = a + 0, b + 0, p + 0
+    if now < stored then return nil end -- rebase()
+    -- expiresAt(stored)
+    if cur > 0 then keptUntil = stored + 2 * windowMs
+    elseif prev > 0 then keptUntil = stored + windowMs
+    else keptUntil = -INF end
+    -- view()
+    if start == stored then
+      current, previous, startText, previousText = cur, prev, a, p
+    elseif start == stored + windowMs then
+      previous, previousText = cur, b
+    end
+    -- available(): limit - weighted(view) - view.current, at least 0
+    free = c.limit - floor((previous * (windowMs - (now - start))) / windowMs) - current
+    if free < 0 then free = 0 end
+  else
+    text = ''
+  end
+  if free < cost then return '0 ' .. clock[1] .. ' ' .. clock[2] .. ' ' .. text end
+  -- consume(), then save()
+  current = current + cost
+  local taken = (startText or fmt(start)) .. ' ' .. fmt(current) .. ' ' .. (previousText or fmt(previous))
+  local expires = -INF -- expiresAt(taken)
+  if current > 0 then expires = start + 2 * windowMs
+  elseif previous > 0 then expires = start + windowMs end
+  if expires <= now then redis.call('DEL', key) else write(key, taken, expires, now, c, keptUntil) end
+  return '1 ' .. clock[1] .. ' ' .. clock[2] .. ' ' .. taken
 end
 `;

@@ -56,8 +56,7 @@ export function meterDelay(tat: number | undefined, at: number, units: number, m
   if (meterAvailable(tat, at, m) >= units) return 0;
   // Room for `units` once the debt is down to (limit - units) intervals.
   const estimate = debt(tat, at) - (m.limit - units) * m.intervalMs;
-  const ok = (d: number) => meterAvailable(tat, at + d, m) >= units;
-  return settle(estimate, debt(tat, at) + 1, ok);
+  return settle(estimate, debt(tat, at) + 1, (d) => meterAvailable(tat, at + d, m) >= units);
 }
 
 /** A clock that went backwards shows a debt above the most a key can owe; cap it there. */

@@ -138,13 +138,18 @@ export function describe<S, C>(
   cost: number,
 ): TakeResult {
   const available = logic.available(state, now, config);
-  return {
-    allowed: available >= cost,
-    limit: logic.limit(config),
-    remaining: available,
-    resetMs: resetDelay(logic, config, state, now, available),
-    retryAfterMs: available >= cost ? 0 : logic.delayUntil(state, now, cost, config),
-  };
+  const limit = logic.limit(config);
+  const resetMs = resetDelay(logic, config, state, now, available);
+  let retryAfterMs = 0;
+  if (available < cost) {
+    // A take of one unit more than is left waits for the reset: resetDelay() made this very
+    // delayUntil() call (the most common rejection: nothing left, a cost of 1), not made twice.
+    retryAfterMs =
+      cost === available + 1 && available < limit
+        ? resetMs
+        : logic.delayUntil(state, now, cost, config);
+  }
+  return { allowed: available >= cost, limit, remaining: available, resetMs, retryAfterMs };
 }
 
 function resetDelay<S, C>(

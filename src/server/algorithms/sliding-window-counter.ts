@@ -91,8 +91,11 @@ export const slidingWindowCounter: AlgorithmLogic<State, SlidingWindowCounterCon
         ? v.start + offsetWhereWeightFits(v.previous, room, windowMs) - at
         : // The current count must first become the previous one, in the next window.
           v.start + windowMs + offsetWhereWeightFits(v.current, limit - units, windowMs) - at;
-    const ok = (d: number) => slidingWindowCounter.available(state, at + d, config) >= units;
-    return settle(estimate, v.start + 2 * windowMs - at, ok);
+    return settle(
+      estimate,
+      v.start + 2 * windowMs - at,
+      (d) => slidingWindowCounter.available(state, at + d, config) >= units,
+    );
   },
   consume(state, at, cost, { windowMs }) {
     const v = view(state, at, windowMs);

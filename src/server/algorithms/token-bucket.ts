@@ -70,9 +70,12 @@ export const tokenBucket: AlgorithmLogic<State, Config> = {
   delayUntil(state, at, units, config) {
     const missing = units - tokensAt(state, at, config);
     if (missing <= 0) return 0;
-    const ok = (d: number) => tokenBucket.available(state, at + d, config) >= units;
     const upper = (config.capacity * 1000) / config.refillPerSecond + 1;
-    return settle((missing * 1000) / config.refillPerSecond, upper, ok);
+    return settle(
+      (missing * 1000) / config.refillPerSecond,
+      upper,
+      (d) => tokenBucket.available(state, at + d, config) >= units,
+    );
   },
   consume(state, at, cost, config) {
     if (tokensAt(state, at, config) >= config.capacity || state === undefined) {
