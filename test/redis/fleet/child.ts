@@ -20,6 +20,11 @@ export interface ChildPlan {
   rate: number;
   burst: number;
   localShare: number;
+  /**
+   * How long a Redis command may take before the store runs on its local share, ms. @default 100
+   * (the outage test's: the fleet notices a paused Redis fast).
+   */
+  storeTimeoutMs?: number;
   startAt: number;
   endAt: number;
   concurrency: number;
@@ -61,7 +66,7 @@ redis.on('error', () => {});
 await redis.connect();
 const store = new RedisStore(redis, {
   prefix: plan.prefix,
-  timeoutMs: 100,
+  timeoutMs: plan.storeTimeoutMs ?? 100,
   recheckMs: 100,
   localShare: plan.localShare,
 });
