@@ -42,6 +42,11 @@ export interface HostParts {
   store: HostStore;
   report: HostReport;
   sleepers: Sleepers;
+  /**
+   * Calls between an attempt's answer and their next round (the retry plan, the budget, the wait):
+   * they hold no slot, no place in line and maybe no sleep for a few turns, yet the host is busy.
+   */
+  between: number;
   /** The error a call gets once the host is closed; `undefined` while it is open. */
   closed(ctx: RequestContext): unknown;
 }
@@ -255,9 +260,15 @@ export class CallRun {
 
   /** Step 4 and 5 when a plan is needed: the plan, the wait, and the next round. */
   async #next(outcome: Outcome): Promise<Response> {
-    const next = await this.#plan(outcome);
-    if ('end' in next) return next.end;
-    await this.#waitForRetry(next.go);
+    this.#host.between++;
+    try {
+      const next = await this.#plan(outcome);
+      if ('end' in next) return next.end;
+      await this.#waitForRetry(next.go);
+    } finally {
+      this.#host.between--;
+    }
+    // The next round takes its place in line (or its slot) before it returns: the host stays busy.
     return this.#round(this.#host.shared.clock.now());
   }
 
