@@ -4,9 +4,11 @@
  * side in one run.
  *
  *   npx tsx test/bench/pipeline-micro.ts [--calls 200000] [--rounds 7] [--before <dir>/index.ts]
+ *     [--lib <dir>/index.js]
  *
  * `--before` loads a second copy of the package (another checkout's `src/index.ts`, say `main`'s)
  * and adds its contenders to the same rounds, marked `(before)`, for a side-by-side comparison.
+ * `--lib` measures another copy instead of these sources (a bundle, to compare two bundles).
  *
  * Each round runs every contender once (in a rotating order, after a warm-up); the table gives the
  * median CPU nanoseconds per call over the rounds (`process.cpuUsage()`, which other processes on
@@ -26,6 +28,7 @@ const { values } = parseArgs({
     calls: { type: 'string', default: '200000' },
     rounds: { type: 'string', default: '7' },
     before: { type: 'string' },
+    lib: { type: 'string' },
   },
 });
 const calls = Number(values.calls);
@@ -80,12 +83,12 @@ function clients(lib: Lib, tag: string): Entry[] {
 const contenders: Entry[] = [
   ['fetch double', () => double(URL_), 0],
   ['declaring double', () => declaring(URL_), 1],
-  ...clients({ LimitedClient, wrapFetch }, ''),
 ];
-if (values.before) {
-  const path = new URL(values.before, `file://${process.cwd()}/`).href;
-  contenders.push(...clients((await import(path)) as Lib, ' (before)'));
-}
+/** A copy of the package named on the command line (relative to the working directory). */
+const load = async (at: string) =>
+  (await import(new URL(at, `file://${process.cwd()}/`).href)) as Lib;
+contenders.push(...clients(values.lib ? await load(values.lib) : { LimitedClient, wrapFetch }, ''));
+if (values.before) contenders.push(...clients(await load(values.before), ' (before)'));
 
 /** CPU nanoseconds per call of `f`, called `n` times one after the other. */
 async function time(f: () => Promise<Response>, n: number): Promise<number> {
