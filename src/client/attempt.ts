@@ -104,15 +104,25 @@ export function readCall(
 }
 
 /**
- * Sends one attempt: a fresh body when the call can recreate it, the attempt timeout on the
- * injected clock, and on a response its rate-limit headers parsed. Never rejects: a failure is
- * the outcome's `error` (an attempt timeout as a `TimeoutError`, whatever the fetch rejected with).
+ * An attempt under way (see {@link startAttempt}): what fetch answers, and what {@link endAttempt}
+ * needs to turn that into an {@link Outcome}.
  */
-export async function sendAttempt(
-  clock: Clock,
-  req: PreparedRequest,
-  call: Call,
-): Promise<Outcome> {
+export interface Sending {
+  /** Fetch's answer; with a signal, rejected as soon as the signal aborts. */
+  sent: Promise<Response>;
+  /** The attempt's abort scope, when it needs one of its own (an attempt or overall timeout). */
+  scope: AbortScope | undefined;
+  /** Whether the scope must be relinked to the caller's signal alone when a response comes. */
+  detach: boolean;
+}
+
+/**
+ * Starts one attempt: a fresh body when the call can recreate it, the attempt timeout on the
+ * injected clock, and the fetch, all synchronously. Throws only what comes before the fetch (the
+ * caller's `createBody`, a body `Request` refuses): nothing was sent then. Whatever the fetch
+ * throws or rejects with is in `sent`. Finish with {@link endAttempt} (or use {@link sendAttempt}).
+ */
+export function startAttempt(clock: Clock, req: PreparedRequest, call: Call): Sending {
   let scope: AbortScope | undefined;
   let signal = call.signal;
   // With an overall timeout, the attempt gets a scope of its own even without a timeout of its
@@ -142,25 +152,70 @@ export async function sendAttempt(
   } else if (signal !== undefined) {
     init = { ...init, signal };
   }
-  const outcome: Outcome = { at: 0, scope };
+  let sent: Promise<Response>;
   try {
-    const sent = call.fetch(input, init);
-    // A fetch that ignores its signal must not keep the call past its deadline, nor its slot.
-    outcome.response = await (signal === undefined ? sent : untilAborted(sent, signal));
+    sent = call.fetch(input, init);
   } catch (error) {
+    // A fetch that throws instead of rejecting: an outcome all the same.
+    sent = Promise.reject(error);
+  }
+  // A fetch that ignores its signal must not keep the call past its deadline, nor its slot.
+  if (signal !== undefined) sent = untilAborted(sent, signal);
+  return { sent, scope, detach };
+}
+
+/**
+ * The outcome of an attempt {@link startAttempt} started, once `sent` settled: `response` when it
+ * resolved, else `error` (an attempt timeout as a `TimeoutError`, whatever the fetch rejected
+ * with); on a response its rate-limit headers parsed. Reads the clock once.
+ */
+export function endAttempt(
+  clock: Clock,
+  call: Call,
+  sending: Sending,
+  response: Response | undefined,
+  error: unknown,
+): Outcome {
+  const { scope } = sending;
+  const now = clock.now();
+  // Every field set here, in one order: one shape for every outcome.
+  const outcome: Outcome = {
+    at: now,
+    response,
+    error: undefined,
+    info: undefined,
+    scope,
+    holdUntil: undefined,
+    pushback: undefined,
+  };
+  if (response) {
+    if (sending.detach) scope?.relink(call.callerSignal);
+    else scope?.dispose(true);
+    outcome.info = parseRateLimitHeaders(response.headers, { now });
+  } else {
     // A fetch that rejects an abort with its own AbortError still timed out on our watch.
     outcome.error = scope?.signal.aborted && !call.signal?.aborted ? scope.signal.reason : error;
-  }
-  const now = clock.now();
-  outcome.at = now;
-  if (outcome.response) {
-    if (detach) scope?.relink(call.callerSignal);
-    else scope?.dispose(true);
-    outcome.info = parseRateLimitHeaders(outcome.response.headers, { now });
-  } else {
     scope?.dispose(false);
   }
   return outcome;
+}
+
+/**
+ * Sends one attempt ({@link startAttempt}, then {@link endAttempt}). Never rejects for what the
+ * fetch did: a failure is the outcome's `error`. Rejects only when nothing was sent (the caller's
+ * `createBody` threw).
+ */
+export function sendAttempt(clock: Clock, req: PreparedRequest, call: Call): Promise<Outcome> {
+  let sending: Sending;
+  try {
+    sending = startAttempt(clock, req, call);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  return sending.sent.then(
+    (response) => endAttempt(clock, call, sending, response, undefined),
+    (error: unknown) => endAttempt(clock, call, sending, undefined, error),
+  );
 }
 
 /**

@@ -19,7 +19,7 @@ import {
 } from '../errors.js';
 import type { Admission } from './admission.js';
 import { healthOf } from './answer.js';
-import { type Call, type Outcome, sendAttempt } from './attempt.js';
+import { type Call, endAttempt, type Outcome, type Sending, startAttempt } from './attempt.js';
 import type { HostConfig } from './host-config.js';
 import type { HostReport } from './host-report.js';
 import type { HostStore } from './host-store.js';
@@ -42,6 +42,11 @@ export interface HostParts {
   store: HostStore;
   report: HostReport;
   sleepers: Sleepers;
+  /**
+   * Calls between an attempt's answer and their next round (the retry plan, the budget, the wait):
+   * they hold no slot, no place in line and maybe no sleep for a few turns, yet the host is busy.
+   */
+  between: number;
   /** The error a call gets once the host is closed; `undefined` while it is open. */
   closed(ctx: RequestContext): unknown;
 }
@@ -73,61 +78,58 @@ export class CallRun {
     this.#deadline = deadline;
   }
 
-  /** Breaker, admission, attempt, retry plan; again while the plan says so. */
-  async run(start: number): Promise<Response> {
-    const { clock } = this.#host.shared;
-    for (;;) {
-      const now = this.#attempts === 0 ? start : clock.now();
-      // 1. Circuit breaker: fail fast while open; a probe when half-open.
-      const permit = this.#host.breaker?.acquire(now) ?? { allowed: true, probe: false };
-      if (!permit.allowed) return this.#circuitOpen(permit.retryAt);
-      // 2. Admission: the queue, the concurrency cap and the host's rules (at once when the host
-      // has room and the store answers synchronously).
-      let admitted = this.#admit(permit.probe, now);
-      if ('then' in admitted) admitted = await admitted;
-      if ('end' in admitted) return admitted.end;
-      // 3. The attempt, and what it teaches (the rules, the breaker, the counters).
-      const [ticket, probe] = admitted.go;
-      const outcome = await this.#attempt(ticket, probe);
-      if (outcome.error !== undefined && this.#call.signal?.aborted) {
-        throw abortReason(this.#call.signal);
-      }
-      // 4. The retry plan: another attempt, or the end of the call. The default rule never
-      // retries a success or a redirect: no plan to build.
-      const { response } = outcome;
-      if (response && response.status < 400 && this.#call.shouldRetry === defaultShouldRetry) {
-        return response;
-      }
-      const next = await this.#plan(outcome);
-      if ('end' in next) return next.end;
-      await this.#waitForRetry(next.go);
-    }
+  /**
+   * Breaker, admission, attempt, retry plan; again while the plan says so. On the happy path (the
+   * breaker closed, the host with room, a store that answers at once, a success) the call's promise
+   * is fetch's, with one `then` that takes the answer in: no `async` frame of its own.
+   */
+  run(start: number): Promise<Response> {
+    return this.#round(start);
   }
 
-  /** Step 2: a place in the host's queue and the rules' yes; or the end of the call. */
-  #admit(probe: boolean, now: number): Step<[Ticket, boolean]> | Promise<Step<[Ticket, boolean]>> {
-    const call = this.#call;
-    const admitted = this.#host.admission.admit({
-      cost: call.cost,
-      firstAttempt: this.#attempts === 0,
-      priority: this.#attempts > 0,
-      signal: call.signal,
-      maxWaitMs: this.#host.policy.maxRetryAfterMs,
-      ctx: call.ctx,
-      now,
-      // A live attempt is answered or times out within its timeout; past it and a second more,
-      // its request is taken as lost (a process that died with it out).
-      flightTtlMs: Number.isFinite(call.attemptTimeoutMs)
-        ? call.attemptTimeoutMs + 1000
-        : undefined,
-    });
-    const breaker = this.#host.breaker;
-    // A store that answers synchronously (memory) admits without a turn of the event loop.
-    return 'then' in admitted ||
-      this.#host.closed(call.ctx) !== undefined ||
-      (breaker && !probe && !breaker.closed)
-      ? this.#admitted(admitted, probe)
-      : { go: [admitted, probe] };
+  /** One round: steps 1 to 3, then step 4 once the attempt is answered. Never throws. */
+  #round(now: number): Promise<Response> {
+    try {
+      // 1. Circuit breaker: fail fast while open; a probe when half-open.
+      const breaker = this.#host.breaker;
+      let probe = false;
+      if (breaker) {
+        const permit = breaker.acquire(now);
+        if (!permit.allowed) return Promise.resolve(this.#circuitOpen(permit.retryAt));
+        probe = permit.probe;
+      }
+      // 2. Admission: the queue, the concurrency cap and the host's rules (at once when the host
+      // has room and the store answers synchronously).
+      const call = this.#call;
+      const admitted = this.#host.admission.admit({
+        cost: call.cost,
+        firstAttempt: this.#attempts === 0,
+        priority: this.#attempts > 0,
+        signal: call.signal,
+        maxWaitMs: this.#host.policy.maxRetryAfterMs,
+        ctx: call.ctx,
+        now,
+        // A live attempt is answered or times out within its timeout; past it and a second more,
+        // its request is taken as lost (a process that died with it out).
+        flightTtlMs: Number.isFinite(call.attemptTimeoutMs)
+          ? call.attemptTimeoutMs + 1000
+          : undefined,
+      });
+      // A store that answers synchronously (memory) admits without a turn of the event loop.
+      if (
+        'then' in admitted ||
+        this.#host.closed(call.ctx) !== undefined ||
+        (breaker && !probe && !breaker.closed)
+      ) {
+        return this.#admitted(admitted, probe).then((step) =>
+          'end' in step ? step.end : this.#attempt(step.go[0], step.go[1]),
+        );
+      }
+      // 3. The attempt, and what it teaches (the rules, the breaker, the counters); then step 4.
+      return this.#attempt(admitted, probe);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /** The rest of step 2, when the admission waited or the host may have changed meanwhile. */
@@ -171,10 +173,10 @@ export class CallRun {
   }
 
   /**
-   * Step 3: one attempt. The previous response is let go only now: until another attempt goes, it
-   * is what the call resolves to, with its body still readable.
+   * Step 3: one attempt, and what follows it. The previous response is let go only now: until
+   * another attempt goes, it is what the call resolves to, with its body still readable.
    */
-  async #attempt(ticket: Ticket, probe: boolean): Promise<Outcome> {
+  #attempt(ticket: Ticket, probe: boolean): Promise<Response> {
     const req = this.#req;
     const call = this.#call;
     if (this.#last) {
@@ -183,31 +185,101 @@ export class CallRun {
     }
     this.#attempts++;
     this.#host.report.counters.attempts++;
+    const { clock } = this.#host.shared;
+    let sending: Sending;
+    try {
+      sending = startAttempt(clock, req, call);
+    } catch (error) {
+      // Not the fetch (its failures are outcomes): the caller's `createBody` threw.
+      return this.#abandon(ticket, probe, error);
+    }
+    return sending.sent.then(
+      (response) => this.#answered(ticket, probe, sending, response, undefined),
+      (error: unknown) => this.#answered(ticket, probe, sending, undefined, error),
+    );
+  }
+
+  /** The attempt's answer (a response, or fetch's error) taken in; then step 4. */
+  #answered(
+    ticket: Ticket,
+    probe: boolean,
+    sending: Sending,
+    response: Response | undefined,
+    error: unknown,
+  ): Response | Promise<Response> {
+    const call = this.#call;
     let outcome: Outcome;
     try {
-      outcome = await sendAttempt(this.#host.shared.clock, req, call);
-    } catch (error) {
-      // Not the fetch (its failures are outcomes): the caller's `createBody` threw. Nothing was
-      // sent; the admission, its slot and any probe go back.
-      this.#host.breaker?.release(probe);
-      await this.#giveBack(ticket, call);
-      throw error;
+      outcome = endAttempt(this.#host.shared.clock, call, sending, response, error);
+    } catch (failure) {
+      return this.#abandon(ticket, probe, failure);
     }
     this.#last = outcome;
+    let settled: Promise<void> | undefined;
     try {
-      const settled = this.#host.store.settle(ticket, outcome, call.ctx, outcome.at);
-      if (settled) await settled;
-    } finally {
-      // Whatever the store did, the attempt is over: its slot comes back.
+      settled = this.#host.store.settle(ticket, outcome, call.ctx, outcome.at);
+    } catch (failure) {
       this.#host.admission.release();
+      throw failure;
     }
+    if (settled) {
+      return settled.then(
+        () => {
+          this.#host.admission.release();
+          return this.#learned(outcome, probe);
+        },
+        (failure: unknown) => {
+          this.#host.admission.release();
+          throw failure;
+        },
+      );
+    }
+    // Whatever the store did, the attempt is over: its slot comes back.
+    this.#host.admission.release();
+    return this.#learned(outcome, probe);
+  }
+
+  /** What the answer teaches the report and the breaker; then step 4, the retry plan. */
+  #learned(outcome: Outcome, probe: boolean): Response | Promise<Response> {
+    const call = this.#call;
     const { response, info, error } = outcome;
     const pushback = outcome.pushback === true;
     if (response) this.#host.report.response(call.ctx, response.status, info, pushback);
     const aborted = call.signal?.aborted === true;
-    const health = healthOf(response?.status, error, aborted, pushback);
-    this.#host.breaker?.record(health, outcome.at, probe);
-    return outcome;
+    const breaker = this.#host.breaker;
+    if (breaker)
+      breaker.record(healthOf(response?.status, error, aborted, pushback), outcome.at, probe);
+    if (error !== undefined && aborted) throw abortReason(call.signal as AbortSignal);
+    // 4. The retry plan: another attempt, or the end of the call. The default rule never retries
+    // a success or a redirect: no plan to build.
+    if (response && response.status < 400 && call.shouldRetry === defaultShouldRetry) {
+      return response;
+    }
+    return this.#next(outcome);
+  }
+
+  /** Step 4 and 5 when a plan is needed: the plan, the wait, and the next round. */
+  async #next(outcome: Outcome): Promise<Response> {
+    this.#host.between++;
+    try {
+      const next = await this.#plan(outcome);
+      if ('end' in next) return next.end;
+      await this.#waitForRetry(next.go);
+    } finally {
+      this.#host.between--;
+    }
+    // The next round takes its place in line (or its slot) before it returns: the host stays busy.
+    return this.#round(this.#host.shared.clock.now());
+  }
+
+  /**
+   * An attempt that sent nothing (the caller's `createBody` threw): the admission, its slot and
+   * any probe go back, and the call rejects with `error`.
+   */
+  async #abandon(ticket: Ticket, probe: boolean, error: unknown): Promise<never> {
+    this.#host.breaker?.release(probe);
+    await this.#giveBack(ticket, this.#call);
+    throw error;
   }
 
   /** Step 4: whether another attempt goes, and after what wait; or the end of the call. */

@@ -51,8 +51,6 @@ export class HostPipeline {
   readonly #parts: HostParts;
   /** Set by {@link close}: the error calls get from then on. */
   #closedWith: ((ctx: RequestContext) => unknown) | undefined;
-  /** Calls under way, from `execute` until they settle. */
-  #running = 0;
 
   readonly #shared: PipelineShared;
 
@@ -76,6 +74,7 @@ export class HostPipeline {
       report,
       store,
       sleepers: new Sleepers(shared.clock, shared.keepAlive),
+      between: 0,
       breaker: policy.breaker
         ? new CircuitBreaker(policy.breaker, (from, to) => report.circuitState(from, to))
         : undefined,
@@ -100,13 +99,15 @@ export class HostPipeline {
   }
 
   /**
-   * Whether the host has a call under way (then it is not evicted). Counted per call, not only
-   * from the queue, the slots and the sleeps: between an attempt and its retry's wait a call holds
-   * none of them for a few turns, and evicting its pipeline then would end it with
-   * `ClientClosedError` although the client is open.
+   * Whether the host has a call under way (then it is not evicted): in line, holding a slot,
+   * asleep before a retry, or between an attempt and its retry's wait (`HostParts.between`), where
+   * a call holds none of the others for a few turns and evicting its pipeline would end it with
+   * `ClientClosedError` although the client is open. From the call's start to its admission the
+   * call runs synchronously: nothing can evict the host in between.
    */
   get busy(): boolean {
-    return this.#running > 0 || this.#parts.admission.busy || this.#parts.sleepers.size > 0;
+    const parts = this.#parts;
+    return parts.between > 0 || parts.admission.busy || parts.sleepers.size > 0;
   }
 
   /**
@@ -127,18 +128,10 @@ export class HostPipeline {
       return Promise.reject(error);
     }
     this.report.counters.requests++;
-    this.#running++;
-    const run = Number.isFinite(call.timeoutMs)
+    return Number.isFinite(call.timeoutMs)
       ? this.#runWithin(req, call, now)
       : new CallRun(this.#parts, req, call, Number.POSITIVE_INFINITY).run(now);
-    run.then(this.#ended, this.#ended);
-    return run;
   }
-
-  /** A call settled. */
-  readonly #ended = () => {
-    this.#running--;
-  };
 
   /** A call's run under its overall timeout. */
   async #runWithin(req: PreparedRequest, call: Call, now: number): Promise<Response> {

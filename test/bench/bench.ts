@@ -3,7 +3,8 @@
  * a p-retry loop over fetch, against the same in-repo mock server scenarios, in one run.
  *
  *   npm run bench -- [results.json] [--quick] [--only peers|overhead|goodput|outage|wild|undici]
- *     [--concurrency 1,16,50,200] [--host quiet,declared] [--built]   (the overhead section)
+ *     [--concurrency 1,16,50,200] [--host quiet,declared] [--built] [--before <dir>/index.ts]
+ *     (the overhead section; `--before`: a second copy of the package in the same rounds)
  *
  * Sections (each prints a markdown table of ratios; the raw numbers go to the JSON file):
  * 1. peers: requests per second of every contender against an unlimited loopback endpoint,
@@ -63,6 +64,7 @@ const { values, positionals } = parseArgs({
     concurrency: { type: 'string' },
     host: { type: 'string' },
     built: { type: 'boolean', default: false },
+    before: { type: 'string' },
   },
 });
 const jsonPath = values.json ?? positionals[0];
@@ -350,6 +352,7 @@ if (sections.has('overhead')) {
   const { results, ramps } = await clientOverhead({
     quick,
     built: values.built,
+    before: values.before,
     concurrencies: list(values.concurrency)?.map(Number),
     hosts: list(values.host) as OverheadHost[] | undefined,
   });

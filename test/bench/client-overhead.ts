@@ -23,6 +23,11 @@
  * the client had that many requests in flight (the cold-start ramp adds one per answer).
  *
  *   npm run bench -- --only overhead [--quick] [--built] [--concurrency 1,16] [--host quiet]
+ *     [--before <dir>/index.ts]
+ *
+ * `--before` loads a second copy of the package (another checkout's `src/index.ts` or built
+ * `dist/index.js`, say `main`'s) and adds its four contenders, marked `(before)`, to the same
+ * rounds: a change measured against what it replaces in one run, on the same machine load.
  *
  * `--built` measures the package as published (`dist/`, after `npm run build`) instead of the
  * sources compiled on the fly by tsx (see {@link loadBuilt}).
@@ -38,6 +43,8 @@ import { median, type PairedCells, pairedCells } from './lib/paired.js';
 /** The client under test: the sources (as tsx runs them), or the built package (`--built`). */
 type Library = Pick<typeof sources, 'LimitedClient' | 'wrapFetch'>;
 let lib: Library = sources;
+/** The copy of the package `--before` names, if any. */
+let before: Library | undefined;
 
 /**
  * Loads the built package (`dist/`, made by `npm run build`) instead of the sources. tsx compiles
@@ -88,6 +95,8 @@ export interface OverheadOptions {
   built?: boolean;
   concurrencies?: number[];
   hosts?: OverheadHost[];
+  /** A second copy of the package to measure in the same rounds (a path to its index module). */
+  before?: string;
 }
 
 type Get = (url: string) => Promise<Response>;
@@ -120,22 +129,30 @@ function warm(name: string, made: { get: Get; close(): Promise<void> }): Contend
   return { name, open: () => ({ get: made.get, done: nothing }), close: () => made.close() };
 }
 
-const limitedClient = (fetchImpl?: typeof fetch) => {
-  const client = new lib.LimitedClient('http://127.0.0.1', fetchImpl ? { fetch: fetchImpl } : {});
+const limitedClient = (fetchImpl?: typeof fetch, from: Library = lib) => {
+  const client = new from.LimitedClient('http://127.0.0.1', fetchImpl ? { fetch: fetchImpl } : {});
   return { get: (url: string) => client.request(url), close: () => client.close() };
 };
-const wrapped = () => {
-  const f = lib.wrapFetch();
+const wrapped = (from: Library = lib) => {
+  const f = from.wrapFetch();
   return { get: (url: string) => f(url), close: () => f.close() };
 };
+
+/** The four clients of one copy of the package; `tag` marks their names. */
+function clientsOf(from: Library, tag: string): Contender[] {
+  return [
+    fresh(`LimitedClient, fresh${tag}`, () => limitedClient(undefined, from)),
+    warm(`LimitedClient, warm${tag}`, limitedClient(undefined, from)),
+    fresh(`wrapFetch, fresh${tag}`, () => wrapped(from)),
+    warm(`wrapFetch, warm${tag}`, wrapped(from)),
+  ];
+}
 
 function contenders(): Contender[] {
   return [
     { name: 'fetch', open: () => ({ get: (url) => fetch(url), done: nothing }), close: nothing },
-    fresh('LimitedClient, fresh', () => limitedClient()),
-    warm('LimitedClient, warm', limitedClient()),
-    fresh('wrapFetch, fresh', wrapped),
-    warm('wrapFetch, warm', wrapped()),
+    ...clientsOf(lib, ''),
+    ...(before ? clientsOf(before, ' (before)') : []),
   ];
 }
 
@@ -253,6 +270,9 @@ export async function clientOverhead(
 ): Promise<{ results: OverheadResult[]; ramps: RampResult[] }> {
   const { quick } = options;
   if (options.built) lib = await loadBuilt();
+  if (options.before) {
+    before = (await import(new URL(options.before, `file://${process.cwd()}/`).href)) as Library;
+  }
   const concurrencies = options.concurrencies ?? [1, 16, 50, 200];
   const hosts = options.hosts ?? ['quiet', 'declared'];
   const requests = quick ? 1000 : 2000;

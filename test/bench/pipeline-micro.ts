@@ -3,7 +3,12 @@
  * fresh 200 (three ordinary headers, no body), called directly and through the client, side by
  * side in one run.
  *
- *   npx tsx test/bench/pipeline-micro.ts [--calls 200000] [--rounds 7]
+ *   npx tsx test/bench/pipeline-micro.ts [--calls 200000] [--rounds 7] [--before <dir>/index.ts]
+ *     [--lib <dir>/index.js]
+ *
+ * `--before` loads a second copy of the package (another checkout's `src/index.ts`, say `main`'s)
+ * and adds its contenders to the same rounds, marked `(before)`, for a side-by-side comparison.
+ * `--lib` measures another copy instead of these sources (a bundle, to compare two bundles).
  *
  * Each round runs every contender once (in a rotating order, after a warm-up); the table gives the
  * median CPU nanoseconds per call over the rounds (`process.cpuUsage()`, which other processes on
@@ -22,6 +27,8 @@ const { values } = parseArgs({
   options: {
     calls: { type: 'string', default: '200000' },
     rounds: { type: 'string', default: '7' },
+    before: { type: 'string' },
+    lib: { type: 'string' },
   },
 });
 const calls = Number(values.calls);
@@ -46,28 +53,42 @@ const declaring = (async () =>
       ratelimit: `"generous";r=${--remaining};t=1800`,
     },
   })) as typeof fetch;
-const declared = wrapFetch(declaring);
+type Lib = { LimitedClient: typeof LimitedClient; wrapFetch: typeof wrapFetch };
+type Entry = [string, () => Promise<Response>, number];
+const closers: (() => Promise<void>)[] = [];
 
-const wrapped = wrapFetch(double);
-const wrappedCold = wrapFetch(double, { coldStart: false });
-const client = new LimitedClient('http://h.test', { fetch: double });
-const bare = wrapFetch(double, {
-  learnLimits: false,
-  retry: false,
-  retryBudget: false,
-  circuitBreaker: false,
-});
+/** The contenders made with one copy of the package; `tag` marks their names. */
+function clients(lib: Lib, tag: string): Entry[] {
+  const declared = lib.wrapFetch(declaring);
+  const wrapped = lib.wrapFetch(double);
+  const wrappedCold = lib.wrapFetch(double, { coldStart: false });
+  const client = new lib.LimitedClient('http://h.test', { fetch: double });
+  const bare = lib.wrapFetch(double, {
+    learnLimits: false,
+    retry: false,
+    retryBudget: false,
+    circuitBreaker: false,
+  });
+  closers.push(wrapped.close, wrappedCold.close, () => client.close(), bare.close, declared.close);
+  return [
+    [`wrapFetch (defaults)${tag}`, () => wrapped(URL_), 0],
+    [`wrapFetch (coldStart: false)${tag}`, () => wrappedCold(URL_), 0],
+    [`LimitedClient.get (defaults)${tag}`, () => client.get('/x'), 0],
+    [`wrapFetch (every policy off)${tag}`, () => bare(URL_), 0],
+    [`wrapFetch (defaults), declaring double${tag}`, () => declared(URL_), 1],
+  ];
+}
 
 /** [name, the call, the index of the double it is compared with]. */
-const contenders: [string, () => Promise<Response>, number][] = [
+const contenders: Entry[] = [
   ['fetch double', () => double(URL_), 0],
-  ['wrapFetch (defaults)', () => wrapped(URL_), 0],
-  ['wrapFetch (coldStart: false)', () => wrappedCold(URL_), 0],
-  ['LimitedClient.get (defaults)', () => client.get('/x'), 0],
-  ['wrapFetch (every policy off)', () => bare(URL_), 0],
-  ['declaring double', () => declaring(URL_), 5],
-  ['wrapFetch (defaults), declaring double', () => declared(URL_), 5],
+  ['declaring double', () => declaring(URL_), 1],
 ];
+/** A copy of the package named on the command line (relative to the working directory). */
+const load = async (at: string) =>
+  (await import(new URL(at, `file://${process.cwd()}/`).href)) as Lib;
+contenders.push(...clients(values.lib ? await load(values.lib) : { LimitedClient, wrapFetch }, ''));
+if (values.before) contenders.push(...clients(await load(values.before), ' (before)'));
 
 /** CPU nanoseconds per call of `f`, called `n` times one after the other. */
 async function time(f: () => Promise<Response>, n: number): Promise<number> {
@@ -103,10 +124,4 @@ console.log(
 console.log(
   `\n${calls} sequential calls per contender per round, ${rounds} rounds, node ${process.version}`,
 );
-await Promise.all([
-  wrapped.close(),
-  wrappedCold.close(),
-  client.close(),
-  bare.close(),
-  declared.close(),
-]);
+await Promise.all(closers.map((close) => close()));
