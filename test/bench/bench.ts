@@ -41,6 +41,7 @@ import {
   type MockServer,
 } from '../../src/server/index.js';
 import { clientOverhead, type OverheadHost } from './client-overhead.js';
+import { type OutageFigures, runOutage } from './lib/outage.js';
 import {
   type Contender,
   gotRetry,
@@ -258,64 +259,27 @@ const BEFORE_MS = 1000;
 const OUTAGE_MS = quick ? 2000 : 3000;
 const AFTER_MS = 3000;
 
-interface OutageResult {
+interface OutageResult extends OutageFigures {
   client: string;
-  startedDuringOutage: number;
-  attemptsPerRequestDuringOutage: number;
-  recoveryMs: number | null;
-  failedAfterOutage: number;
 }
 
 async function outageRun(make: Factory): Promise<OutageResult> {
-  const server = await createMockServer({
-    routes: [
-      { path: '/data/:id', faults: { unavailable: { afterMs: BEFORE_MS, forMs: OUTAGE_MS } } },
-    ],
-  });
   const contender = make();
-  const attemptsSoFar = () => {
-    const s = server.stats();
-    return s.admitted + s.rejected;
-  };
-  const t0 = performance.now();
-  const now = () => performance.now() - t0;
-  let atOutageStart = 0;
-  let atOutageEnd = 0;
-  const marks = [
-    setTimeout(() => {
-      atOutageStart = attemptsSoFar();
-    }, BEFORE_MS),
-    setTimeout(() => {
-      atOutageEnd = attemptsSoFar();
-    }, BEFORE_MS + OUTAGE_MS),
-  ];
-  const calls: { startedAt: number; settledAt: number; ok: boolean }[] = [];
-  const pending: Promise<void>[] = [];
-  for (let i = 0; now() < BEFORE_MS + OUTAGE_MS + AFTER_MS; i++) {
-    const startedAt = now();
-    pending.push(
-      contender.get(`${server.url}/data/${i}`).then((status) => {
-        calls.push({ startedAt, settledAt: now(), ok: status === 200 });
-      }),
-    );
-    const wait = (i + 1) * (1000 / RATE) - now();
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+  try {
+    const figures = await runOutage({
+      start: (unavailable) =>
+        createMockServer({ routes: [{ path: '/data/:id', faults: { unavailable } }] }),
+      get: (url) => contender.get(url),
+      rate: RATE,
+      beforeMs: BEFORE_MS,
+      outageMs: OUTAGE_MS,
+      afterMs: AFTER_MS,
+      label: contender.name,
+    });
+    return { client: contender.name, ...figures };
+  } finally {
+    await contender.close?.();
   }
-  await timeout(120_000, Promise.all(pending), contender.name);
-  for (const mark of marks) clearTimeout(mark);
-  await contender.close?.();
-  await server.close();
-  const end = BEFORE_MS + OUTAGE_MS;
-  const during = calls.filter((c) => c.startedAt >= BEFORE_MS && c.startedAt < end).length;
-  const after = calls.filter((c) => c.startedAt >= end);
-  const firstOk = Math.min(...after.filter((c) => c.ok).map((c) => c.settledAt));
-  return {
-    client: contender.name,
-    startedDuringOutage: during,
-    attemptsPerRequestDuringOutage: (atOutageEnd - atOutageStart) / Math.max(1, during),
-    recoveryMs: Number.isFinite(firstOk) ? Math.round(firstOk - end) : null,
-    failedAfterOutage: after.filter((c) => !c.ok).length,
-  };
 }
 
 // ---------------------------------------------------------------- run

@@ -15,6 +15,7 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { type OutageFigures, runOutage } from './lib/outage.js';
 import { markdownTable } from './lib/table.js';
 
 const { values } = parseArgs({ options: { root: { type: 'string' } } });
@@ -31,65 +32,35 @@ const AFTER_MS = 5000;
 /** Outage lengths, ms: spread over one 2 s cool-down. */
 const LENGTHS = [2600, 2800, 3000, 3200, 3400, 3600, 3800, 4000, 4200, 4400];
 
-interface Row {
+interface Row extends OutageFigures {
   outageMs: number;
-  recoveryMs: number;
-  failedAfter: number;
-  attemptsPerRequest: number;
 }
 
 async function run(outageMs: number): Promise<Row> {
-  const server = await createMockServer({
-    routes: [
-      { path: '/data/:id', faults: { unavailable: { afterMs: BEFORE_MS, forMs: outageMs } } },
-    ],
-  });
   const client = new LimitedClient('http://127.0.0.1');
-  const t0 = performance.now();
-  const now = () => performance.now() - t0;
-  const attempts = () => server.stats().admitted + server.stats().rejected;
-  let atStart = 0;
-  let atEnd = 0;
-  const marks = [
-    setTimeout(() => {
-      atStart = attempts();
-    }, BEFORE_MS),
-    setTimeout(() => {
-      atEnd = attempts();
-    }, BEFORE_MS + outageMs),
-  ];
-  const calls: { startedAt: number; settledAt: number; ok: boolean }[] = [];
-  const pending: Promise<void>[] = [];
-  for (let i = 0; now() < BEFORE_MS + outageMs + AFTER_MS; i++) {
-    const startedAt = now();
-    pending.push(
-      client.get(`${server.url}/data/${i}`).then(
-        async (response) => {
-          // An old checkout may hand back a body it cancelled: count the status, not the body.
-          await response.arrayBuffer().catch(() => undefined);
-          calls.push({ startedAt, settledAt: now(), ok: response.status === 200 });
-        },
-        () => {
-          calls.push({ startedAt, settledAt: now(), ok: false });
-        },
-      ),
-    );
-    const wait = (i + 1) * (1000 / RATE) - now();
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+  try {
+    const figures = await runOutage({
+      start: (unavailable) =>
+        createMockServer({ routes: [{ path: '/data/:id', faults: { unavailable } }] }),
+      get: (url) =>
+        client.get(url).then(
+          async (response) => {
+            // An old checkout may hand back a body it cancelled: count the status, not the body.
+            await response.arrayBuffer().catch(() => undefined);
+            return response.status;
+          },
+          () => 0,
+        ),
+      rate: RATE,
+      beforeMs: BEFORE_MS,
+      outageMs,
+      afterMs: AFTER_MS,
+      label: `outage of ${outageMs} ms`,
+    });
+    return { outageMs, ...figures };
+  } finally {
+    await client.close();
   }
-  await Promise.all(pending);
-  for (const mark of marks) clearTimeout(mark);
-  await client.close();
-  await server.close();
-  const end = BEFORE_MS + outageMs;
-  const during = calls.filter((c) => c.startedAt >= BEFORE_MS && c.startedAt < end).length;
-  const after = calls.filter((c) => c.startedAt >= end);
-  return {
-    outageMs,
-    recoveryMs: Math.min(...after.filter((c) => c.ok).map((c) => c.settledAt)) - end,
-    failedAfter: after.filter((c) => !c.ok).length,
-    attemptsPerRequest: (atEnd - atStart) / Math.max(1, during),
-  };
 }
 
 const rows: Row[] = [];
@@ -102,15 +73,15 @@ console.log(
     [
       ...rows.map((r) => [
         String(r.outageMs),
-        r.recoveryMs.toFixed(0),
-        String(r.failedAfter),
-        r.attemptsPerRequest.toFixed(2),
+        r.recoveryMs === null ? 'none' : String(r.recoveryMs),
+        String(r.failedAfterOutage),
+        r.attemptsPerRequestDuringOutage.toFixed(2),
       ]),
       [
         'mean',
-        mean((r) => r.recoveryMs).toFixed(0),
-        mean((r) => r.failedAfter).toFixed(1),
-        mean((r) => r.attemptsPerRequest).toFixed(3),
+        mean((r) => r.recoveryMs ?? Number.NaN).toFixed(0),
+        mean((r) => r.failedAfterOutage).toFixed(1),
+        mean((r) => r.attemptsPerRequestDuringOutage).toFixed(3),
       ],
     ],
   ),
