@@ -38,7 +38,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as sources from '../../src/index.js';
 import { createMockServer } from '../../src/server/index.js';
-import { median, type PairedCells, pairedCells } from './lib/paired.js';
+import { median, type PairedCells, pairedCells, underLoad } from './lib/paired.js';
 
 /** The client under test: the sources (as tsx runs them), or the built package (`--built`). */
 type Library = Pick<typeof sources, 'LimitedClient' | 'wrapFetch'>;
@@ -198,24 +198,14 @@ async function declaredHost(): Promise<{ url: string; close(): Promise<void> }> 
 
 /** Sends `requests` GETs of `url` with `concurrency` in flight; [requests/s, CPU µs/request]. */
 async function measure(get: Get, url: string, requests: number, concurrency: number): Promise<Run> {
-  let next = 0;
   let failed = 0;
-  const cpu = process.cpuUsage();
-  const start = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < requests) {
-        next++;
-        const response = await get(url);
-        await response.arrayBuffer();
-        if (response.status !== 200) failed++;
-      }
-    }),
-  );
-  const elapsed = performance.now() - start;
-  const used = process.cpuUsage(cpu);
+  const run = await underLoad(requests, concurrency, async () => {
+    const response = await get(url);
+    await response.arrayBuffer();
+    if (response.status !== 200) failed++;
+  });
   if (failed > 0) throw new Error(`${failed} of ${requests} requests were not answered 200`);
-  return [requests / (elapsed / 1000), (used.user + used.system) / requests];
+  return run;
 }
 
 /** A fresh client at `concurrency` in flight, through a fetch that counts requests in flight. */

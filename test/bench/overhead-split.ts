@@ -16,7 +16,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { wrapFetch } from '../../src/index.js';
-import { median } from './lib/paired.js';
+import { median, underLoad } from './lib/paired.js';
 import { markdownTable } from './lib/table.js';
 
 const { values } = parseArgs({
@@ -80,19 +80,11 @@ const contenders: [string, Get][] = [
 
 /** CPU microseconds per request of `requests` GETs with `concurrency` in flight. */
 async function run(get: Get): Promise<number> {
-  let next = 0;
-  const cpu = process.cpuUsage();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < requests) {
-        next++;
-        const response = await get(url);
-        await response.arrayBuffer();
-      }
-    }),
-  );
-  const used = process.cpuUsage(cpu);
-  return (used.user + used.system) / requests;
+  const [, cpuUs] = await underLoad(requests, concurrency, async () => {
+    const response = await get(url);
+    await response.arrayBuffer();
+  });
+  return cpuUs;
 }
 
 const plain: Get = (u) => fetch(u);

@@ -17,7 +17,7 @@
 import { Agent, type Dispatcher, request } from 'undici';
 import { createMockServer } from '../../src/server/index.js';
 import { limited } from '../../src/undici/index.js';
-import { type PairedCells, pairedCells } from './lib/paired.js';
+import { type PairedCells, pairedCells, underLoad } from './lib/paired.js';
 
 export interface UndiciOverheadResult extends PairedCells {
   client: string;
@@ -49,22 +49,11 @@ export async function undiciOverhead(quick: boolean): Promise<UndiciOverheadResu
   ];
 
   /** One round of a contender: [requests per second, CPU microseconds per request]. */
-  async function measure(dispatcher: Dispatcher): Promise<[number, number]> {
-    let next = 0;
-    const cpu = process.cpuUsage();
-    const start = performance.now();
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        while (next < requests) {
-          next++;
-          const r = await request(url, { dispatcher });
-          await r.body.dump();
-        }
-      }),
-    );
-    const elapsed = performance.now() - start;
-    const used = process.cpuUsage(cpu);
-    return [requests / (elapsed / 1000), (used.user + used.system) / requests];
+  function measure(dispatcher: Dispatcher): Promise<[number, number]> {
+    return underLoad(requests, concurrency, async () => {
+      const r = await request(url, { dispatcher });
+      await r.body.dump();
+    });
   }
 
   for (const c of contenders) await measure(c.dispatcher); // connections, JIT

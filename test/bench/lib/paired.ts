@@ -1,7 +1,7 @@
 /**
  * What the overhead benchmarks report for a contender run in rounds next to a baseline (plain
  * fetch, a bare undici Agent): its rate and CPU time, and its ratios to the baseline's in the
- * same rounds, as the median and the spread.
+ * same rounds, as the median and the spread; and the load loop they all run.
  */
 
 /** The median of `values` (the upper one of an even count); NaN for none. */
@@ -39,4 +39,29 @@ export function pairedCells(
     cpuMicrosPerRequest: Math.round(median(cpus)),
     cpuRatio: median(cpuRatios),
   };
+}
+
+/**
+ * Runs `requests` calls of `one` with `concurrency` in flight (each worker starts the next when its
+ * call settles): [requests per second, CPU microseconds per request] of the whole process.
+ */
+export async function underLoad(
+  requests: number,
+  concurrency: number,
+  one: () => Promise<unknown>,
+): Promise<[number, number]> {
+  let next = 0;
+  const cpu = process.cpuUsage();
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < requests) {
+        next++;
+        await one();
+      }
+    }),
+  );
+  const elapsed = performance.now() - start;
+  const used = process.cpuUsage(cpu);
+  return [requests / (elapsed / 1000), (used.user + used.system) / requests];
 }
