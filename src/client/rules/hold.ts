@@ -39,6 +39,12 @@ export interface HoldConfig {
   maxHoldMs?: number;
 }
 
+/** The answer's `Retry-After` in milliseconds when it says to wait at all (above 0). */
+export function timedWait(info: RateLimitInfo | undefined): number | undefined {
+  const after = info?.retryAfterMs;
+  return after !== undefined && after > 0 ? after : undefined;
+}
+
 /**
  * The server's timing for a pushback, in milliseconds: `Retry-After`, else the reset of an
  * exhausted policy. A wait of 0 (`Retry-After: 0`, a date or a reset already past) is no timing:
@@ -49,8 +55,8 @@ export interface HoldConfig {
  * nothing, and each retry backs off on its own (`retry-plan.ts`).
  */
 export function pushbackWait(info: RateLimitInfo | undefined): number | undefined {
-  const after = info?.retryAfterMs;
-  if (after !== undefined && after > 0) return after;
+  const after = timedWait(info);
+  if (after !== undefined) return after;
   const reset = info?.remaining === 0 ? info.resetMs : undefined;
   return reset !== undefined && reset > 0 ? reset : undefined;
 }

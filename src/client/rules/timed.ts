@@ -17,6 +17,7 @@
  * @module
  */
 import { GO, type Rule } from './contract.js';
+import { timedWait } from './hold.js';
 import { checkPolicy, expireProbes, type LearnedPolicy, spendOrProbe } from './quota.js';
 
 /** The name of the policy learned from timed refusals. */
@@ -81,7 +82,7 @@ export const timed = {
     }
     // Only a refusal that gives its time and that the headers do not explain (a spent policy is
     // the declared quota's) tells where a window ends.
-    if (view.explained || !((info?.retryAfterMs ?? 0) > 0)) return state;
+    if (view.explained || timedWait(info) === undefined) return state;
     if (learned?.resetAt !== undefined && now < learned.resetAt) {
       // Another refusal of the same overshoot: the window's count is already taken.
       learned.resetAt = Math.max(learned.resetAt, view.holdUntil);
