@@ -19,7 +19,18 @@ const RELEVANT =
 /** Lower-cased field name to value; repeated fields joined with `", "` as `Headers.get()` does. */
 export type FieldMap = Map<string, string>;
 
+/**
+ * Whether `name` starts with a letter a relevant name starts with (r, x, a, s, d, either case): a
+ * filter before {@link RELEVANT}, which skips most ordinary fields (`content-type`, `connection`,
+ * `etag`...) on one comparison, without lower-casing them.
+ */
+function mayBeRelevant(name: string): boolean {
+  const c = name.charCodeAt(0) | 0x20;
+  return c === 0x72 || c === 0x78 || c === 0x61 || c === 0x73 || c === 0x64;
+}
+
 function add(fields: FieldMap, name: string, value: string): void {
+  if (!mayBeRelevant(name)) return;
   const key = name.toLowerCase();
   if (!RELEVANT.test(key)) return;
   const previous = fields.get(key);

@@ -233,6 +233,8 @@ export class CircuitBreaker {
 
   /** See {@link acquire}. */
   acquire(now: number): BreakerPermit {
+    // Closed, it stays closed (only an open breaker changes state with time): no transition.
+    if (this.#b.state === 'closed') return CLOSED;
     return this.#watch(now, () => acquire(this.#b, now, this.#config));
   }
 
@@ -243,6 +245,11 @@ export class CircuitBreaker {
 
   /** Records an outcome of a request admitted by {@link acquire} (see {@link settleBreaker}). */
   record(health: 'ok' | 'failure' | undefined, now: number, probe: boolean): void {
+    // A success while closed moves nothing: counted without watching for a transition.
+    if (health === 'ok' && !probe && this.#b.state === 'closed') {
+      settleBreaker(this.#b, health, probe, now, this.#config);
+      return;
+    }
     this.#watch(now, () => settleBreaker(this.#b, health, probe, now, this.#config));
   }
 
