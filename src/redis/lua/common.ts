@@ -52,10 +52,10 @@
 export const HELPERS = `
 -- Redis loads a library with no globals but redis: the library functions are bound on the first
 -- call (every run() starts with 'if floor == nil then init() end').
-local floor, ceil, max, min, format, match, tonumber, INF
+local floor, ceil, max, min, format, match, sub, tonumber, INF
 local function init()
   floor, ceil, max, min = math.floor, math.ceil, math.max, math.min
-  format, match, tonumber, INF = string.format, string.match, _G.tonumber, math.huge
+  format, match, sub, tonumber, INF = string.format, string.match, string.sub, _G.tonumber, math.huge
 end
 local SAFE = 9007199254740992
 
