@@ -32,14 +32,14 @@ local function unitsOf(member) return tonumber(match(member, ':(%d+)$')) or 1 en
 -- Adds delta to the units beyond the first of each lease (member n); deletes n at zero.
 local function addExtra(key, delta)
   if delta == 0 then return end
-  local n = tonumber(redis.call('ZINCRBY', key, -delta, 'n'))
+  local n = tonumber(redis.call('ZINCRBY', key, fmt(-delta), 'n'))
   if n >= 0 then redis.call('ZREM', key, 'n') end
 end
 
 -- Units in flight at at, after dropping the leases that ended by then. A key of another type is
 -- deleted: no lease.
 local function inFlight(key, at)
-  local head = redis.pcall('ZRANGE', key, 0, 1, 'WITHSCORES')
+  local head = redis.pcall('ZRANGE', key, '0', '1', 'WITHSCORES')
   if head.err ~= nil then
     redis.call('DEL', key)
     return 0
@@ -52,10 +52,10 @@ local function inFlight(key, at)
   if head[first] == nil then return 0 end
   if head[first + 1] + 0 <= at then
     local bound = fmt(at)
-    local ended = redis.call('ZRANGEBYSCORE', key, 0, bound)
+    local ended = redis.call('ZRANGEBYSCORE', key, '0', bound)
     local gone = 0
     for i = 1, #ended do gone = gone + unitsOf(ended[i]) - 1 end
-    redis.call('ZREMRANGEBYSCORE', key, 0, bound)
+    redis.call('ZREMRANGEBYSCORE', key, '0', bound)
     addExtra(key, -gone)
     extra = extra - gone
   end
@@ -69,7 +69,7 @@ local function releaseFirst(key, at, cost)
   inFlight(key, at)
   local left = cost
   local gone = 0
-  local leases = redis.call('ZRANGEBYSCORE', key, 0, '+inf', 'WITHSCORES', 'LIMIT', 0, cost)
+  local leases = redis.call('ZRANGEBYSCORE', key, '0', '+inf', 'WITHSCORES', 'LIMIT', '0', fmt(cost))
   for i = 1, #leases, 2 do
     if left == 0 then break end
     local member = leases[i]
@@ -144,7 +144,7 @@ local function run(keys, args)
     end
     redis.call('PEXPIRE', key, ttl)
   else
-    local last = max(ends, tonumber(redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2]))
+    local last = max(ends, tonumber(redis.call('ZRANGE', key, '-1', '-1', 'WITHSCORES')[2]))
     redis.call('PEXPIRE', key, fmt(max(ceil(last - now), c.minTtl)))
   end
   return head('1', clock) .. ' ' .. fmt(units + cost) .. ' ' .. leaseText

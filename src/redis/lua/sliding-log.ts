@@ -40,7 +40,7 @@ local function name(total, cost) return fmt(total) .. ':' .. fmt(cost) end
 -- The newest pair: its time, total and member; nil, 0 when there is none. A key of another type,
 -- or one whose members are not pairs, is deleted: no pair.
 local function top(key)
-  local v = redis.pcall('ZRANGE', key, -1, -1, 'WITHSCORES')
+  local v = redis.pcall('ZRANGE', key, '-1', '-1', 'WITHSCORES')
   if v.err == nil and v[1] == nil then return nil, 0, nil end
   local total = v.err == nil and pair(v[1])
   if not total then
@@ -61,19 +61,19 @@ local function delay(key, at, units, c, used, expiredTotal, newestTotal, first, 
   local hi = redis.call('ZCARD', key) - 1
   while lo < hi do
     local mid = lo + floor((hi - lo) / 2)
-    if pair(redis.call('ZRANGE', key, mid, mid)[1]) >= need then hi = mid else lo = mid + 1 end
+    if pair(redis.call('ZRANGE', key, fmt(mid), fmt(mid))[1]) >= need then hi = mid else lo = mid + 1 end
   end
-  return tonumber(redis.call('ZRANGE', key, lo, lo, 'WITHSCORES')[2]) + c.windowMs - at
+  return tonumber(redis.call('ZRANGE', key, fmt(lo), fmt(lo), 'WITHSCORES')[2]) + c.windowMs - at
 end
 
 local function keep(key, expires, now, minTtl)
   if expires <= now then redis.call('DEL', key) return end
-  redis.call('PEXPIRE', key, max(ceil(expires - now), minTtl))
+  redis.call('PEXPIRE', key, fmt(max(ceil(expires - now), minTtl)))
 end
 
 -- The whole log as the TypeScript's list { t0, cost0, t1, cost1, ... }.
 local function readAll(key)
-  local v = redis.call('ZRANGE', key, 0, -1, 'WITHSCORES')
+  local v = redis.call('ZRANGE', key, '0', '-1', 'WITHSCORES')
   local e = {}
   for i = 1, #v, 2 do
     local _, cost = pair(v[i])
@@ -235,7 +235,7 @@ local function run(keys, args)
   end
   -- top(), inlined: the newest pair's time, total, units and member (none: nil, 0).
   local newest, newestTotal, newestUnits, newestMember = nil, 0, nil, nil
-  local v = redis.pcall('ZRANGE', key, -1, -1, 'WITHSCORES')
+  local v = redis.pcall('ZRANGE', key, '-1', '-1', 'WITHSCORES')
   if v.err ~= nil then
     redis.call('DEL', key)
   elseif v[1] ~= nil then
@@ -253,7 +253,7 @@ local function run(keys, args)
   -- firstAfter(), inlined: the first pair in the window.
   local first, firstTotal, firstCost
   if newest ~= nil then
-    v = redis.call('ZRANGEBYSCORE', key, '(' .. bound, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+    v = redis.call('ZRANGEBYSCORE', key, '(' .. bound, '+inf', 'WITHSCORES', 'LIMIT', '0', '1')
     if v[1] ~= nil then
       local total, units = match(v[1], '^(%d+):(%d+)$')
       first, firstTotal, firstCost = v[2] + 0, total + 0, units + 0
