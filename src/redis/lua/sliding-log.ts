@@ -14,12 +14,19 @@
  * named `<total>:<cost>`: the running total of the costs up to and including it, and its own cost
  * (integers). The units of the pairs still in the window are the newest total minus the total
  * before the first of them (its total minus its cost): two range lookups, whatever the number of
- * pairs. A take drops the pairs that left the window (as `consume` does) with one range delete.
+ * pairs. The pairs that left the window take no part in a decision (the first pair in the window
+ * is found by its time, whatever is before it), so a take drops them (as `consume` does) with one
+ * range delete only once every `limit` units admitted (when the running total passes a multiple
+ * of the limit): the set holds at most `limit` pairs more than the TypeScript's list can (those
+ * live at the last drop, and those added since), and most admitted takes save the command. A refund drops them first (the TypeScript's list no longer
+ * has them: its refund cannot find them, and once the newest pair is refunded away a take at an
+ * earlier time must not see them).
  * Times only grow on a forward clock; the rare call whose time is before the newest pair (the
  * algorithm's `rebase`: the whole log shifts) reads the whole set and runs the TypeScript's
  * arithmetic on the list, line for line.
  *
- * Cost per call on a forward clock: an admitted take is 6 or 7 commands, a rejected one 3, each
+ * Cost per call on a forward clock: an admitted take is 5 or 6 commands (7 when it drops the pairs
+ * that left the window), a rejected one 3, each
  * `O(log n)`; a rejection or a peek whose retry is not the first pair's expiry adds a binary search
  * by rank (`O(log² n)`). A refund of the newest pair is a few commands; of an older pair it renames
  * the pairs after it.
@@ -162,7 +169,12 @@ end
 
 -- refund() of sliding-log.ts: the take's own pair, found by its time, loses cost units (or goes).
 local function refundPair(key, at, cost, receipt, c, minTtl)
-  if top(key) == nil then return end
+  local newest = top(key)
+  if newest == nil then return end
+  -- First the pairs that left the window by the newest pair's time, which a take may have left
+  -- (see run()): the list of sliding-log.ts no longer holds them, so its refund cannot find them;
+  -- and once a refund removed the newest pair, a take at an earlier time would see them again.
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(newest - c.windowMs))
   if receipt ~= nil then
     local r = fmt(receipt)
     local found = redis.call('ZRANGEBYSCORE', key, r, r)[1]
@@ -182,7 +194,7 @@ local function refundPair(key, at, cost, receipt, c, minTtl)
       end
     end
   end
-  local newest = top(key)
+  newest = top(key)
   if newest == nil then redis.call('DEL', key) return end
   keep(key, newest + c.windowMs, at, minTtl)
 end
@@ -279,7 +291,13 @@ local function run(keys, args)
   end
 
   -- take: consume() of sliding-log.ts. The first pair still in the window sets the reset.
-  if newest ~= nil then redis.call('ZREMRANGEBYSCORE', key, '-inf', bound) end
+  -- consume() drops the pairs that left the window; here they go once every limit units
+  -- admitted (when the running total passes a multiple of the limit): the pairs before the
+  -- first in the window take no part in any decision, so they may stay a while (see the
+  -- module's notes for the bound).
+  if newest ~= nil and floor((newestTotal + cost) / limit) ~= floor(newestTotal / limit) then
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', bound)
+  end
   local at = textOf(now)
   if newest == now then
     redis.call('ZREM', key, newestMember)
