@@ -143,7 +143,8 @@ export abstract class RateLimiter<S = unknown, C = unknown> {
     const request = this.#request(options);
     const { result, receipt } = await this.store.take(this.spec, key, request);
     if (!result.allowed) return { result, refund: noRefund };
-    return { result, refund: refunder(this.store, this.spec, key, { ...request, receipt }) };
+    const { cost, now } = request;
+    return { result, refund: refunder(this.store, this.spec, key, { cost, now, receipt }) };
   }
 
   #request(options: TakeOptions): { cost: number; now: number } {
