@@ -54,6 +54,29 @@ export interface Acquisition {
 const noRefund = async (): Promise<void> => {};
 
 /**
+ * The `refund` of an admitted {@link RateLimiter.acquire}: gives `request` back to `store` once.
+ * Made by a function rather than written inline in `acquire`, so that no name is set on each one
+ * (a bundler that keeps function names defines one per closure: a property write per acquire).
+ */
+function refunder(
+  store: RateLimitStore,
+  spec: LimiterSpec,
+  key: string,
+  request: { cost: number; now: number; receipt: number | undefined },
+): () => Promise<void> {
+  let done = false;
+  return () => {
+    if (done) return Promise.resolve();
+    done = true;
+    try {
+      return store.refund(spec, key, request);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  };
+}
+
+/**
  * Base class of the seven algorithms. Subclasses only describe their parameters; everything else,
  * including the call that matters, `take`, lives here.
  */
@@ -121,15 +144,7 @@ export abstract class RateLimiter<S = unknown, C = unknown> {
     const { result, receipt } = await this.store.take(this.spec, key, request);
     if (!result.allowed) return { result, refund: noRefund };
     const { cost, now } = request;
-    let done = false;
-    return {
-      result,
-      refund: async () => {
-        if (done) return;
-        done = true;
-        await this.store.refund(this.spec, key, { cost, now, receipt });
-      },
-    };
+    return { result, refund: refunder(this.store, this.spec, key, { cost, now, receipt }) };
   }
 
   #request(options: TakeOptions): { cost: number; now: number } {
