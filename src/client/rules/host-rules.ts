@@ -227,8 +227,15 @@ export function prune(w: Walk): void {
   for (const b of w.rules[kind]) {
     const config = configOf(b, w.share, cost);
     let own = slots[b.key];
-    if (own === undefined) own = slots[b.key] = b.fresh(config, now, w.view);
-    if (own !== undefined && b.prune) slots[b.key] = b.prune(own, now, config, w.view);
+    if (own === undefined) {
+      own = b.fresh(config, now, w.view);
+      if (own === undefined) continue;
+      slots[b.key] = own;
+    }
+    if (b.prune === undefined) continue;
+    // A rule almost always keeps its state object: written back only when it changed.
+    const next = b.prune(own, now, config, w.view);
+    if (next !== own) slots[b.key] = next;
   }
 }
 
@@ -263,7 +270,9 @@ export function commit(w: Walk, replayed?: Ticket): Ticket {
   view.replaying = replayed !== undefined;
   for (const b of w.rules[kind]) {
     if (!b.commit) continue;
-    slots[b.key] = b.commit(slots[b.key], request, ticket, configOf(b, w.share, cost), view);
+    const own = slots[b.key];
+    const next = b.commit(own, request, ticket, configOf(b, w.share, cost), view);
+    if (next !== own) slots[b.key] = next;
   }
   tidy(w.rules, state, now);
   return ticket;
@@ -316,7 +325,10 @@ export function settle(rules: RuleSet, state: HostState, answer: Answer): Settle
     view.explained = answer.info?.remaining === 0;
   }
   for (const b of rules.all) {
-    if (b.settle) slots[b.key] = b.settle(slots[b.key], answer, b.config, view);
+    if (!b.settle) continue;
+    const own = slots[b.key];
+    const next = b.settle(own, answer, b.config, view);
+    if (next !== own) slots[b.key] = next;
   }
   tidy(rules, state, answer.now);
   return { holdUntil: Math.max(view.holdUntil, view.paceAt), pushback: view.pushback };
