@@ -145,8 +145,9 @@ function bind(rule: AnyRule, config: unknown): Bound {
 
 /**
  * Where a rule's state lives in the host state (the rules' own keys, never outside data). A rule
- * without state has `undefined` there rather than no key: deleting keys would turn the host state
- * into a dictionary-mode object, slower to read on every request (JSON drops the `undefined`s).
+ * that never had state has no key there; one whose state is dropped has `undefined` rather than
+ * no key: deleting keys would turn the host state into a dictionary-mode object, slower to read on
+ * every request (JSON drops the `undefined`s).
  */
 type Slots = Record<string, unknown>;
 
