@@ -139,6 +139,27 @@ end
 `;
 
 /**
+ * The opening of a limiter function's `run(keys, args)`, written once and inlined in each `run`
+ * (a Lua call costs more than these lines): `init()` on the first call, Redis's clock (`clock`,
+ * `redisNow`), a take past its deadline answered `late`, the limiter's cached configuration `c`,
+ * and `key`, `op`, `cost` and `now` read from the arguments (see {@link HELPERS}).
+ */
+export const RUN_OPENING = `local function run(keys, args)
+  if floor == nil then init() end
+  -- redisTime(), num() and costOf(), inlined.
+  local clock = redis.call('TIME')
+  local redisNow = clock[1] * 1000 + floor(clock[2] / 1000)
+  local deadline = args[2]
+  if deadline ~= nil and deadline ~= '' and redisNow > deadline + 0 then
+    return head('late', clock)
+  end
+  local c = cache.entries[args[1]] or configOf(cache, args[1], config)
+  local key, op, cost = keys[1], c.op, args[3]
+  if cost == nil or cost == '' then cost = 1 else cost = cost + 0 end
+  local now = args[4]
+  if now == nil or now == '' then now = redisNow else now = now + 0 end`;
+
+/**
  * `run(keys, args)` over an algorithm's part whose state is one string. The Lua decides and
  * writes; the numbers of the result (remaining, reset and retry delays) are computed by the store
  * in Node from the state the Lua decided on, with the algorithm's own TypeScript (`describe()` of
@@ -170,19 +191,7 @@ local function save(key, state, now, c, keptUntil)
   return text
 end
 
-local function run(keys, args)
-  if floor == nil then init() end
-  local clock = redis.call('TIME')
-  local redisNow = clock[1] * 1000 + floor(clock[2] / 1000)
-  local deadline = args[2]
-  if deadline ~= nil and deadline ~= '' and redisNow > deadline + 0 then
-    return head('late', clock)
-  end
-  local c = cache.entries[args[1]] or configOf(cache, args[1], config)
-  local key, op, cost = keys[1], c.op, args[3]
-  if cost == nil or cost == '' then cost = 1 else cost = cost + 0 end -- costOf(), inlined
-  local now = args[4]
-  if now == nil or now == '' then now = redisNow else now = now + 0 end
+${RUN_OPENING}
 
   local text = redis.pcall('GET', key)
   -- The algorithm's own take on the common path (a state it can read, a clock that did not go

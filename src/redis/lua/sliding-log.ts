@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { RUN_OPENING } from './common.js';
 
 /**
  * Parameters `limit`, `windowMs`.
@@ -214,31 +215,7 @@ local function textOf(now)
   return nowText
 end
 
--- delay() of a decision whose answer follows from the first pair in the window (the common
--- case: it alone frees enough), inlined; delay() itself otherwise.
-local function delayOf(key, at, units, c, used, expiredTotal, newestTotal, first, firstTotal, bound)
-  local free = c.limit - used
-  if free >= units then return 0 end
-  local need = expiredTotal + units - free
-  if first == nil or newestTotal < need then return c.windowMs end
-  if firstTotal >= need then return first + c.windowMs - at end
-  return delay(key, at, units, c, used, expiredTotal, newestTotal, first, firstTotal, bound)
-end
-
-local function run(keys, args)
-  if floor == nil then init() end
-  -- redisTime(), num() and costOf(), inlined.
-  local clock = redis.call('TIME')
-  local redisNow = clock[1] * 1000 + floor(clock[2] / 1000)
-  local deadline = args[2]
-  if deadline ~= nil and deadline ~= '' and redisNow > deadline + 0 then
-    return head('late', clock)
-  end
-  local c = cache.entries[args[1]] or configOf(cache, args[1], config)
-  local key, op, cost = keys[1], c.op, args[3]
-  if cost == nil or cost == '' then cost = 1 else cost = cost + 0 end
-  local now = args[4]
-  if now == nil or now == '' then now = redisNow else now = now + 0 end
+${RUN_OPENING}
   local minTtl = c.minTtl
 
   if op == 'refund' then
@@ -280,10 +257,10 @@ local function run(keys, args)
   if op == 'peek' or free < cost then
     local reset = 0
     if free < limit then
-      reset = delayOf(key, now, free + 1, c, used, expiredTotal, newestTotal, first, firstTotal, bound)
+      reset = delay(key, now, free + 1, c, used, expiredTotal, newestTotal, first, firstTotal, bound)
     end
     if free < cost then
-      local retry = delayOf(key, now, cost, c, used, expiredTotal, newestTotal, first, firstTotal,
+      local retry = delay(key, now, cost, c, used, expiredTotal, newestTotal, first, firstTotal,
         bound)
       return result('0', clock, limit, free, reset, retry, '')
     end
