@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { type Clock, systemClock } from '../../clock.js';
 import { MemoryStore } from '../memory-store.js';
 import { clockSchema, storeSchema } from '../options.js';
-import type { LimiterSpec, RateLimitStore } from '../store.js';
+import type { LimiterSpec, RateLimitStore, StoreDecision } from '../store.js';
 import type { AlgorithmName, TakeOptions, TakeResult } from '../types.js';
 import type { AlgorithmLogic } from './logic.js';
 
@@ -52,6 +52,52 @@ export interface Acquisition {
 }
 
 const noRefund = async (): Promise<void> => {};
+
+/**
+ * An admitted take, undone once at most by `refund`. A class rather than an object with a closure:
+ * one is made per admitted request, and most are never refunded, so the bound `refund` is made on
+ * first use only.
+ */
+class Taken implements Acquisition {
+  readonly result: TakeResult;
+  readonly #store: RateLimitStore;
+  readonly #spec: LimiterSpec;
+  readonly #key: string;
+  readonly #cost: number;
+  readonly #now: number;
+  readonly #receipt: number | undefined;
+  #refund: (() => Promise<void>) | undefined;
+  #done = false;
+
+  constructor(
+    store: RateLimitStore,
+    spec: LimiterSpec,
+    key: string,
+    request: { cost: number; now: number },
+    decision: StoreDecision,
+  ) {
+    this.result = decision.result;
+    this.#store = store;
+    this.#spec = spec;
+    this.#key = key;
+    this.#cost = request.cost;
+    this.#now = request.now;
+    this.#receipt = decision.receipt;
+  }
+
+  /** Bound on first use, so that it works detached (`const { refund } = acquisition`) too. */
+  get refund(): () => Promise<void> {
+    this.#refund ??= () => this.#giveBack();
+    return this.#refund;
+  }
+
+  async #giveBack(): Promise<void> {
+    if (this.#done) return;
+    this.#done = true;
+    const request = { cost: this.#cost, now: this.#now, receipt: this.#receipt };
+    await this.#store.refund(this.#spec, this.#key, request);
+  }
+}
 
 /**
  * Base class of the seven algorithms. Subclasses only describe their parameters; everything else,
@@ -118,18 +164,9 @@ export abstract class RateLimiter<S = unknown, C = unknown> {
    */
   async acquire(key: string, options: TakeOptions = {}): Promise<Acquisition> {
     const request = this.#request(options);
-    const { result, receipt } = await this.store.take(this.spec, key, request);
-    if (!result.allowed) return { result, refund: noRefund };
-    const { cost, now } = request;
-    let done = false;
-    return {
-      result,
-      refund: async () => {
-        if (done) return;
-        done = true;
-        await this.store.refund(this.spec, key, { cost, now, receipt });
-      },
-    };
+    const decision = await this.store.take(this.spec, key, request);
+    if (!decision.result.allowed) return { result: decision.result, refund: noRefund };
+    return new Taken(this.store, this.spec, key, request, decision);
   }
 
   #request(options: TakeOptions): { cost: number; now: number } {
