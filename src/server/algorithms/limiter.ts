@@ -169,6 +169,23 @@ export abstract class RateLimiter<S = unknown, C = unknown> {
     return new Taken(this.store, this.spec, key, request, decision);
   }
 
+  /**
+   * {@link RateLimiter.acquire} without a promise when the store decides in this process (a
+   * {@link MemoryStore}); `undefined` for any other store, whose callers use `acquire`. The mock
+   * server admits through it, so a request limited in memory waits for no promise.
+   * @throws RangeError as `take` does.
+   * @example
+   * const a = limiter.acquireNow(ip) ?? (await limiter.acquire(ip));
+   */
+  acquireNow(key: string, options: TakeOptions = {}): Acquisition | undefined {
+    const { store } = this;
+    if (!(store instanceof MemoryStore)) return undefined;
+    const request = this.#request(options);
+    const decision = store.takeNow(this.spec, key, request);
+    if (!decision.result.allowed) return { result: decision.result, refund: noRefund };
+    return new Taken(store, this.spec, key, request, decision);
+  }
+
   #request(options: TakeOptions): { cost: number; now: number } {
     const cost = options.cost ?? 1;
     if (!Number.isInteger(cost) || cost < 1 || cost > this.limit) {
