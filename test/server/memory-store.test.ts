@@ -130,6 +130,20 @@ describe('MemoryStore', () => {
     expect((await limiter.acquire('k')).result.allowed).toBe(true);
   });
 
+  it('acquireNow leaves a memory store whose take was replaced to that take', async () => {
+    const store = new MemoryStore();
+    const inner = store.take.bind(store);
+    let calls = 0;
+    store.take = (spec, key, request) => {
+      calls += 1;
+      return inner(spec, key, request);
+    };
+    const limiter = new FixedWindow({ limit: 1, windowMs: 1000, store });
+    expect(limiter.acquireNow('k')).toBeUndefined();
+    await limiter.acquire('k');
+    expect(calls).toBe(1);
+  });
+
   it('rejects bad options', () => {
     expect(() => new MemoryStore({ sweepPerOperation: 0 })).toThrow(/sweepPerOperation/);
     expect(() => new MemoryStore({ maxKeys: 0 })).toThrow(/maxKeys/);
