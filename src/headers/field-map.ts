@@ -29,12 +29,28 @@ function mayBeRelevant(name: string): boolean {
   return c === 0x72 || c === 0x78 || c === 0x61 || c === 0x73 || c === 0x64;
 }
 
-function add(fields: FieldMap, name: string, value: string): void {
-  if (!mayBeRelevant(name)) return;
+/** What one read collects: the relevant fields but `Date`, and `Date` apart. */
+interface Collected {
+  fields: FieldMap | undefined;
+  date: string | undefined;
+}
+
+/**
+ * Adds one field to `this` when it is relevant. A `forEach` callback taking the collection as its
+ * `this`, so that reading a `Headers` makes no closure; the map is made at the first relevant field
+ * other than `Date`, so that a response without any (most responses) makes none either.
+ */
+function collect(this: Collected, value: unknown, name: unknown): void {
+  if (typeof value !== 'string' || typeof name !== 'string' || !mayBeRelevant(name)) return;
   const key = name.toLowerCase();
   if (!RELEVANT.test(key)) return;
-  const previous = fields.get(key);
-  fields.set(key, previous === undefined ? value : `${previous}, ${value}`);
+  if (key === 'date') {
+    this.date = this.date === undefined ? value : `${this.date}, ${value}`;
+    return;
+  }
+  this.fields ??= new Map();
+  const previous = this.fields.get(key);
+  this.fields.set(key, previous === undefined ? value : `${previous}, ${value}`);
 }
 
 function isHeadersLike(input: object): input is Headers {
@@ -44,26 +60,27 @@ function isHeadersLike(input: object): input is Headers {
 }
 
 /**
- * Collects the rate-limit related fields of `input`. Values that are not strings or finite numbers
+ * Collects the rate-limit related fields of `input`, `Date` with them; `undefined` when it has none
+ * but `Date` (which alone says nothing about limits). Values that are not strings or finite numbers
  * (objects, symbols, functions) are ignored.
  */
-export function readFields(input: HeadersInput | null | undefined): FieldMap {
-  const fields: FieldMap = new Map();
-  if (typeof input !== 'object' || input === null) return fields;
+export function readFields(input: HeadersInput | null | undefined): FieldMap | undefined {
+  if (typeof input !== 'object' || input === null) return undefined;
+  const found: Collected = { fields: undefined, date: undefined };
   if (isHeadersLike(input)) {
-    input.forEach((value, name) => {
-      if (typeof value === 'string' && typeof name === 'string') add(fields, name, value);
-    });
-    return fields;
-  }
-  for (const name of Object.keys(input)) {
-    const value: unknown = (input as Record<string, unknown>)[name];
-    if (typeof value === 'string') add(fields, name, value);
-    else if (typeof value === 'number' && Number.isFinite(value)) add(fields, name, String(value));
-    else if (Array.isArray(value)) {
-      const parts = value.filter((v): v is string => typeof v === 'string');
-      if (parts.length > 0) add(fields, name, parts.join(', '));
+    input.forEach(collect as (value: string, name: string) => void, found);
+  } else {
+    for (const name of Object.keys(input)) {
+      const value: unknown = (input as Record<string, unknown>)[name];
+      if (typeof value === 'string') collect.call(found, value, name);
+      else if (typeof value === 'number' && Number.isFinite(value)) {
+        collect.call(found, String(value), name);
+      } else if (Array.isArray(value)) {
+        const parts = value.filter((v): v is string => typeof v === 'string');
+        if (parts.length > 0) collect.call(found, parts.join(', '), name);
+      }
     }
   }
-  return fields;
+  if (found.fields !== undefined && found.date !== undefined) found.fields.set('date', found.date);
+  return found.fields;
 }

@@ -107,13 +107,13 @@ export function parseIetfFields(fields: FieldMap): QuotaPolicy[] | undefined {
       partitionKey: base64(params.get('pk')),
     });
   }
-  const seen = new Set<string>();
   for (const { name, params } of current) {
     const remaining = nonNegativeInteger(params.get('r'));
-    if (remaining === undefined || seen.has(name)) continue;
-    seen.add(name);
+    const known = byName.get(name);
+    // The first report of a name counts (the policy field never sets `remaining`).
+    if (remaining === undefined || known?.remaining !== undefined) continue;
     const reset = nonNegativeInteger(params.get('t'));
-    const policy = byName.get(name) ?? { name };
+    const policy = known ?? { name };
     policy.remaining = remaining;
     policy.resetMs = reset === undefined ? undefined : clampDelay(reset * 1000);
     policy.partitionKey ??= base64(params.get('pk'));

@@ -135,9 +135,9 @@ export function parseRateLimitHeaders(
   headers: HeadersInput | null | undefined,
   options: ParseRateLimitHeadersOptions = {},
 ): RateLimitInfo | undefined {
+  // `Date` alone (most responses) says nothing about limits: no fields then.
   const fields = readFields(headers);
-  // `Date` alone (most responses) says nothing about limits: skip parsing it.
-  if (fields.size === 0 || (fields.size === 1 && fields.has('date'))) return undefined;
+  if (fields === undefined) return undefined;
   const now = Number.isFinite(options.now) ? (options.now as number) : Date.now();
   const dateField = fields.get('date');
   const serverNow = referenceTime(

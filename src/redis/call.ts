@@ -12,11 +12,15 @@ import type { RunOptions, ScriptRunner } from './runner.js';
 export const TIMED_OUT = Symbol('timed out');
 
 /**
- * One call under way: its timeout ({@link Wait}), its reply or error, a reply after the timeout.
- * Methods rather than closures: a call allocates this object and one promise executor.
+ * One call under way: its timeout (it is its own {@link Wait} in the runner's `Deadlines`), its
+ * reply or error, a reply after the timeout. Methods rather than closures: a call allocates this
+ * object and one promise executor.
  */
-export class Call {
-  wait: Wait | undefined;
+export class Call implements Wait {
+  /** When the call times out (set by `Deadlines.enqueue`). */
+  at = 0;
+  /** Whether the call settled (or timed out): a reply after that is late. */
+  done = false;
   /** What to send again after "Function not found" (once). */
   retry: { script: LuaScript; keys: string[]; args: string[] } | undefined;
 
@@ -34,26 +38,37 @@ export class Call {
     try {
       value = await reply;
     } catch (error) {
-      const wait = this.wait as Wait;
-      if (wait.done) return;
+      if (this.done) return;
       const retry = this.retry;
       if (retry !== undefined) {
         this.retry = undefined;
         const again = this.runner.recover(error, retry.script, retry.keys, retry.args);
         if (again !== undefined) return this.await(again);
       }
-      wait.done = true;
+      this.done = true;
       this.reject(this.runner.failed(this.operation, error, this.probe));
       return;
     }
-    const wait = this.wait as Wait;
-    if (wait.done) {
+    if (this.done) {
       late(value, this.options);
       return;
     }
-    wait.done = true;
+    this.done = true;
     this.runner.succeeded(this.probe);
-    this.resolve(value);
+    const options = this.options;
+    if (options.decode === undefined) {
+      this.resolve(value);
+      return;
+    }
+    // The caller's reading of the reply, in this promise rather than in one of its own.
+    let decided: unknown;
+    try {
+      decided = options.decode(value);
+    } catch (error) {
+      this.reject(error);
+      return;
+    }
+    this.resolve(decided);
   }
 
   /** The timeout: called by {@link Deadlines} when the call is not done in time. */

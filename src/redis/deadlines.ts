@@ -8,14 +8,30 @@
  */
 import { unrefTimer } from '../clock.js';
 
-/** One call's wait. {@link Deadlines.start} makes it; the caller marks it `done`. */
+/**
+ * One call's wait: {@link Deadlines.start} makes one for a call, or the call is its own wait
+ * ({@link Deadlines.enqueue}: one object less per call). The caller marks it `done`.
+ */
 export interface Wait {
   /** When the call times out, `Date.now()` milliseconds. */
-  readonly at: number;
+  at: number;
   /** Set by the caller when the call settled: the wait is then dropped when it reaches the head. */
   done: boolean;
-  /** What to call if the call is not done by `at`. */
-  readonly call: { expire(): void };
+  /** Called if the call is not done by `at` (after `done` is set). */
+  expire(): void;
+}
+
+/** The wait {@link Deadlines.start} makes for a call that is not its own wait. */
+class CallWait implements Wait {
+  done = false;
+  constructor(
+    public at: number,
+    readonly call: { expire(): void },
+  ) {}
+
+  expire(): void {
+    this.call.expire();
+  }
 }
 
 /** A queue of waits of `ms` milliseconds each, expired by one unref'd timer. */
@@ -38,7 +54,18 @@ export class Deadlines {
 
   /** Starts a wait that calls `call.expire()` after the duration unless marked `done` first. */
   start(call: { expire(): void }): Wait {
-    const wait: Wait = { at: Date.now() + this.#ms, done: false, call };
+    const wait = new CallWait(0, call);
+    this.enqueue(wait);
+    return wait;
+  }
+
+  /**
+   * Starts `wait` (a call that is its own wait): sets its `at` to the duration from now and its
+   * `done` to false; its `expire()` is called then unless it is marked `done` first.
+   */
+  enqueue(wait: Wait): void {
+    wait.at = Date.now() + this.#ms;
+    wait.done = false;
     const queue = this.#queue;
     // Calls mostly end in the order they started: drop the settled ones at the head now rather
     // than at the next sweep, so that a long timeout does not keep every settled wait alive until
@@ -58,7 +85,6 @@ export class Deadlines {
     }
     this.#queue.push(wait);
     if (this.#timer === undefined) this.#arm(this.#ms);
-    return wait;
   }
 
   #arm(ms: number): void {
@@ -90,7 +116,7 @@ export class Deadlines {
       this.#head += 1;
       if (!wait.done) {
         wait.done = true;
-        wait.call.expire();
+        wait.expire();
       }
     }
     if (this.#head >= queue.length) {

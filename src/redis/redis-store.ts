@@ -228,9 +228,15 @@ export class RedisStore implements RateLimitStore, StateStore {
   readonly #clock: RedisClock;
   readonly #counters: LimiterCounters = { late: 0, givenBack: 0 };
   readonly #configs = new WeakMap<LimiterSpec, Readonly<Record<Operation, string>>>();
-  /** {@link RedisStore.#lateTake}, bound once. */
-  readonly #late = (spec: LimiterSpec, key: string, request: StoreRequest, reply: string) =>
-    this.#lateTake(spec, key, request, reply);
+  /** What the runner's calls of takes and refunds hand their replies to (bound once). */
+  readonly #takes: StoreCalls = {
+    late: (spec, key, request, reply) => this.#lateTake(spec, key, request, reply),
+    decided: (spec, request, sentAt, reply) => this.#decided(spec, request, sentAt, reply),
+    refunded: (sentAt, reply) => {
+      // A release that names its lease answers 'ok' alone: no clock to read.
+      if (reply !== 'ok') this.#calibrate(sentAt, reply);
+    },
+  };
   /** The package's one emitter; a listener that throws is a warning, never a failed call. */
   readonly #events = new Emitter<EventPayloads>((error, name) =>
     process.emitWarning(`RedisStore: a '${String(name)}' listener threw: ${String(error)}`),
@@ -286,10 +292,21 @@ export class RedisStore implements RateLimitStore, StateStore {
    * `StoreUnavailableError` when Redis does not answer in time or is down; a take that rejects is
    * not applied (see `timeoutMs`).
    */
-  async take(spec: LimiterSpec, key: string, request: StoreRequest): Promise<StoreDecision> {
+  take(spec: LimiterSpec, key: string, request: StoreRequest): Promise<StoreDecision> {
     const sentAt = this.#clock.now();
-    const late = new LateTake(this.#late, spec, key, request);
-    const text = await this.#run(spec, key, 'take', request, undefined, late, sentAt);
+    const call = new TakeCall(this.#takes, spec, key, request, sentAt);
+    try {
+      return this.#run(spec, key, 'take', request, undefined, call, sentAt) as Promise<never>;
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * The decision of a take Redis answered in time, from its reply (run by the runner's call, see
+   * {@link TakeCall}: no promise of the store's own per take).
+   */
+  #decided(spec: LimiterSpec, request: StoreRequest, sentAt: number, text: string): StoreDecision {
     const reply = this.#calibrate(sentAt, text);
     if (text.charCodeAt(0) === LATE_CODE) {
       this.#counters.late += 1;
@@ -332,16 +349,26 @@ export class RedisStore implements RateLimitStore, StateStore {
   }
 
   /** Atomically gives back units of an admitted take (see `RateLimitStore.refund`). */
-  async refund(
+  refund(
     spec: LimiterSpec,
     key: string,
     request: StoreRequest & { receipt?: number },
   ): Promise<void> {
     const sentAt = this.#clock.now();
-    this.#calibrate(
-      sentAt,
-      await this.#run(spec, key, 'refund', request, request.receipt, {}, sentAt),
-    );
+    const call = new RefundCall(this.#takes, sentAt);
+    try {
+      return this.#run(
+        spec,
+        key,
+        'refund',
+        request,
+        request.receipt,
+        call,
+        sentAt,
+      ) as Promise<never>;
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /**
@@ -539,17 +566,45 @@ function redisNow(reply: Reply): number {
   return (reply[1] as number) * 1000 + Math.floor((reply[2] as number) / 1000);
 }
 
-/** The `RunOptions` of a take: its answer after its caller was told it failed goes to the store. */
-class LateTake implements RunOptions {
+/** What the runner's calls made by the store hand their replies to (see {@link TakeCall}). */
+interface StoreCalls {
+  late(spec: LimiterSpec, key: string, request: StoreRequest, reply: string): void;
+  decided(spec: LimiterSpec, request: StoreRequest, sentAt: number, reply: string): StoreDecision;
+  refunded(sentAt: number, reply: string): void;
+}
+
+/**
+ * The `RunOptions` of a take: its reply read into the decision in the runner's own promise, and
+ * its answer after its caller was told it failed handed to the store (a take to give back).
+ */
+class TakeCall implements RunOptions {
   constructor(
-    readonly handle: (spec: LimiterSpec, key: string, request: StoreRequest, reply: string) => void,
+    readonly store: StoreCalls,
     readonly spec: LimiterSpec,
     readonly key: string,
     readonly request: StoreRequest,
+    readonly sentAt: number,
   ) {}
 
+  decode(reply: unknown): StoreDecision {
+    return this.store.decided(this.spec, this.request, this.sentAt, reply as string);
+  }
+
   onLateReply(reply: unknown): void {
-    this.handle(this.spec, this.key, this.request, reply as string);
+    this.store.late(this.spec, this.key, this.request, reply as string);
+  }
+}
+
+/** The `RunOptions` of a refund: its reply read in the runner's own promise. */
+class RefundCall implements RunOptions {
+  constructor(
+    readonly store: StoreCalls,
+    readonly sentAt: number,
+  ) {}
+
+  decode(reply: unknown): undefined {
+    this.store.refunded(this.sentAt, reply as string);
+    return undefined;
   }
 }
 

@@ -102,6 +102,11 @@ export interface RunOptions {
    * end an outage.
    */
   background?: boolean;
+  /**
+   * Reads the reply of a call answered in time: the call resolves with what it returns (or
+   * rejects with what it throws) instead of the reply, with no promise of the caller's own.
+   */
+  decode?(reply: unknown): unknown;
 }
 
 /** Runs scripts with a timeout, fails fast while Redis is known to be down. */
@@ -184,7 +189,7 @@ export class ScriptRunner {
     if (probe) this.#probing = true;
     return new Promise<unknown>((resolve, reject) => {
       const call = new Call(this, operation, probe, options, resolve, reject);
-      call.wait = this.#deadlines.start(call);
+      this.#deadlines.enqueue(call);
       const fn = script.function;
       if (fn === undefined || this.#functions === 'off') {
         call.await(this.#script(script, keys, args));

@@ -109,6 +109,34 @@ describeRedis('RedisStore on Redis time', () => {
     expect(await admin.exists(store.keyOf('ttl-cc', 'k'))).toBe(0);
   });
 
+  it('names each concurrency lease by Redis TIME in microseconds, and a release removes exactly its own', async () => {
+    const store = stores[0] as RedisStore;
+    const limiter = new ConcurrencyLimit({ limit: 5, store, name: 'lease-names' });
+    const key = store.keyOf('lease-names', 'k');
+    const micros = async () => {
+      const [seconds, us] = await admin.time();
+      return Number(seconds) * 1_000_000 + Number(us);
+    };
+    const before = await micros();
+    const slots = await Promise.all([1, 1, 2].map((cost) => limiter.acquire('k', { cost })));
+    const after = await micros();
+    const members = await admin.zRange(key, 0, -1);
+    const leases = members.filter((m) => m !== 'n').map((m) => m.split(':'));
+    expect(leases.map(([, units]) => units).sort()).toEqual(['1', '1', '2']);
+    for (const [lease] of leases) {
+      // The text of the number: digits, no padding lost or added.
+      expect(String(Number(lease))).toBe(lease);
+      expect(Number(lease)).toBeGreaterThanOrEqual(before);
+      expect(Number(lease)).toBeLessThanOrEqual(after);
+    }
+    expect(new Set(leases.map(([lease]) => lease)).size).toBe(3);
+    await (slots[0] as { refund(): Promise<void> }).refund();
+    expect((await limiter.peek('k')).remaining).toBe(2);
+    await (slots[2] as { refund(): Promise<void> }).refund();
+    expect((await limiter.peek('k')).remaining).toBe(4);
+    expect(await admin.zRange(key, 0, -1)).toHaveLength(1);
+  });
+
   it('a take in the same window keeps the key until the window ends (KEEPTTL), on either clock', async () => {
     const windowMs = 3_600_000;
     const store = stores[0] as RedisStore;

@@ -181,5 +181,6 @@ export const flights = {
     view.counted = remove(state, cost, units, expires);
     return publish(state, view);
   },
-  expiresAt: (state) => (state.requests === 0 ? 0 : Number.POSITIVE_INFINITY),
+  // No `expiresAt`: with nothing in flight the record stays, empty. A host that sends keeps
+  // sending, and dropping it made a new record, list and tuple per request at one in flight.
 } satisfies Rule<FlightsState, FlightsConfig>;

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { type Clock, systemClock } from '../../clock.js';
 import { MemoryStore } from '../memory-store.js';
 import { clockSchema, storeSchema } from '../options.js';
-import type { LimiterSpec, RateLimitStore, StoreDecision } from '../store.js';
+import type { LimiterSpec, RateLimitStore } from '../store.js';
 import type { AlgorithmName, TakeOptions, TakeResult } from '../types.js';
 import type { AlgorithmLogic } from './logic.js';
 
@@ -56,49 +56,26 @@ const noRefund = async (): Promise<void> => {};
 const memoryTake = MemoryStore.prototype.take;
 
 /**
- * An admitted take, undone once at most by `refund`. A class rather than an object with a closure:
- * one is made per admitted request, and most are never refunded, so the bound `refund` is made on
- * first use only.
+ * The `refund` of an admitted {@link RateLimiter.acquire}: gives `request` back to `store` once.
+ * Made by a function rather than written inline in `acquire`, so that no name is set on each one
+ * (a bundler that keeps function names defines one per closure: a property write per acquire).
  */
-class Taken implements Acquisition {
-  readonly result: TakeResult;
-  readonly #store: RateLimitStore;
-  readonly #spec: LimiterSpec;
-  readonly #key: string;
-  readonly #cost: number;
-  readonly #now: number;
-  readonly #receipt: number | undefined;
-  #refund: (() => Promise<void>) | undefined;
-  #done = false;
-
-  constructor(
-    store: RateLimitStore,
-    spec: LimiterSpec,
-    key: string,
-    request: { cost: number; now: number },
-    decision: StoreDecision,
-  ) {
-    this.result = decision.result;
-    this.#store = store;
-    this.#spec = spec;
-    this.#key = key;
-    this.#cost = request.cost;
-    this.#now = request.now;
-    this.#receipt = decision.receipt;
-  }
-
-  /** Bound on first use, so that it works detached (`const { refund } = acquisition`) too. */
-  get refund(): () => Promise<void> {
-    this.#refund ??= () => this.#giveBack();
-    return this.#refund;
-  }
-
-  async #giveBack(): Promise<void> {
-    if (this.#done) return;
-    this.#done = true;
-    const request = { cost: this.#cost, now: this.#now, receipt: this.#receipt };
-    await this.#store.refund(this.#spec, this.#key, request);
-  }
+function refunder(
+  store: RateLimitStore,
+  spec: LimiterSpec,
+  key: string,
+  request: { cost: number; now: number; receipt: number | undefined },
+): () => Promise<void> {
+  let done = false;
+  return () => {
+    if (done) return Promise.resolve();
+    done = true;
+    try {
+      return store.refund(spec, key, request);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  };
 }
 
 /**
@@ -166,16 +143,17 @@ export abstract class RateLimiter<S = unknown, C = unknown> {
    */
   async acquire(key: string, options: TakeOptions = {}): Promise<Acquisition> {
     const request = this.#request(options);
-    const decision = await this.store.take(this.spec, key, request);
-    if (!decision.result.allowed) return { result: decision.result, refund: noRefund };
-    return new Taken(this.store, this.spec, key, request, decision);
+    const { result, receipt } = await this.store.take(this.spec, key, request);
+    if (!result.allowed) return { result, refund: noRefund };
+    const { cost, now } = request;
+    return { result, refund: refunder(this.store, this.spec, key, { cost, now, receipt }) };
   }
 
   /**
    * {@link RateLimiter.acquire} without a promise when the store decides in this process (a
    * {@link MemoryStore} with its own `take`); `undefined` for any other store, whose callers use
-   * `acquire`. The mock
-   * server admits through it, so a request limited in memory waits for no promise.
+   * `acquire`. The mock server admits through it, so a request limited in memory waits for no
+   * promise.
    * @throws RangeError as `take` does.
    * @example
    * const a = limiter.acquireNow(ip) ?? (await limiter.acquire(ip));
@@ -186,9 +164,10 @@ export abstract class RateLimiter<S = unknown, C = unknown> {
     // `take` (to log, to count, a test's spy) is asked through it.
     if (!(store instanceof MemoryStore) || store.take !== memoryTake) return undefined;
     const request = this.#request(options);
-    const decision = store.takeNow(this.spec, key, request);
-    if (!decision.result.allowed) return { result: decision.result, refund: noRefund };
-    return new Taken(store, this.spec, key, request, decision);
+    const { result, receipt } = store.takeNow(this.spec, key, request);
+    if (!result.allowed) return { result, refund: noRefund };
+    const { cost, now } = request;
+    return { result, refund: refunder(store, this.spec, key, { cost, now, receipt }) };
   }
 
   #request(options: TakeOptions): { cost: number; now: number } {
