@@ -90,6 +90,16 @@ export class MemoryStore implements RateLimitStore {
   }
 
   async take(spec: LimiterSpec, key: string, request: StoreRequest): Promise<StoreDecision> {
+    return this.takeNow(spec, key, request);
+  }
+
+  /**
+   * {@link MemoryStore.take}, synchronously: the same decision without a promise, for a caller in
+   * this process that wants to skip the await (the mock server's admission does).
+   * @example
+   * const { result } = store.takeNow(spec, 'ip:203.0.113.7', { cost: 1, now: Date.now() });
+   */
+  takeNow(spec: LimiterSpec, key: string, request: StoreRequest): StoreDecision {
     const id = entryId(spec, key);
     const entry = this.#entries.get(id);
     const decision = decide(spec.logic, spec.config, entry?.state, request.now, request.cost);

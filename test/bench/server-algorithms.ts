@@ -20,8 +20,9 @@
  * limit (so everything is admitted and the limiter's cost is what differs). autocannon drives each
  * with 50 connections for `--seconds` (default 5) after a second of warm-up; `--rounds` rounds
  * (default 3), the order reversed every other round. Prints requests/s per round, the median, the
- * spread, each server's CPU time per request (steadier than the rate on a shared machine) and the
- * ratios of the medians.
+ * spread, each server's CPU time per request (steadier than the rate on a shared machine), the
+ * ratios of the medians, and the mock server's ratio to itself without a limit within each round
+ * (the two run side by side), as a median and a range.
  */
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
@@ -271,6 +272,17 @@ async function http(): Promise<void> {
   );
   console.log(
     `mock server / itself without a limit: ${ratios('mock server', 'mock server, no limit')} (target at least 0.9x)`,
+  );
+  // The two mock servers run next to each other in every round, so the ratio within a round is
+  // disturbed less by the machine's load drifting between rounds than the ratio of the medians.
+  const paired = (a: ContenderName, b: ContenderName, of: (r: HttpRun) => number) => {
+    const as = runs.get(a) ?? [];
+    const bs = runs.get(b) ?? [];
+    const each = as.map((run, i) => of(run) / of(bs[i] as HttpRun));
+    return `${median(each).toFixed(2)}x (${Math.min(...each).toFixed(2)}-${Math.max(...each).toFixed(2)})`;
+  };
+  console.log(
+    `  per round, paired: ${paired('mock server', 'mock server, no limit', (r) => r.rate)} in req/s, ${paired('mock server, no limit', 'mock server', (r) => r.cpuMicrosPerRequest)} in CPU per request (median, min-max)`,
   );
 }
 

@@ -101,6 +101,49 @@ describe('MemoryStore', () => {
     expect(store.size).toBe(10);
   });
 
+  it('acquireNow decides as acquire does, without a promise, and refunds alike', async () => {
+    const sync = new ConcurrencyLimit({ limit: 2 });
+    const async = new ConcurrencyLimit({ limit: 2 });
+    const got = [];
+    for (let i = 0; i < 3; i++) {
+      const now = sync.acquireNow('k', { now: 1000 + i });
+      const later = await async.acquire('k', { now: 1000 + i });
+      expect(now?.result).toEqual(later.result);
+      got.push(now);
+    }
+    expect(got.map((a) => a?.result.allowed)).toEqual([true, true, false]);
+    const { refund } = got[0] ?? { refund: async () => {} };
+    await refund();
+    await refund();
+    expect((await sync.peek('k')).remaining).toBe(1);
+  });
+
+  it('acquireNow is undefined for a store that does not decide in this process', async () => {
+    const inner = new MemoryStore();
+    const store = {
+      take: inner.take.bind(inner),
+      peek: inner.peek.bind(inner),
+      refund: inner.refund.bind(inner),
+    };
+    const limiter = new FixedWindow({ limit: 1, windowMs: 1000, store });
+    expect(limiter.acquireNow('k')).toBeUndefined();
+    expect((await limiter.acquire('k')).result.allowed).toBe(true);
+  });
+
+  it('acquireNow leaves a memory store whose take was replaced to that take', async () => {
+    const store = new MemoryStore();
+    const inner = store.take.bind(store);
+    let calls = 0;
+    store.take = (spec, key, request) => {
+      calls += 1;
+      return inner(spec, key, request);
+    };
+    const limiter = new FixedWindow({ limit: 1, windowMs: 1000, store });
+    expect(limiter.acquireNow('k')).toBeUndefined();
+    await limiter.acquire('k');
+    expect(calls).toBe(1);
+  });
+
   it('rejects bad options', () => {
     expect(() => new MemoryStore({ sweepPerOperation: 0 })).toThrow(/sweepPerOperation/);
     expect(() => new MemoryStore({ maxKeys: 0 })).toThrow(/maxKeys/);

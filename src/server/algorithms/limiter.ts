@@ -53,6 +53,8 @@ export interface Acquisition {
 
 const noRefund = async (): Promise<void> => {};
 
+const memoryTake = MemoryStore.prototype.take;
+
 /**
  * The `refund` of an admitted {@link RateLimiter.acquire}: gives `request` back to `store` once.
  * Made by a function rather than written inline in `acquire`, so that no name is set on each one
@@ -145,6 +147,27 @@ export abstract class RateLimiter<S = unknown, C = unknown> {
     if (!result.allowed) return { result, refund: noRefund };
     const { cost, now } = request;
     return { result, refund: refunder(this.store, this.spec, key, { cost, now, receipt }) };
+  }
+
+  /**
+   * {@link RateLimiter.acquire} without a promise when the store decides in this process (a
+   * {@link MemoryStore} with its own `take`); `undefined` for any other store, whose callers use
+   * `acquire`. The mock server admits through it, so a request limited in memory waits for no
+   * promise.
+   * @throws RangeError as `take` does.
+   * @example
+   * const a = limiter.acquireNow(ip) ?? (await limiter.acquire(ip));
+   */
+  acquireNow(key: string, options: TakeOptions = {}): Acquisition | undefined {
+    const { store } = this;
+    // Only a memory store whose `take` is the class's own: a subclass or a wrapper that changes
+    // `take` (to log, to count, a test's spy) is asked through it.
+    if (!(store instanceof MemoryStore) || store.take !== memoryTake) return undefined;
+    const request = this.#request(options);
+    const { result, receipt } = store.takeNow(this.spec, key, request);
+    if (!result.allowed) return { result, refund: noRefund };
+    const { cost, now } = request;
+    return { result, refund: refunder(store, this.spec, key, { cost, now, receipt }) };
   }
 
   #request(options: TakeOptions): { cost: number; now: number } {

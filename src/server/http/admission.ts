@@ -73,7 +73,8 @@ export async function admit(
     const options = { cost: costs[i] as number, now };
     let acquisition: Acquisition;
     try {
-      acquisition = await limit.limiter.acquire(key, options);
+      acquisition =
+        limit.limiter.acquireNow(key, options) ?? (await limit.limiter.acquire(key, options));
     } catch (error) {
       failures.push({ limit: i, operation: 'take', error });
       if (route.failMode === 'closed') {

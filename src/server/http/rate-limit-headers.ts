@@ -56,7 +56,7 @@ export interface PolicyField {
 const MAX_SF_INTEGER = 999_999_999_999_999;
 
 function sfInteger(n: number): string {
-  return String(Math.min(n, MAX_SF_INTEGER));
+  return n > MAX_SF_INTEGER ? `${MAX_SF_INTEGER}` : `${n}`;
 }
 
 /**
@@ -123,22 +123,34 @@ export function mostRestrictive(
   return top;
 }
 
+/** A policy's `RateLimit-Policy` item: serialised once for its limit, unless the limit moved. */
+function declaredOf(p: PolicyReport): string {
+  const { field } = p;
+  return p.limit === field.limit
+    ? field.declared
+    : declaredItem(field.token, p.limit, p.windowMs, p.unit);
+}
+
+/** A policy's `RateLimit` item: `"name";r=99;t=60`, no `t` for a concurrency limit. */
+function currentOf(p: PolicyReport): string {
+  const reset = p.concurrency ? '' : `;t=${sfInteger(ceilSeconds(p.resetMs))}`;
+  return `${p.field.token};r=${sfInteger(p.remaining)}${reset}`;
+}
+
 function ietfFields(policies: readonly PolicyReport[]): string[] {
+  if (policies.length === 1) {
+    const only = policies[0] as PolicyReport;
+    return ['RateLimit-Policy', declaredOf(only), 'RateLimit', currentOf(only)];
+  }
   let declared = '';
   let current = '';
   for (const p of policies) {
-    const { field } = p;
-    const item =
-      p.limit === field.limit
-        ? field.declared
-        : declaredItem(field.token, p.limit, p.windowMs, p.unit);
-    const reset = p.concurrency ? '' : `;t=${sfInteger(ceilSeconds(p.resetMs))}`;
     if (declared !== '') {
       declared += ', ';
       current += ', ';
     }
-    declared += item;
-    current += `${field.token};r=${sfInteger(p.remaining)}${reset}`;
+    declared += declaredOf(p);
+    current += currentOf(p);
   }
   return ['RateLimit-Policy', declared, 'RateLimit', current];
 }
