@@ -14,20 +14,10 @@ export type HeaderRecord = Readonly<
 export type HeadersInput = Headers | HeaderRecord;
 
 const RELEVANT =
-  /^(?:ratelimit|x-ratelimit|x-rate-limit|retry-after|anthropic-ratelimit|x-ms-r|x-hubspot-ratelimit-|x-shopify-shop-api-call-limit$|sforce-limit-info$|date$)/;
+  /^(?:ratelimit|x-ratelimit|x-rate-limit|retry-after|anthropic-ratelimit|x-ms-r|x-hubspot-ratelimit-|x-shopify-shop-api-call-limit$|sforce-limit-info$|date$)/i;
 
 /** Lower-cased field name to value; repeated fields joined with `", "` as `Headers.get()` does. */
 export type FieldMap = Map<string, string>;
-
-/**
- * Whether `name` starts with a letter a relevant name starts with (r, x, a, s, d, either case): a
- * filter before {@link RELEVANT}, which skips most ordinary fields (`content-type`, `connection`,
- * `etag`...) on one comparison, without lower-casing them.
- */
-function mayBeRelevant(name: string): boolean {
-  const c = name.charCodeAt(0) | 0x20;
-  return c === 0x72 || c === 0x78 || c === 0x61 || c === 0x73 || c === 0x64;
-}
 
 /** What one read collects: the relevant fields but `Date`, and `Date` apart. */
 interface Collected {
@@ -41,9 +31,9 @@ interface Collected {
  * other than `Date`, so that a response without any (most responses) makes none either.
  */
 function collect(this: Collected, value: unknown, name: unknown): void {
-  if (typeof value !== 'string' || typeof name !== 'string' || !mayBeRelevant(name)) return;
+  // Matched in any case first: most fields fail at their first letter and are never lower-cased.
+  if (typeof value !== 'string' || typeof name !== 'string' || !RELEVANT.test(name)) return;
   const key = name.toLowerCase();
-  if (!RELEVANT.test(key)) return;
   if (key === 'date') {
     this.date = this.date === undefined ? value : `${this.date}, ${value}`;
     return;
@@ -71,14 +61,13 @@ export function readFields(input: HeadersInput | null | undefined): FieldMap | u
     input.forEach(collect as (value: string, name: string) => void, found);
   } else {
     for (const name of Object.keys(input)) {
-      const value: unknown = (input as Record<string, unknown>)[name];
-      if (typeof value === 'string') collect.call(found, value, name);
-      else if (typeof value === 'number' && Number.isFinite(value)) {
-        collect.call(found, String(value), name);
-      } else if (Array.isArray(value)) {
+      let value: unknown = (input as Record<string, unknown>)[name];
+      if (typeof value === 'number' && Number.isFinite(value)) value = String(value);
+      else if (Array.isArray(value)) {
         const parts = value.filter((v): v is string => typeof v === 'string');
-        if (parts.length > 0) collect.call(found, parts.join(', '), name);
+        value = parts.length > 0 ? parts.join(', ') : undefined;
       }
+      collect.call(found, value, name);
     }
   }
   if (found.fields !== undefined && found.date !== undefined) found.fields.set('date', found.date);

@@ -228,29 +228,22 @@ export class CircuitBreaker {
 
   /** The state at `now` (an open breaker whose cool-down has passed reads as half-open). */
   stateAt(now: number): CircuitState {
-    return this.#watch(now, () => breakerAt(this.#b, now));
+    return this.#reported(this.#b.state, now, breakerAt(this.#b, now));
   }
 
   /** See {@link acquire}. */
   acquire(now: number): BreakerPermit {
-    // Closed, it stays closed (only an open breaker changes state with time): no transition.
-    if (this.#b.state === 'closed') return CLOSED;
-    return this.#watch(now, () => acquire(this.#b, now, this.#config));
+    return this.#reported(this.#b.state, now, acquire(this.#b, now, this.#config));
   }
 
   /** When a refused call may try again, in epoch milliseconds (see {@link breakerRetryAt}). */
   retryAt(now: number): number {
-    return this.#watch(now, () => breakerRetryAt(this.#b, now, this.#config));
+    return this.#reported(this.#b.state, now, breakerRetryAt(this.#b, now, this.#config));
   }
 
   /** Records an outcome of a request admitted by {@link acquire} (see {@link settleBreaker}). */
   record(health: 'ok' | 'failure' | undefined, now: number, probe: boolean): void {
-    // A success while closed moves nothing: counted without watching for a transition.
-    if (health === 'ok' && !probe && this.#b.state === 'closed') {
-      settleBreaker(this.#b, health, probe, now, this.#config);
-      return;
-    }
-    this.#watch(now, () => settleBreaker(this.#b, health, probe, now, this.#config));
+    this.#reported(this.#b.state, now, settleBreaker(this.#b, health, probe, now, this.#config));
   }
 
   /** Records a success. */
@@ -268,10 +261,12 @@ export class CircuitBreaker {
     this.record(undefined, now, probe);
   }
 
-  /** Runs `step`, and reports the transition it made, if any. */
-  #watch<T>(now: number, step: () => T): T {
-    const from = this.#b.state;
-    const result = step();
+  /**
+   * Reports the transition from `from` to the state now, if there was one, and returns `result`.
+   * Callers pass the state as `from` and the step as `result`: arguments are evaluated left to
+   * right, so `from` is read before the step runs (and no closure is made per call).
+   */
+  #reported<T>(from: CircuitState, now: number, result: T): T {
     if (this.#b.state !== from) this.#onChange?.(from, this.#b.state, now);
     return result;
   }

@@ -98,12 +98,11 @@ function add(state: FlightsState, units: number, other: UnitCosts | undefined, e
     last[2] += units;
     if (other) last[3] = addUnits(last[3], other, 1);
   } else {
-    const flight: Flight = other
-      ? [expires, 1, units, addUnits(undefined, other, 1)]
-      : [expires, 1, units];
-    // At the end (almost always): a push, cheaper than a splice.
-    if (i === list.length) list.push(flight);
-    else list.splice(i, 0, flight);
+    list.splice(
+      i,
+      0,
+      other ? [expires, 1, units, addUnits(undefined, other, 1)] : [expires, 1, units],
+    );
   }
 }
 
@@ -123,10 +122,7 @@ function remove(
     flight[1]--;
     flight[2] -= units;
     if (other) flight[3] = addUnits(flight[3], other, -1);
-    if (flight[1] <= 0) {
-      if (i === list.length - 1) list.pop();
-      else list.splice(i, 1);
-    }
+    if (flight[1] <= 0) list.splice(i, 1);
   }
   state.units = Math.max(0, state.units - units);
   state.requests = Math.max(0, state.requests - 1);

@@ -116,9 +116,9 @@ type AnyRule = Rule<unknown, unknown>;
  * per rule and per step was the main cost of the loops).
  */
 export interface Bound {
-  rule: AnyRule;
   config: unknown;
   key: string;
+  kinds: AnyRule['kinds'];
   fresh: AnyRule['fresh'];
   scale: AnyRule['scale'];
   prune: AnyRule['prune'];
@@ -129,18 +129,8 @@ export interface Bound {
 }
 
 function bind(rule: AnyRule, config: unknown): Bound {
-  return {
-    rule,
-    config,
-    key: rule.key,
-    fresh: rule.fresh,
-    scale: rule.scale,
-    prune: rule.prune,
-    check: rule.check,
-    commit: rule.commit,
-    settle: rule.settle,
-    expiresAt: rule.expiresAt,
-  };
+  const { key, kinds, fresh, scale, prune, check, commit, settle, expiresAt } = rule;
+  return { config, key, kinds, fresh, scale, prune, check, commit, settle, expiresAt };
 }
 
 /**
@@ -186,8 +176,8 @@ export function bindRules(config: HostRulesConfig): RuleSet {
   add(budget, config.budget);
   return {
     all: bound,
-    attempt: bound.filter((b) => b.rule.kinds.includes('attempt')),
-    retry: bound.filter((b) => b.rule.kinds.includes('retry')),
+    attempt: bound.filter((b) => b.kinds.includes('attempt')),
+    retry: bound.filter((b) => b.kinds.includes('retry')),
   };
 }
 
@@ -227,16 +217,11 @@ export function prune(w: Walk): void {
   const { now, kind, cost } = w.request;
   for (const b of w.rules[kind]) {
     const config = configOf(b, w.share, cost);
-    let own = slots[b.key];
-    if (own === undefined) {
-      own = b.fresh(config, now, w.view);
-      if (own === undefined) continue;
-      slots[b.key] = own;
-    }
-    if (b.prune === undefined) continue;
-    // A rule almost always keeps its state object: written back only when it changed.
-    const next = b.prune(own, now, config, w.view);
-    if (next !== own) slots[b.key] = next;
+    const own = slots[b.key] ?? b.fresh(config, now, w.view);
+    if (own === undefined) continue;
+    // Written back only when it changed (a rule almost always keeps its state object).
+    const next = b.prune ? b.prune(own, now, config, w.view) : own;
+    if (next !== slots[b.key]) slots[b.key] = next;
   }
 }
 
