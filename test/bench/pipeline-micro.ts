@@ -112,7 +112,7 @@ for (let r = 0; r < rounds; r++) {
     samples[i]?.push(await time(f, calls));
   }
 }
-/** Bytes allocated per call of `f` over `n` calls, by V8's sampling heap profiler. */
+/** Bytes allocated per call of `f` over `n` calls, as V8's sampling heap profiler estimates them. */
 async function allocated(session: Session, f: () => Promise<Response>, n: number) {
   await session.post('HeapProfiler.startSampling', {
     samplingInterval: 64,
@@ -121,10 +121,14 @@ async function allocated(session: Session, f: () => Promise<Response>, n: number
   });
   for (let i = 0; i < n; i++) await f();
   const { profile } = await session.post('HeapProfiler.stopSampling');
+  // Each node's `selfSize` is V8's estimate of all it allocated, its samples scaled up by the
+  // chance that an object of their size is sampled at all (a sample's own `size` is not).
   let bytes = 0;
-  // Each sample stands for one allocation (`size` its bytes); the node types leave `samples` out.
-  const { samples = [] } = profile as { samples?: { size: number }[] };
-  for (const sample of samples) bytes += sample.size;
+  const nodes = [profile.head];
+  for (let node = nodes.pop(); node !== undefined; node = nodes.pop()) {
+    bytes += node.selfSize;
+    nodes.push(...node.children);
+  }
   return bytes / n;
 }
 const session = new Session();
