@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { type Clock, systemClock } from '../../clock.js';
 import { MemoryStore } from '../memory-store.js';
 import { clockSchema, storeSchema } from '../options.js';
-import type { LimiterSpec, RateLimitStore } from '../store.js';
+import type { LimiterSpec, RateLimitStore, StoreDecision } from '../store.js';
 import type { AlgorithmName, TakeOptions, TakeResult } from '../types.js';
 import type { AlgorithmLogic } from './logic.js';
 
@@ -143,10 +143,7 @@ export abstract class RateLimiter<S = unknown, C = unknown> {
    */
   async acquire(key: string, options: TakeOptions = {}): Promise<Acquisition> {
     const request = this.#request(options);
-    const { result, receipt } = await this.store.take(this.spec, key, request);
-    if (!result.allowed) return { result, refund: noRefund };
-    const { cost, now } = request;
-    return { result, refund: refunder(this.store, this.spec, key, { cost, now, receipt }) };
+    return this.#acquisition(key, request, await this.store.take(this.spec, key, request));
   }
 
   /**
@@ -164,10 +161,17 @@ export abstract class RateLimiter<S = unknown, C = unknown> {
     // `take` (to log, to count, a test's spy) is asked through it.
     if (!(store instanceof MemoryStore) || store.take !== memoryTake) return undefined;
     const request = this.#request(options);
-    const { result, receipt } = store.takeNow(this.spec, key, request);
+    return this.#acquisition(key, request, store.takeNow(this.spec, key, request));
+  }
+
+  /** The acquisition a store's decision on `request` makes: a refund only when it was admitted. */
+  #acquisition(
+    key: string,
+    { cost, now }: { cost: number; now: number },
+    { result, receipt }: StoreDecision,
+  ): Acquisition {
     if (!result.allowed) return { result, refund: noRefund };
-    const { cost, now } = request;
-    return { result, refund: refunder(store, this.spec, key, { cost, now, receipt }) };
+    return { result, refund: refunder(this.store, this.spec, key, { cost, now, receipt }) };
   }
 
   #request(options: TakeOptions): { cost: number; now: number } {
