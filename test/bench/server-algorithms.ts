@@ -3,7 +3,8 @@
  * requests per second over HTTP next to express and fastify with their rate limiters.
  *
  *   npm run bench:server      (or: npx tsx test/bench/server-algorithms.ts [decisions]
- *                                  [--http-only | --no-http] [--rounds n] [--seconds s])
+ *                                  [--http-only | --no-http] [--rounds n] [--seconds s]
+ *                                  [--warmup s])
  *
  * Algorithms: two columns per algorithm, measured in one process one after the other:
  * - `decide()`: the pure arithmetic alone, synchronous, state kept in a plain Map;
@@ -18,7 +19,9 @@
  * `GET /x` with `{"ok":true}`: the mock server with a fixed window of 1e9 per minute per IP and
  * without a limit, express + express-rate-limit and fastify + @fastify/rate-limit with the same
  * limit (so everything is admitted and the limiter's cost is what differs). autocannon drives each
- * with 50 connections for `--seconds` (default 5) after a second of warm-up; `--rounds` rounds
+ * with 50 connections for `--seconds` (default 5) after `--warmup` seconds (default 3: after one
+ * second, the optimising compiler's threads still spent 15-20 µs per request of the limited server's
+ * CPU, 8-10 µs without a limit, so the round measured the warm-up's tail); `--rounds` rounds
  * (default 3), the order reversed every other round. Prints requests/s per round, the median, the
  * spread, each server's CPU time per request (steadier than the rate on a shared machine), the
  * ratios of the medians, and the mock server's ratio to itself without a limit within each round
@@ -57,6 +60,7 @@ const { values: flags, positionals } = parseArgs({
     'no-http': { type: 'boolean', default: false },
     rounds: { type: 'string', default: '3' },
     seconds: { type: 'string', default: '5' },
+    warmup: { type: 'string', default: '3' },
   },
 });
 const DECISIONS = Number(positionals[0]) || 200_000;
@@ -202,17 +206,21 @@ interface HttpRun {
 }
 
 /**
- * Requests per second of one contender, in a process of its own: 50 connections, after a second
- * of warm-up; and the CPU time its process spent per request meanwhile, which a shared machine
+ * Requests per second of one contender, in a process of its own: 50 connections, after
+ * `warmupSeconds` of the same load; and the CPU time its process spent per request meanwhile, which a shared machine
  * disturbs less than the rate.
  */
-async function runContender(name: ContenderName, seconds: number): Promise<HttpRun> {
+async function runContender(
+  name: ContenderName,
+  seconds: number,
+  warmupSeconds: number,
+): Promise<HttpRun> {
   const child = fork(CONTENDER_SCRIPT, [name], { execArgv: ['--import', 'tsx'] });
   const exited = once(child, 'exit');
   try {
     const [{ port }] = (await once(child, 'message')) as [{ port: number }];
     const url = `http://127.0.0.1:${port}/x`;
-    await autocannon({ url, connections: 50, duration: 1 });
+    await autocannon({ url, connections: 50, duration: warmupSeconds });
     child.send('measure');
     const result = await autocannon({ url, connections: 50, duration: seconds });
     if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0) {
@@ -235,15 +243,25 @@ async function runContender(name: ContenderName, seconds: number): Promise<HttpR
 async function http(): Promise<void> {
   const rounds = Number(flags.rounds);
   const seconds = Number(flags.seconds);
+  const warmupSeconds = Number(flags.warmup);
+  for (const [flag, value] of [
+    ['--rounds', rounds],
+    ['--seconds', seconds],
+    ['--warmup', warmupSeconds],
+  ] as const) {
+    if (!Number.isFinite(value) || value < (flag === '--warmup' ? 0 : 1)) {
+      throw new Error(`${flag} must be a number of at least ${flag === '--warmup' ? 0 : 1}`);
+    }
+  }
   console.log(
-    `\nHTTP: GET /x, 50 connections (autocannon), ${seconds} s each, ${rounds} rounds, order reversed every other round; every server in its own process (Node ${process.version})\n`,
+    `\nHTTP: GET /x, 50 connections (autocannon), ${seconds} s each after ${warmupSeconds} s of warm-up, ${rounds} rounds, order reversed every other round; every server in its own process (Node ${process.version})\n`,
   );
   const runs = new Map<ContenderName, HttpRun[]>(CONTENDERS.map((name) => [name, []]));
   for (let round = 0; round < rounds; round++) {
     const order = round % 2 === 0 ? [...CONTENDERS] : [...CONTENDERS].reverse();
     const line: string[] = [];
     for (const name of order) {
-      const run = await runContender(name, seconds);
+      const run = await runContender(name, seconds, warmupSeconds);
       runs.get(name)?.push(run);
       line.push(`${name} ${Math.round(run.rate)}/s ${run.cpuMicrosPerRequest.toFixed(0)} µs`);
     }
