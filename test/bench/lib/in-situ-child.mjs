@@ -1,0 +1,57 @@
+/**
+ * One process of the in-situ cost benchmark (`test/bench/in-situ-cost.ts`), run by plain `node`
+ * under valgrind: a bare `node:http` server answering 200 with two bytes and no rate-limit header
+ * (the overhead benchmark's quiet host), and GETs of it one at a time, every body read, through
+ * plain fetch or through `wrapFetch` of the package at `LIB` with the options in `OPTIONS` (JSON).
+ *
+ * It sends `WARMUP` requests, prints `ready <pid>` and waits for a line on stdin (the parent turns
+ * valgrind's instrumentation on meanwhile), then sends `REQUESTS` more, prints `done <collections
+ * meanwhile>` and exits: what valgrind counts is those requests alone, after the code is warm. (No
+ * collection is forced before them: a full one made V8 drop compiled code, which the measured
+ * requests then compiled again.)
+ *
+ * Environment: LIB (a path to the package's `index.js`), MODE (`fetch` or `client`), OPTIONS,
+ * WARMUP, REQUESTS.
+ */
+import { createServer } from 'node:http';
+import { PerformanceObserver } from 'node:perf_hooks';
+import { pathToFileURL } from 'node:url';
+
+const { LIB, MODE, OPTIONS, WARMUP, REQUESTS } = process.env;
+const server = createServer((_req, res) => {
+  res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' });
+  res.end('ok');
+});
+server.keepAliveTimeout = 60_000;
+await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+const url = `http://127.0.0.1:${server.address().port}/free`;
+
+const lib = await import(pathToFileURL(LIB).href);
+const client = MODE === 'fetch' ? undefined : lib.wrapFetch(undefined, JSON.parse(OPTIONS || '{}'));
+const get = client ?? fetch;
+
+async function send(n) {
+  for (let i = 0; i < n; i++) {
+    const response = await get(url);
+    await response.arrayBuffer();
+    if (response.status !== 200) throw new Error(`answered ${response.status}`);
+  }
+}
+
+await send(Number(WARMUP));
+let collections = 0;
+const observer = new PerformanceObserver((list) => {
+  collections += list.getEntries().length;
+});
+observer.observe({ entryTypes: ['gc'] });
+process.stdout.write(`ready ${process.pid}\n`);
+await new Promise((resolve) => process.stdin.once('data', resolve));
+process.stdin.pause();
+await send(Number(REQUESTS));
+// The observer reports on a later turn: give it one.
+await new Promise((resolve) => setImmediate(resolve));
+observer.disconnect();
+process.stdout.write(`done ${collections}\n`);
+await client?.close();
+server.closeAllConnections();
+server.close();
