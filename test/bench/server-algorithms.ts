@@ -207,8 +207,8 @@ interface HttpRun {
 
 /**
  * Requests per second of one contender, in a process of its own: 50 connections, after
- * `warmupSeconds` of the same load; and the CPU time its process spent per request meanwhile, which a shared machine
- * disturbs less than the rate.
+ * `warmupSeconds` of the same load (none for 0); and the CPU time its process spent per request
+ * meanwhile, which a shared machine disturbs less than the rate.
  */
 async function runContender(
   name: ContenderName,
@@ -220,7 +220,7 @@ async function runContender(
   try {
     const [{ port }] = (await once(child, 'message')) as [{ port: number }];
     const url = `http://127.0.0.1:${port}/x`;
-    await autocannon({ url, connections: 50, duration: warmupSeconds });
+    if (warmupSeconds > 0) await autocannon({ url, connections: 50, duration: warmupSeconds });
     child.send('measure');
     const result = await autocannon({ url, connections: 50, duration: seconds });
     if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0) {
