@@ -114,17 +114,20 @@ const CONTENDERS: Contender[] = [
   },
 ];
 
-/** One contender's counts: the whole, without the collector, the collector's, and by function. */
+/** One contender's counts over the measured requests. */
 interface Profile {
-  /** The compilers' and the parser's counts. */
+  /** The whole process. */
+  total: Counts;
+  /** All but the collector and the compilers: what the table shows. */
+  mutator: Counts;
+  /** The garbage collector's functions (see {@link GC}). */
+  gc: Counts;
+  /** The compilers' and the parser's (see {@link COMPILER}). */
   compiler: Counts;
+  /** By function; JavaScript functions named from the perf map with `--functions`. */
+  byFunction: Map<string, Counts>;
   /** Collections among the measured requests. */
   collections: number;
-  total: Counts;
-  mutator: Counts;
-  gc: Counts;
-  /** By function, JavaScript functions named from the perf map (only with `--functions`). */
-  byFunction: Map<string, Counts>;
 }
 
 function zero(events: readonly EventName[]): Counts {
@@ -169,18 +172,22 @@ async function profile(c: Contender): Promise<Profile> {
   child.stderr.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString()).slice(-4000);
   });
+  let stdout = '';
   let pid = 0;
-  let done: RegExpExecArray | null = null;
   child.stdout.on('data', (chunk: Buffer) => {
-    done ??= /done (\d+)/.exec(chunk.toString());
-    const ready = /ready (\d+)/.exec(chunk.toString());
+    stdout += chunk.toString();
+    const ready = /ready (\d+)\n/.exec(stdout);
     if (!ready || pid !== 0) return;
     pid = Number(ready[1]);
-    const on = spawnSync('callgrind_control', ['-i', 'on', String(pid)]);
-    if (on.status !== 0) child.kill();
+    const on = spawnSync('callgrind_control', ['-i', 'on', String(pid)], { encoding: 'utf8' });
+    if (on.status !== 0) {
+      stderr += `\ncallgrind_control failed: ${on.stderr || on.stdout}`;
+      child.kill();
+    }
     child.stdin.end('go\n');
   });
-  const code = await new Promise<number | null>((done) => child.on('close', done));
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  const done = /done (\d+)\n/.exec(stdout);
   if (code !== 0 || pid === 0 || done === null) {
     throw new Error(`${c.name}: the profiled process failed (exit ${code}):\n${stderr}`);
   }
@@ -191,7 +198,7 @@ async function profile(c: Contender): Promise<Profile> {
   rmSync(out, { force: true });
   if (annotated.status !== 0) throw new Error(`callgrind_annotate failed: ${annotated.stderr}`);
   const names = functions > 0 ? perfMap(pid) : undefined;
-  return { ...read(annotated.stdout, names), collections: Number((done as RegExpExecArray)[1]) };
+  return { ...read(annotated.stdout, names), collections: Number(done[1]) };
 }
 
 /** V8's perf map of process `pid`: code start, size, name; sorted by start. Removed once read. */
@@ -268,10 +275,19 @@ function read(
   const mutator = zero(events);
   const gc = zero(events);
   const compiler = zero(events);
-  for (const [fn, counts] of byFunction) {
-    add(GC.test(fn) ? gc : COMPILER.test(fn) ? compiler : mutator, counts);
-  }
+  for (const [fn, counts] of byFunction) add(partOf(fn, { gc, compiler, mutator }), counts);
   return { total, mutator, gc, compiler, byFunction };
+}
+
+/**
+ * Where a function's counts go: V8's own functions by their names; JavaScript (named from the perf
+ * map, or not) always to the mutator, whatever its name says.
+ */
+function partOf<T>(fn: string, parts: { gc: T; compiler: T; mutator: T }): T {
+  if (fn.startsWith('JS:') || fn.startsWith('JIT code') || fn.startsWith('???:0x')) {
+    return parts.mutator;
+  }
+  return GC.test(fn) ? parts.gc : COMPILER.test(fn) ? parts.compiler : parts.mutator;
 }
 
 const l2 = (c: Counts) => c.ILmr + c.DLmr + c.DLmw;
@@ -316,7 +332,7 @@ if (functions > 0) {
   const theirs = base.byFunction;
   const empty = zero(Object.keys(base.total) as EventName[]);
   const rows = [...new Set([...mine.keys(), ...theirs.keys()])]
-    .filter((fn) => !GC.test(fn) && !COMPILER.test(fn))
+    .filter((fn) => partOf(fn, { gc: false, compiler: false, mutator: true }))
     .map((fn) => {
       const a = theirs.get(fn) ?? empty;
       const b = mine.get(fn) ?? empty;
