@@ -13,22 +13,23 @@
  * its code and data stay in the caches. Here each process (`lib/in-situ-child.mjs`) serves the
  * quiet host and sends it GETs one at a time, every body read; after `--warmup` requests,
  * callgrind's instrumentation is turned on for `--requests` more. `node --predictable` runs it on
- * one thread (no concurrent compiler or collector), so the counts repeat from run to run. The
- * caches are simulated with the sizes of the machine this was written on (AMD EPYC: 32 KiB L1
- * instruction and data caches, 8-way; 512 KiB L2, 8-way, as the last level: an L2 miss goes to a
- * shared L3 or memory, tens of cycles or more).
+ * one thread (no concurrent compiler or collector). The caches are simulated with the sizes of the
+ * machine this was written on (AMD EPYC: 32 KiB L1 instruction and data caches, 8-way; 512 KiB L2,
+ * 8-way, as the last level: an L2 miss goes to a shared L3 or memory, tens of cycles or more).
  *
  * Per request, for each contender: instructions, L1 instruction and data misses, L2 instruction
- * and data misses, all without the garbage collector's functions, whose count moves by ±30 % from
- * run to run with where a collection falls (it is printed apart, with the number of collections),
- * and without V8's compilers, still optimising code among the measured requests by an amount that
- * varies (printed apart too). (Two ways of keeping collections out of the measured requests were
- * tried and dropped: a young generation large enough that none falls among them doubled fetch's
- * count and its cache misses, every allocation landing on memory not touched before; a full
- * collection forced before them made V8 drop compiled code, compiled again among them.) The bytes a call allocates, which set how often collections come, are
- * the pipeline micro benchmark's (`pipeline-micro.ts`). With `--functions n`, the n JavaScript
- * functions and V8 builtins whose L2 misses grow the most over plain fetch with the client's
- * defaults, named from V8's perf map (`--perf-basic-prof`).
+ * and data misses, without the garbage collector's functions, whose count moves by ±30 % from run
+ * to run with where a collection falls, and without V8's compilers, still optimising code among
+ * the measured requests by an amount that varies (both printed apart, with the number of
+ * collections). The rest repeats within 2 % from run to run; the differences between contenders
+ * move by 2 to 3 points of percentage. Two ways of keeping collections out of the measured
+ * requests were tried and dropped: a young generation large enough that none falls among them
+ * doubled fetch's count and its cache misses (every allocation landed on memory not touched
+ * before); a full collection forced before them made V8 drop compiled code, compiled again among
+ * them. The bytes a call allocates, which set how often collections come, are the pipeline micro
+ * benchmark's (`pipeline-micro.ts`). With `--functions n`: the n JavaScript functions and V8
+ * builtins whose L2 misses grow the most over plain fetch with the client's defaults, named from
+ * V8's perf map (`--perf-basic-prof`).
  *
  * Counts, not seconds: nothing here asserts a speed.
  *
