@@ -138,10 +138,6 @@ function currentOf(p: PolicyReport): string {
 }
 
 function ietfFields(policies: readonly PolicyReport[]): string[] {
-  if (policies.length === 1) {
-    const only = policies[0] as PolicyReport;
-    return ['RateLimit-Policy', declaredOf(only), 'RateLimit', currentOf(only)];
-  }
   let declared = '';
   let current = '';
   for (const p of policies) {
