@@ -1,10 +1,13 @@
 /**
  * What the client costs between real requests, counted rather than timed: instructions and
  * simulated cache misses per request on loopback, plain fetch next to `wrapFetch` in three
- * configurations, each in a process of its own under valgrind's callgrind.
+ * configurations, each in a process of its own under valgrind's callgrind. With `--server`, what
+ * the mock server's limit costs the same way: the mock server without a limit next to the same
+ * server with the server benchmark's fixed window (`lib/http-contender.ts`), both sent GETs by
+ * plain fetch in their own process.
  *
  *   npm run build && npm run bench:in-situ -- [--requests 1500] [--warmup 6000]
- *     [--lib dist/index.js] [--functions 25]
+ *     [--lib dist/index.js] [--functions 25] [--server]
  *
  * Needs valgrind (`apt-get install valgrind`); takes about three minutes (two processes at a time).
  *
@@ -46,10 +49,12 @@ const { values: flags } = parseArgs({
   options: {
     requests: { type: 'string', default: '1500' },
     warmup: { type: 'string', default: '6000' },
-    lib: { type: 'string', default: 'dist/index.js' },
+    lib: { type: 'string' },
     functions: { type: 'string', default: '0' },
+    server: { type: 'boolean', default: false },
   },
 });
+const serverMode = flags.server === true;
 const requests = Number(flags.requests);
 const warmup = Number(flags.warmup);
 const functions = Number(flags.functions);
@@ -62,7 +67,7 @@ for (const [flag, value, least] of [
     throw new Error(`${flag} must be an integer of at least ${least}; got ${value}`);
   }
 }
-const lib = resolve(flags.lib);
+const lib = resolve(flags.lib ?? (serverMode ? 'dist/server/index.js' : 'dist/index.js'));
 if (!existsSync(lib)) throw new Error(`--lib: ${lib} does not exist (run npm run build first)`);
 if (spawnSync('valgrind', ['--version']).status !== 0) {
   throw new Error('needs valgrind on the PATH (apt-get install valgrind)');
@@ -93,11 +98,18 @@ const GC =
 
 interface Contender {
   name: string;
-  mode: 'fetch' | 'client';
+  /** What the process serves and sends through (see `lib/in-situ-child.mjs`). */
+  mode: 'fetch' | 'client' | 'mock';
   options?: object;
 }
 
-const CONTENDERS: Contender[] = [
+/** The mock server without a limit, then with the server benchmark's fixed window. */
+const SERVERS: Contender[] = [
+  { name: 'mock server, no limit', mode: 'mock', options: { limited: false } },
+  { name: 'mock server, fixed window', mode: 'mock', options: { limited: true } },
+];
+
+const CLIENTS: Contender[] = [
   { name: 'fetch', mode: 'fetch' },
   { name: 'wrapFetch (defaults)', mode: 'client', options: {} },
   { name: 'wrapFetch (learnLimits: false)', mode: 'client', options: { learnLimits: false } },
@@ -114,6 +126,10 @@ const CONTENDERS: Contender[] = [
     },
   },
 ];
+
+const CONTENDERS = serverMode ? SERVERS : CLIENTS;
+/** What the first contender is, for the tables' captions. */
+const BASE = serverMode ? 'the mock server without a limit' : 'plain fetch';
 
 /** One contender's counts over the measured requests. */
 interface Profile {
@@ -299,7 +315,7 @@ const more = (mine: number, base: number) =>
   `${mine >= base ? '+' : ''}${(((mine - base) / base) * 100).toFixed(1)} %`;
 
 console.log(
-  `In-situ cost per request: ${requests} GETs after ${warmup} of warm-up, one at a time, quiet host; ${lib}; node ${process.version} --predictable under callgrind (L1 32 KiB, L2 512 KiB simulated)\n`,
+  `In-situ cost per request: ${requests} GETs after ${warmup} of warm-up, one at a time, ${serverMode ? 'to the mock server through plain fetch' : 'quiet host'}; ${lib}; node ${process.version} --predictable under callgrind (L1 32 KiB, L2 512 KiB simulated)\n`,
 );
 const profiles: Profile[] = [];
 for (let i = 0; i < CONTENDERS.length; i += 2) {
@@ -325,7 +341,7 @@ CONTENDERS.forEach((c, i) => {
   );
 });
 console.log(
-  "\nPer request; in brackets, more than plain fetch. The last two columns are left out of the others: the collector's instructions (and the collections among the requests), which move by ±30 % between two runs of the same code, and the compilers', still optimising code by a varying amount.",
+  `\nPer request; in brackets, more than ${BASE}. The last two columns are left out of the others: the collector's instructions (and the collections among the requests), which move by ±30 % between two runs of the same code, and the compilers', still optimising code by a varying amount.`,
 );
 
 if (functions > 0) {
@@ -341,7 +357,9 @@ if (functions > 0) {
     })
     .sort((x, y) => y.l2 - x.l2)
     .slice(0, functions);
-  console.log(`\nWhere the defaults' L2 misses grow the most over fetch (per request):\n`);
+  console.log(
+    `\nWhere the L2 misses of ${CONTENDERS[1]?.name} grow the most over ${BASE} (per request):\n`,
+  );
   console.log('| L2 misses | instructions | function |');
   console.log('|---|---|---|');
   for (const r of rows) {

@@ -3,6 +3,10 @@
  * under valgrind: a bare `node:http` server answering 200 with two bytes and no rate-limit header
  * (the overhead benchmark's quiet host), and GETs of it one at a time, every body read, through
  * plain fetch or through `wrapFetch` of the package at `LIB` with the options in `OPTIONS` (JSON).
+ * With MODE `mock`, the server is the mock server of the package's server entry at `LIB`, answering
+ * `GET /x` with `{"ok":true}` as in the server benchmark (`lib/http-contender.ts`), with its fixed
+ * window of 1e9 requests a minute per IP when `OPTIONS` says `limited`, and the GETs go through
+ * plain fetch.
  *
  * It sends `WARMUP` requests, prints `ready <pid>` and waits for a line on stdin (the parent turns
  * valgrind's instrumentation on meanwhile), then sends `REQUESTS` more, prints `done <collections
@@ -18,16 +22,40 @@ import { PerformanceObserver } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 
 const { LIB, MODE, OPTIONS, WARMUP, REQUESTS } = process.env;
-const server = createServer((_req, res) => {
-  res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' });
-  res.end('ok');
-});
-server.keepAliveTimeout = 60_000;
-await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-const url = `http://127.0.0.1:${server.address().port}/free`;
-
 const lib = await import(pathToFileURL(LIB).href);
-const client = MODE === 'fetch' ? undefined : lib.wrapFetch(undefined, JSON.parse(OPTIONS || '{}'));
+const options = JSON.parse(OPTIONS || '{}');
+
+/** The quiet host: a bare `node:http` server. */
+async function quietHost() {
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' });
+    res.end('ok');
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${server.address().port}/free`,
+    close() {
+      server.closeAllConnections();
+      server.close();
+    },
+  };
+}
+
+/** The mock server as the server benchmark runs it (`lib/http-contender.ts`). */
+async function mockServer() {
+  const limits = options.limited
+    ? [{ algorithm: 'fixed-window', limit: 1_000_000_000, windowMs: 60_000, name: 'per-ip' }]
+    : [];
+  const server = await lib.createMockServer({
+    routes: [{ method: 'GET', path: '/x', response: { body: { ok: true } }, limits }],
+  });
+  return { url: `http://127.0.0.1:${server.port}/x`, close: () => server.close() };
+}
+
+const host = MODE === 'mock' ? await mockServer() : await quietHost();
+const url = host.url;
+const client = MODE === 'client' ? lib.wrapFetch(undefined, options) : undefined;
 const get = client ?? fetch;
 
 async function send(n) {
@@ -53,5 +81,4 @@ await new Promise((resolve) => setImmediate(resolve));
 observer.disconnect();
 process.stdout.write(`done ${collections}\n`);
 await client?.close();
-server.closeAllConnections();
-server.close();
+await host.close();
