@@ -7,7 +7,7 @@
  * plain fetch in their own process.
  *
  *   npm run build && npm run bench:in-situ -- [--requests 1500] [--warmup 6000]
- *     [--lib dist/index.js] [--functions 25] [--server]
+ *     [--lib dist/index.js, or dist/server/index.js with --server] [--functions 25] [--server]
  *
  * Needs valgrind (`apt-get install valgrind`); takes about three minutes (two processes at a time).
  *
