@@ -14,8 +14,8 @@
  * collection is forced before them: a full one made V8 drop compiled code, which the measured
  * requests then compiled again.)
  *
- * Environment: LIB (a path to the package's `index.js`), MODE (`fetch` or `client`), OPTIONS,
- * WARMUP, REQUESTS.
+ * Environment: LIB (a path to the package's `index.js`, or to its server entry with MODE `mock`),
+ * MODE (`fetch`, `client` or `mock`), OPTIONS, WARMUP, REQUESTS.
  */
 import { createServer } from 'node:http';
 import { PerformanceObserver } from 'node:perf_hooks';
