@@ -44,6 +44,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { mockServerConfig } from './lib/http-contender.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -105,8 +106,8 @@ interface Contender {
 
 /** The mock server without a limit, then with the server benchmark's fixed window. */
 const SERVERS: Contender[] = [
-  { name: 'mock server, no limit', mode: 'mock', options: { limited: false } },
-  { name: 'mock server, fixed window', mode: 'mock', options: { limited: true } },
+  { name: 'mock server, no limit', mode: 'mock', options: mockServerConfig(false) },
+  { name: 'mock server, fixed window', mode: 'mock', options: mockServerConfig(true) },
 ];
 
 const CLIENTS: Contender[] = [

@@ -27,23 +27,37 @@ export const CONTENDERS = [
 
 export type ContenderName = (typeof CONTENDERS)[number];
 
+/**
+ * The mock server's configuration: `GET /x` answering `{"ok":true}`, with the fixed window when
+ * `limited`. Plain JSON (`bench:in-situ` hands it to a process of its own).
+ */
+export function mockServerConfig(limited: boolean) {
+  return {
+    routes: [
+      {
+        method: 'GET',
+        path: '/x',
+        response: { body: { ok: true } },
+        limits: limited
+          ? [
+              {
+                algorithm: 'fixed-window' as const,
+                limit: LIMIT,
+                windowMs: WINDOW_MS,
+                name: 'per-ip',
+              },
+            ]
+          : [],
+      },
+    ],
+  };
+}
+
 async function start(name: ContenderName): Promise<{ port: number; close(): Promise<void> }> {
   switch (name) {
     case 'mock server':
     case 'mock server, no limit': {
-      const server = await createMockServer({
-        routes: [
-          {
-            method: 'GET',
-            path: '/x',
-            response: { body: { ok: true } },
-            limits:
-              name === 'mock server'
-                ? [{ algorithm: 'fixed-window', limit: LIMIT, windowMs: WINDOW_MS, name: 'per-ip' }]
-                : [],
-          },
-        ],
-      });
+      const server = await createMockServer(mockServerConfig(name === 'mock server'));
       return { port: server.port, close: () => server.close() };
     }
     case 'express + express-rate-limit': {

@@ -3,10 +3,9 @@
  * under valgrind: a bare `node:http` server answering 200 with two bytes and no rate-limit header
  * (the overhead benchmark's quiet host), and GETs of it one at a time, every body read, through
  * plain fetch or through `wrapFetch` of the package at `LIB` with the options in `OPTIONS` (JSON).
- * With MODE `mock`, the server is the mock server of the package's server entry at `LIB`, answering
- * `GET /x` with `{"ok":true}` as in the server benchmark (`lib/http-contender.ts`), with its fixed
- * window of 1e9 requests a minute per IP when `OPTIONS` says `limited`, and the GETs go through
- * plain fetch.
+ * With MODE `mock`, the server is the mock server of the package's server entry at `LIB`, made
+ * with `OPTIONS` as its configuration (the server benchmark's, from `lib/http-contender.ts`), sent
+ * GETs of its first route's path through plain fetch.
  *
  * It sends `WARMUP` requests, prints `ready <pid>` and waits for a line on stdin (the parent turns
  * valgrind's instrumentation on meanwhile), then sends `REQUESTS` more, prints `done <collections
@@ -42,15 +41,13 @@ async function quietHost() {
   };
 }
 
-/** The mock server as the server benchmark runs it (`lib/http-contender.ts`). */
+/** The mock server with the configuration in `OPTIONS`. */
 async function mockServer() {
-  const limits = options.limited
-    ? [{ algorithm: 'fixed-window', limit: 1_000_000_000, windowMs: 60_000, name: 'per-ip' }]
-    : [];
-  const server = await lib.createMockServer({
-    routes: [{ method: 'GET', path: '/x', response: { body: { ok: true } }, limits }],
-  });
-  return { url: `http://127.0.0.1:${server.port}/x`, close: () => server.close() };
+  const server = await lib.createMockServer(options);
+  return {
+    url: `http://127.0.0.1:${server.port}${options.routes[0].path}`,
+    close: () => server.close(),
+  };
 }
 
 const host = MODE === 'mock' ? await mockServer() : await quietHost();
