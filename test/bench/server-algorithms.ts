@@ -244,13 +244,13 @@ async function http(): Promise<void> {
   const rounds = Number(flags.rounds);
   const seconds = Number(flags.seconds);
   const warmupSeconds = Number(flags.warmup);
-  for (const [flag, value] of [
-    ['--rounds', rounds],
-    ['--seconds', seconds],
-    ['--warmup', warmupSeconds],
+  for (const [flag, value, least] of [
+    ['--rounds', rounds, 1],
+    ['--seconds', seconds, 1],
+    ['--warmup', warmupSeconds, 0],
   ] as const) {
-    if (!Number.isFinite(value) || value < (flag === '--warmup' ? 0 : 1)) {
-      throw new Error(`${flag} must be a number of at least ${flag === '--warmup' ? 0 : 1}`);
+    if (!Number.isFinite(value) || value < least) {
+      throw new Error(`${flag} must be a number of at least ${least}`);
     }
   }
   console.log(
