@@ -107,6 +107,8 @@ const idempotencyShape = {
     ),
     ['POST', 'PATCH'],
   ),
+  honoured: optional(bool('must be true or false')),
+  knownProviders: defaulted(bool('must be true or false'), true),
 };
 const coldStartShape = { initialWindow: defaulted(int(1, 1000), 1) };
 const waitJitterShape = {
