@@ -484,6 +484,24 @@ const limitCommon = {
   store: storeSchema.optional(),
 };
 
+/**
+ * Each algorithm's own parameters, by name, as its constructor takes them: read from the shapes
+ * the schema checks, so that the command line's help and its checks cannot drift from them.
+ */
+export const ALGORITHM_PARAMETERS: Readonly<Record<LimitConfig['algorithm'], readonly string[]>> =
+  Object.freeze({
+    'fixed-window': Object.keys(fixedWindowShape),
+    'sliding-log': Object.keys(slidingLogShape),
+    'sliding-window-counter': Object.keys(slidingWindowCounterShape),
+    'token-bucket': Object.keys(tokenBucketShape),
+    gcra: Object.keys(gcraShape),
+    'leaky-bucket': Object.keys(leakyBucketShape),
+    concurrency: Object.keys(concurrencyLimitShape),
+  });
+
+/** What every limit takes besides its algorithm's parameters (`store` is for code only). */
+export const LIMIT_COMMON_PARAMETERS: readonly string[] = Object.keys(limitCommon);
+
 const limitSchema = z.discriminatedUnion('algorithm', [
   z.strictObject({ algorithm: z.literal('fixed-window'), ...fixedWindowShape, ...limitCommon }),
   z.strictObject({ algorithm: z.literal('sliding-log'), ...slidingLogShape, ...limitCommon }),
