@@ -57,7 +57,7 @@ export class LimitedClient {
     this.#base = base;
     this.#baseTarget = parseTarget(base);
     this.#engine = new Engine(options, undefined);
-    this.fetch = markWrapped((input, init) => this.request(input, init));
+    this.fetch = markWrapped((input, init) => this.request(input, init), this.#engine);
   }
 
   /** Sends a GET. @param path relative to the base URL, or absolute. */

@@ -181,7 +181,12 @@ export interface LimitedClientOptions extends HostOptions {
   partition?: (request: CostContext) => string | undefined;
   /** Headers sent with every request of a `LimitedClient` (the call's own headers win). */
   headers?: HeadersInit;
-  /** The fetch to call. @default globalThis.fetch, looked up at each call */
+  /**
+   * The fetch to call. When it is itself a pipeline of this package (a `wrapFetch`, a
+   * `LimitedClient`'s `fetch`, or the global fetch replaced by one), calls pass through to it
+   * instead of running two pipelines (see docs/client.md).
+   * @default globalThis.fetch, looked up at each call
+   */
   fetch?: typeof fetch;
   /** Where shared state lives. @default a new MemoryStateStore */
   store?: StateStore;

@@ -112,6 +112,18 @@ function headerValue(headers: HeadersInit | undefined, name: string): string | u
   return value;
 }
 
+/** `defaults` with every field of `own` over them (the call's own headers win). */
+export function mergeHeaders(
+  defaults: HeadersInit | undefined,
+  own: HeadersInit | undefined,
+): Headers {
+  const merged = new Headers(defaults);
+  new Headers(own).forEach((value, name) => {
+    merged.set(name, value);
+  });
+  return merged;
+}
+
 function newKey(): string {
   return globalThis.crypto.randomUUID();
 }
@@ -137,12 +149,7 @@ export function prepareRequest(
     (typeof init?.idempotencyKey === 'string' || idem?.methods.has(method) === true);
   let headers: Headers | undefined;
   if (defaults !== undefined || wantKey) {
-    headers = new Headers(defaults);
-    const merged = headers;
-    const own = new Headers(init?.headers ?? input?.headers);
-    own.forEach((value, name) => {
-      merged.set(name, value);
-    });
+    headers = mergeHeaders(defaults, init?.headers ?? input?.headers);
   }
   let hasKey = false;
   let key: string | undefined;

@@ -31,8 +31,12 @@ export interface WrappedFetch {
  * Relative URLs are not accepted (there is no base URL): pass absolute ones, as Node's fetch
  * requires anyway.
  *
+ * When the fetch it calls is itself a pipeline of this package (another `wrapFetch`, a
+ * `LimitedClient`'s `fetch`, given or installed as the global fetch), every call passes through to
+ * that pipeline rather than running both (see docs/client.md).
+ *
  * @param fetchImpl the fetch to wrap (undici's, a test double...).
- *   @default globalThis.fetch, looked up at each call; when that is a wrapper made here (after
+ *   @default globalThis.fetch, looked up at each call; when that is this very wrapper (after
  *   `globalThis.fetch = wrapFetch()`), the global fetch of the moment this wrapper was made
  * @param options see {@link LimitedClientOptions} (`options.fetch` is ignored here).
  * @throws InvalidOptionError naming the option, the value and what is allowed; for a first
@@ -67,5 +71,5 @@ export function wrapFetch(fetchImpl?: typeof fetch, options?: LimitedClientOptio
   wrapped.on = (name, listener) => engine.events.on(name, listener);
   wrapped.off = (name, listener) => engine.events.off(name, listener);
   wrapped.close = () => engine.close();
-  return markWrapped(wrapped);
+  return markWrapped(wrapped, engine);
 }
