@@ -64,29 +64,50 @@ export class LimitedClientError extends Error {
 
 /**
  * The client refused to send because the server's limit (learned from its headers or a 429) would
- * hold the request longer than the caller allows.
+ * hold the request longer than the caller allows, or because the host refuses every request.
+ * The message says the wait the server asked for and the cap that refused it, apart from when the
+ * host may be tried again: `rate limited: the server asks for a wait of 125000 ms, more than the
+ * 60000 ms the caller allows (maxRetryAfterMs); a probe may go in 60412 ms`.
  */
 export class RateLimitError extends LimitedClientError {
-  /** How long, in milliseconds from when the error was raised, until a request may be admitted. */
+  /**
+   * How long, in milliseconds from when the error was raised, until a request may be admitted:
+   * the probe of a long wait that was recorded for at most `maxRetryAfterMs`, or the end of the
+   * wait.
+   */
   readonly retryAfterMs: number;
   /** Name of the policy that holds the request, when the server named it. */
   readonly policy: string | undefined;
+  /**
+   * The wait the server asked for, in milliseconds from when the error was raised (its
+   * `Retry-After`, or the reset of a spent policy), whatever the client recorded of it;
+   * `Infinity` when the host refuses every request; `undefined` when not known.
+   */
+  readonly serverWaitMs: number | undefined;
 
+  /**
+   * @param detail `limitMs`: the most the caller waits (`maxRetryAfterMs`); `serverWaitMs`: see
+   *   the field.
+   */
   constructor(
     retryAfterMs: number,
     ctx?: RequestContext,
-    detail?: { policy?: string; limitMs?: number },
+    detail?: { policy?: string; limitMs?: number; serverWaitMs?: number },
   ) {
     const policy = detail?.policy ? ` by policy "${detail.policy}"` : '';
-    const allowed =
-      detail?.limitMs !== undefined ? ` (the caller allows ${detail.limitMs} ms)` : '';
-    super(
-      'ERR_RATE_LIMITED',
-      `rate limited${policy} for another ${retryAfterMs} ms${allowed}`,
-      ctx,
-    );
+    const asked = detail?.serverWaitMs;
+    const limit = detail?.limitMs;
+    let reason = ` for another ${retryAfterMs} ms`;
+    if (asked === Number.POSITIVE_INFINITY) {
+      reason = `: the host refuses every request; the next probe may go in ${retryAfterMs} ms`;
+    } else if (asked !== undefined && limit !== undefined) {
+      reason = `: the server asks for a wait of ${asked} ms, more than the ${limit} ms the caller allows (maxRetryAfterMs)`;
+      if (asked > retryAfterMs) reason += `; a probe may go in ${retryAfterMs} ms`;
+    }
+    super('ERR_RATE_LIMITED', `rate limited${policy}${reason}`, ctx);
     this.retryAfterMs = retryAfterMs;
     this.policy = detail?.policy;
+    this.serverWaitMs = asked;
   }
 }
 

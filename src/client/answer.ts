@@ -6,7 +6,7 @@
  */
 import { isTimeoutError } from '../errors.js';
 import type { RateLimitInfo } from '../headers/types.js';
-import { isTransientNetworkError } from './network-errors.js';
+import { isConnectionRefused, isTransientNetworkError } from './network-errors.js';
 
 /** Statuses that count against the circuit breaker: the server failing, not refusing. */
 export const BREAKER_FAILURE_STATUSES: ReadonlySet<number> = new Set([500, 502, 503, 504]);
@@ -21,6 +21,21 @@ export function isPushback(status: number, info: RateLimitInfo | undefined): boo
   if (status === 429) return true;
   if (status === 503) return info?.retryAfterMs !== undefined;
   return status === 403 && (info?.retryAfterMs !== undefined || info?.remaining === 0);
+}
+
+/**
+ * Whether an outcome proves that the server did not process the request, so that even a write may
+ * be sent again: a pushback by its status and headers alone ({@link isPushback}: a 429, a 503 or
+ * 403 that says it is about a rate limit), or a refused connection (nothing reached a server). A
+ * load shedder's 5xx as the host's rules guess it, any other 5xx, a reset and a timeout prove
+ * nothing: the request may have run.
+ */
+export function provesUnprocessed(
+  status: number | undefined,
+  info: RateLimitInfo | undefined,
+  error: unknown,
+): boolean {
+  return status === undefined ? isConnectionRefused(error) : isPushback(status, info);
 }
 
 /**

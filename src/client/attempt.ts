@@ -9,7 +9,7 @@ import { type RequestContext, TimeoutError } from '../errors.js';
 import { parseRateLimitHeaders } from '../headers/parse.js';
 import type { RateLimitInfo } from '../headers/types.js';
 import { invalidOption } from '../option-checks.js';
-import { type Cost, costOf, costProblem } from './cost.js';
+import { type Cost, costOf, costProblem, MAX_COST } from './cost.js';
 import type { HostConfig } from './host-config.js';
 import { type PreparedRequest, withoutCredentials } from './request.js';
 import { defaultShouldRetry } from './retry/retry-rule.js';
@@ -70,12 +70,16 @@ export function readCall(
   // What errors and events show: never the URL's credentials.
   const ctx = { method: req.method, url: withoutCredentials(req.url) };
   const own = init?.cost !== undefined;
-  const given =
-    init?.cost ??
-    (typeof p.cost === 'function' ? p.cost({ method: req.method, url: req.url }) : p.cost);
+  // `null` is the call's own (a mistake to name), not "no cost given".
+  const given = own
+    ? init.cost
+    : typeof p.cost === 'function'
+      ? p.cost({ method: req.method, url: req.url })
+      : p.cost;
   const cost = costOf(given, p.maxCost);
   if (cost === undefined) {
-    const bound = `${p.maxCost}${Number.isFinite(p.maxCost) ? " (the host's burst)" : ''}`;
+    // The real bound: the host's burst when it has one below the most any cost may be.
+    const bound = p.maxCost < MAX_COST ? `${p.maxCost} (the host's burst)` : `${MAX_COST}`;
     throw invalidOption(
       own ? 'init.cost' : 'cost',
       own ? costProblem(given, bound) : costProblem(given, bound).replace('be', 'return'),

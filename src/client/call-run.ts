@@ -23,6 +23,7 @@ import { type Call, endAttempt, type Outcome, type Sending, startAttempt } from 
 import type { HostConfig } from './host-config.js';
 import type { HostReport } from './host-report.js';
 import type { HostStore } from './host-store.js';
+import { answerHonoursKey } from './key-honour.js';
 import type { PipelineShared } from './pipeline.js';
 import type { PreparedRequest } from './request.js';
 import { planAfter, type RetryPlan } from './retry/retry-plan.js';
@@ -49,6 +50,11 @@ export interface HostParts {
   between: number;
   /** The error a call gets once the host is closed; `undefined` while it is open. */
   closed(ctx: RequestContext): unknown;
+  /**
+   * Whether the host honours idempotency keys: declared or listed from the start, else learned
+   * from its first answer that shows it (see `key-honour.ts`), for the pipeline's life.
+   */
+  keysHonoured: boolean;
 }
 
 /** The answer of a step: go on (with a value), or end the call with a response. */
@@ -244,7 +250,10 @@ export class CallRun {
     const call = this.#call;
     const { response, info, error } = outcome;
     const pushback = outcome.pushback === true;
-    if (response) this.#host.report.response(call.ctx, response.status, info, pushback);
+    if (response) {
+      this.#host.report.response(call.ctx, response.status, info, pushback);
+      this.#learnKeys(response);
+    }
     const aborted = call.signal?.aborted === true;
     const breaker = this.#host.breaker;
     if (breaker)
@@ -256,6 +265,19 @@ export class CallRun {
       return response;
     }
     return this.#next(outcome);
+  }
+
+  /**
+   * Marks the host as honouring idempotency keys when this answer shows it does, unless the
+   * caller declared either way.
+   */
+  #learnKeys(response: Response): void {
+    const host = this.#host;
+    const key = this.#req.key;
+    const idem = host.policy.idempotency;
+    if (host.keysHonoured || key === undefined || idem === undefined || idem.honoured !== undefined)
+      return;
+    if (answerHonoursKey(response.headers, idem.header, key)) host.keysHonoured = true;
   }
 
   /** Step 4 and 5 when a plan is needed: the plan, the wait, and the next round. */
@@ -293,6 +315,7 @@ export class CallRun {
       deadline: this.#deadline,
       policy: this.#host.policy,
       random: this.#host.shared.clock.random(),
+      keysHonoured: this.#host.keysHonoured,
     });
     if (!plan.retry) {
       if (plan.reason) return { end: this.#giveUp(plan.reason, outcome) };

@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { invalidOption } from '../option-checks.js';
 import { Engine, markWrapped, parseTarget, type Target, TargetCache } from './engine.js';
 import type { Listener } from './events.js';
 import type { LimitedClientOptions } from './options.js';
@@ -43,11 +44,12 @@ export class LimitedClient {
    *   sends `get('users')` and `get('/users')` both to `https://api.example.com/v1/users`. A query
    *   or fragment on the base URL is ignored; put queries on the paths.
    * @param options see {@link LimitedClientOptions}; every default is in `DEFAULTS`.
-   * @throws InvalidOptionError naming the option, the value and what is allowed.
-   * @throws TypeError when `baseUrl` is not an absolute URL.
+   * @throws InvalidOptionError naming the option, the value and what is allowed; for `baseUrl`,
+   *   anything but an absolute `http:` or `https:` URL (`'api.github.com'` and `'localhost:8080'`
+   *   lack the scheme).
    */
   constructor(baseUrl: string | URL, options?: LimitedClientOptions) {
-    const base = new URL(String(baseUrl));
+    const base = httpUrl(baseUrl);
     // A query or fragment on the base would end up in the middle of every URL: drop them.
     base.search = '';
     base.hash = '';
@@ -55,7 +57,7 @@ export class LimitedClient {
     this.#base = base;
     this.#baseTarget = parseTarget(base);
     this.#engine = new Engine(options, undefined);
-    this.fetch = markWrapped((input, init) => this.request(input, init));
+    this.fetch = markWrapped((input, init) => this.request(input, init), this.#engine);
   }
 
   /** Sends a GET. @param path relative to the base URL, or absolute. */
@@ -150,4 +152,23 @@ export class LimitedClient {
     const url = this.#base.href + relative;
     return { ...this.#baseTarget, url };
   }
+}
+
+/** `value` as an absolute http: or https: URL, else an `InvalidOptionError` naming `baseUrl`. */
+function httpUrl(value: unknown): URL {
+  let url: URL | undefined;
+  try {
+    url = new URL(String(value));
+  } catch {
+    // Reported below, with the value.
+  }
+  // `'localhost:8080'` parses, with `localhost:` as its scheme: every call would then fail.
+  if (url?.protocol !== 'http:' && url?.protocol !== 'https:') {
+    throw invalidOption(
+      'baseUrl',
+      'must be an absolute http: or https: URL, such as "https://api.example.com"',
+      value,
+    );
+  }
+  return url;
 }

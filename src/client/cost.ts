@@ -25,23 +25,39 @@ export interface CostVector {
 /** Most units a cost may name, `requests` included (a bound on what a call makes the client hold). */
 export const MAX_COST_UNITS = 16;
 
-const isVector = (v: unknown): v is CostVector =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
+/** Most units of any kind a cost may name. */
+export const MAX_COST = 1e9;
 
 /**
- * `value` as a {@link Cost}: a number from 0 to `maxRequests`, or a vector of at most
- * {@link MAX_COST_UNITS} units whose `requests` is in that range and whose other units are from 0
- * to 1e9; `undefined` for anything else.
+ * A plain object: its prototype is `Object.prototype` (of any realm) or `null`. Not a Promise
+ * (an `async` cost function), a `Date`, an array or any class instance, whose own keys say nothing
+ * of a cost (they read as `{}`, one request).
  */
-export function costOf(value: unknown, maxRequests = 1e9): Cost | undefined {
-  const bound = Math.min(maxRequests, 1e9);
+function isVector(v: unknown): v is CostVector {
+  if (typeof v !== 'object' || v === null) return false;
+  const proto: unknown = Object.getPrototypeOf(v);
+  return proto === null || Object.getPrototypeOf(proto) === null;
+}
+
+/**
+ * `value` as a {@link Cost}: a number from 0 to `maxRequests` (at most {@link MAX_COST}), or a
+ * plain object of at most {@link MAX_COST_UNITS} units whose `requests` is in that range and whose
+ * other units are from 0 to {@link MAX_COST}; `undefined` for anything else. Each amount is read
+ * once (a getter included), and the cost is made of what was read and checked.
+ */
+export function costOf(value: unknown, maxRequests = MAX_COST): Cost | undefined {
+  const bound = Math.min(maxRequests, MAX_COST);
   if (!isVector(value)) return fits(value, bound) ? toCost(value as number) : undefined;
   const entries = Object.entries(value);
   if (entries.length > MAX_COST_UNITS) return undefined;
+  let requests = 1;
+  const units: [string, number][] = [];
   for (const [unit, amount] of entries) {
-    if (!fits(amount, unit === 'requests' ? bound : 1e9)) return undefined;
+    if (!fits(amount, unit === 'requests' ? bound : MAX_COST)) return undefined;
+    if (unit === 'requests') requests = amount as number;
+    else units.push([unit, amount as number]);
   }
-  return toCost(value);
+  return units.length > 0 ? { requests, units } : { requests };
 }
 
 /** Whether `v` is a number from 0 to `max`. */
@@ -50,11 +66,16 @@ function fits(v: unknown, max: number): boolean {
 }
 
 /** What a cost must be, said of the `value` given; `bound`: the most requests it may cost. */
-export function costProblem(value: unknown, bound: number | string = 1e9): string {
-  const units = 'or { requests, tokens, ... }';
-  return isVector(value)
-    ? `must be { requests, tokens, ... }: at most ${MAX_COST_UNITS} units, requests from 0 to ${bound}, any other from 0 to 1000000000`
-    : `must be a number from 0 to ${bound}${typeof value === 'number' ? '' : `, ${units}`}`;
+export function costProblem(value: unknown, bound: number | string = MAX_COST): string {
+  if (isVector(value)) {
+    return `must be { requests, tokens, ... }: at most ${MAX_COST_UNITS} units, requests from 0 to ${bound}, any other from 0 to ${MAX_COST}`;
+  }
+  const problem = `must be a number from 0 to ${bound}`;
+  if (typeof value === 'number') return problem;
+  const vector = `${problem}, or { requests, tokens, ... }`;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return vector;
+  // An `async` cost function: its Promise has no amounts yet when the call is admitted.
+  return `${vector} as a plain object${'then' in value ? ', not a Promise: a cost is read synchronously' : ''}`;
 }
 
 /** Amounts per unit, `[unit or policy name, units]`. */

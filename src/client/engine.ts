@@ -14,7 +14,7 @@ import { checkCallOptions, MAX_PARTITION_LENGTH } from './option-schema.js';
 import type { LimitedClientOptions } from './options.js';
 import { HostPipeline, type PipelineShared } from './pipeline.js';
 import { HostRegistry } from './registry.js';
-import { prepareRequest, withoutCredentials } from './request.js';
+import { mergeHeaders, prepareRequest, withoutCredentials } from './request.js';
 import { addCounters, type Counters, newCounters } from './stats.js';
 import { MemoryStateStore, type StateStore } from './store.js';
 import type { ClientEvents, ClientStats, HostStats, LimitedRequestInit } from './types.js';
@@ -67,6 +67,10 @@ export class Engine {
   readonly #shared: PipelineShared;
   readonly #evicted: Counters = newCounters();
   #closed = false;
+  /** The fetch given (`wrapFetch`'s argument, or `options.fetch`), when one was. */
+  readonly #given: typeof fetch | undefined;
+  /** The global fetch when this engine was made: what it calls when the global one is its own. */
+  readonly #original = globalThis.fetch;
 
   /**
    * @param fetchImpl the fetch to call; `undefined` looks up `globalThis.fetch` at each call.
@@ -78,6 +82,7 @@ export class Engine {
     this.#ownsStore = this.options.store === undefined;
     this.store = this.options.store ?? new MemoryStateStore({ clock: this.clock });
     const impl = fetchImpl ?? this.options.fetch;
+    this.#given = impl;
     this.#shared = {
       clock: this.clock,
       store: this.store,
@@ -115,6 +120,11 @@ export class Engine {
         }),
       );
     }
+    if (send === undefined) {
+      const inner = this.#innerPipeline();
+      if (inner !== undefined && !passing.has(this))
+        return this.#passThrough(inner, target, input, init);
+    }
     let partition: string | undefined;
     try {
       checkCallOptions(init, target.url, input);
@@ -142,6 +152,46 @@ export class Engine {
       return Promise.reject(error);
     }
     return pipeline.execute(prepared, init, now, send);
+  }
+
+  /**
+   * The pipeline of this package that this engine's calls would go through (another
+   * `wrapFetch`, a `LimitedClient`'s `fetch`, installed as the global fetch or given), if any:
+   * running both would multiply retries and turn an answer into the inner breaker's refusal.
+   */
+  #innerPipeline(): typeof fetch | undefined {
+    let next = this.#given;
+    if (next === undefined) {
+      next = globalThis.fetch;
+      // The global fetch is this engine's own wrapper: it calls the fetch from before it.
+      if (markOf(next) === this) next = this.#original;
+    }
+    const mark = markOf(next);
+    return mark !== undefined && mark !== this ? next : undefined;
+  }
+
+  /**
+   * Hands a call to the inner pipeline as it is (its own options, `cost`, `retry` and the others,
+   * go with it), with this engine's `headers` under the call's own: its base URL and JSON body are
+   * already applied. This engine's own pipeline options, events and stats are not used.
+   */
+  #passThrough(
+    inner: typeof fetch,
+    target: Target,
+    input: Request | undefined,
+    init: LimitedRequestInit | undefined,
+  ): Promise<Response> {
+    const defaults = this.options.headers;
+    const own = init?.headers ?? input?.headers;
+    const call = defaults === undefined ? init : { ...init, headers: mergeHeaders(defaults, own) };
+    passing.add(this);
+    try {
+      return inner(input ?? target.url, call);
+    } catch (error) {
+      return Promise.reject(error);
+    } finally {
+      passing.delete(this);
+    }
   }
 
   /**
@@ -198,17 +248,38 @@ export class Engine {
   }
 }
 
-/** Marks the fetch functions this package makes (`wrapFetch`, `LimitedClient.fetch`). */
+/**
+ * Marks the fetch functions this package makes (`wrapFetch`, `LimitedClient.fetch`), with the
+ * engine behind them: `Symbol.for`, so that a copy of the package (ESM beside CJS, two versions)
+ * sees another's mark.
+ */
 const WRAPPED = Symbol.for('limited-client.wrapped-fetch');
 
-/** Marks `fn` as one of this package's fetch functions (see {@link globalFetch}). */
-export function markWrapped<F extends object>(fn: F): F {
-  Object.defineProperty(fn, WRAPPED, { value: true });
+/**
+ * Engines handing a call to an inner pipeline right now (it enters the inner one synchronously):
+ * one met again is a cycle (`a` wraps the global fetch, which is `b`, which wraps `a`), and runs
+ * its own pipeline instead.
+ */
+const passing = new Set<Engine>();
+
+/**
+ * Marks `fn` as one of this package's fetch functions, run by `engine` (see {@link globalFetch}
+ * and `Engine.#innerPipeline`): a non-enumerable property, invisible to the caller.
+ */
+export function markWrapped<F extends object>(fn: F, engine: Engine): F {
+  Object.defineProperty(fn, WRAPPED, { value: engine });
   return fn;
 }
 
+/** The engine that marked `fn` (`true` from an older copy of the package), or `undefined`. */
+function markOf(fn: unknown): unknown {
+  if (typeof fn !== 'function') return undefined;
+  const mark = (fn as unknown as Record<symbol, unknown>)[WRAPPED];
+  return mark === undefined || mark === null || mark === false ? undefined : mark;
+}
+
 function isWrapped(fn: unknown): boolean {
-  return typeof fn === 'function' && (fn as unknown as Record<symbol, unknown>)[WRAPPED] === true;
+  return markOf(fn) !== undefined;
 }
 
 /**

@@ -8,6 +8,7 @@
 import type { Clock } from '../clock.js';
 import type { CostVector } from './cost.js';
 import { HostMatcher } from './host-match.js';
+import { listedProvider } from './key-honour.js';
 import { parseOptions } from './option-schema.js';
 import {
   type CircuitBreakerOptions,
@@ -46,7 +47,18 @@ export interface HostConfig {
   retry: RetryPolicy;
   /** Random extra on server-given waits. */
   jitter: WaitJitter;
-  idempotency: { header: string; methods: ReadonlySet<string> } | undefined;
+  /**
+   * Keys on writes, off when `undefined`. `honoured`: whether the host honours them, as declared
+   * or listed (`undefined`: learned from its answers, see `key-honour.ts`).
+   */
+  idempotency:
+    | {
+        header: string;
+        methods: ReadonlySet<string>;
+        honoured: boolean | undefined;
+        knownProviders: boolean;
+      }
+    | undefined;
   breaker: BreakerConfig | undefined;
   /** The rules of `rules/host-rules.ts` this host runs, with their parameters. */
   rules: HostRulesConfig;
@@ -115,7 +127,7 @@ function resolve(o: HostOptions, hostIdleMs: number): HostConfig {
   const idem =
     o.idempotency === false
       ? undefined
-      : withDefaults<IdempotencyOptions>(d.idempotency, o.idempotency);
+      : withDefaults<Omit<IdempotencyOptions, 'honoured'>>(d.idempotency, o.idempotency);
   const cold = o.coldStart === false ? undefined : o.coldStart === true ? {} : (o.coldStart ?? {});
   const bucket =
     o.rate === undefined
@@ -142,7 +154,12 @@ function resolve(o: HostOptions, hostIdleMs: number): HostConfig {
     },
     jitter,
     idempotency: idem
-      ? { header: idem.header, methods: new Set(idem.methods.map((m) => m.toUpperCase())) }
+      ? {
+          header: idem.header,
+          methods: new Set(idem.methods.map((m) => m.toUpperCase())),
+          honoured: o.idempotency ? o.idempotency.honoured : undefined,
+          knownProviders: idem.knownProviders,
+        }
       : undefined,
     breaker,
     rules: {
@@ -195,13 +212,25 @@ export class ResolvedOptions {
     this.#defaultConfig = resolve(base, this.hostIdleMs);
   }
 
-  /** The policy of a host: the global options merged with every matching `hosts` entry. */
+  /**
+   * The policy of a host: the global options merged with every matching `hosts` entry, and the
+   * host taken as honouring idempotency keys when it is a known provider (see `key-honour.ts`).
+   */
   forHost(hostname: string, host: string): HostConfig {
     const layers = this.#matcher.match(hostname, host);
+    let config: HostConfig;
     if (layers.length === 0) {
       this.#defaultConfig ??= resolve(this.#base, this.hostIdleMs);
-      return this.#defaultConfig;
+      config = this.#defaultConfig;
+    } else config = resolve(merge([this.#base, ...layers]), this.hostIdleMs);
+    const idem = config.idempotency;
+    if (
+      idem?.honoured === undefined &&
+      idem?.knownProviders &&
+      listedProvider(idem.header, hostname)
+    ) {
+      return { ...config, idempotency: { ...idem, honoured: true } };
     }
-    return resolve(merge([this.#base, ...layers]), this.hostIdleMs);
+    return config;
   }
 }

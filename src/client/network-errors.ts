@@ -97,3 +97,26 @@ export function isTransientNetworkError(error: unknown): boolean {
   if (caused || (name !== 'TypeError' && message !== 'Network connection lost.')) return false;
   return typeof message === 'string' && NETWORK_MESSAGES.has(message.toLowerCase());
 }
+
+/**
+ * True when `error` says the connection was refused (`ECONNREFUSED`; Deno's `Connection refused`
+ * cause): nothing accepted it, so no byte of the request reached a server, and a write may be sent
+ * again. A happy-eyeballs aggregate counts only when every address refused. Browsers and workerd
+ * do not tell a refusal from other network failures: false there, the safe answer for a write.
+ */
+export function isConnectionRefused(error: unknown): boolean {
+  const fetchFailure = (error as { name?: unknown } | null)?.name === 'TypeError';
+  let current: unknown = error;
+  for (let depth = 0; depth < 6 && typeof current === 'object' && current !== null; depth++) {
+    const code = codeOf(current);
+    if (code !== undefined) return code === 'ECONNREFUSED';
+    const errors = (current as { errors?: unknown }).errors;
+    if (Array.isArray(errors) && errors.length > 0) {
+      return errors.every((e) => codeOf(e) === 'ECONNREFUSED');
+    }
+    if (depth > 0 && fetchFailure && /connection refused/i.test(String((current as Error).message)))
+      return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}

@@ -107,6 +107,8 @@ const idempotencyShape = {
     ),
     ['POST', 'PATCH'],
   ),
+  honoured: optional(bool('must be true or false')),
+  knownProviders: defaulted(bool('must be true or false'), true),
 };
 const coldStartShape = { initialWindow: defaulted(int(1, 1000), 1) };
 const waitJitterShape = {
@@ -206,11 +208,9 @@ const HEADER_VALUE = 'must be a header value (a string without CR, LF or NUL), o
 
 /** A call's own options: the keys `LimitedRequestInit` adds to `RequestInit`, each on its own. */
 const callShape = {
-  cost: optional(
-    z.custom<number | CostVector>((v) => costOf(v) !== undefined, {
-      error: (issue) => costProblem(issue.input),
-    }),
-  ),
+  // Checked where it is read, once, against the host's burst (`readCall` in attempt.ts): a getter
+  // read here and again there could answer differently the second time.
+  cost: optional(z.custom<number | CostVector>(() => true)),
   idempotencyKey: optional(
     // What a header value may hold: no CR, LF or NUL (fetch would refuse, or worse, split).
     z.custom<string | false>((v) => v === false || (typeof v === 'string' && !/[\r\n\0]/.test(v)), {

@@ -71,6 +71,25 @@ export interface IdempotencyOptions {
   header?: string;
   /** Methods that get a key when the caller did not set one. @default ['POST', 'PATCH'] */
   methods?: string[];
+  /**
+   * Whether the host honours the key: a repeat of a request with it gets the first one's answer,
+   * and its side effect runs once. Where it does, a write that carries a key is retried like a GET
+   * (after a 5xx, a reset, an attempt timeout, and a 409 while the first still runs); elsewhere a
+   * write is sent again only after an answer that proves it was not processed (a 429, a refused
+   * connection). `true`: it does. `false`: take it that it never does, whatever it answers or
+   * lists. Left out: learned, per host and process, from the first answer that shows it
+   * (`Idempotent-Replayed`, or the request's key echoed in its header), or from the list of
+   * `knownProviders`.
+   * @default learned from the host's answers, or listed
+   */
+  honoured?: boolean;
+  /**
+   * Take the providers whose API references document deduplicating by `Idempotency-Key`
+   * (`api.stripe.com`, `*.adyen.com`, `api.gocardless.com`) as `honoured: true`, when the key's
+   * header is `Idempotency-Key`.
+   * @default true
+   */
+  knownProviders?: boolean;
 }
 
 /** Options that `options.hosts` may override per host. */
@@ -162,7 +181,12 @@ export interface LimitedClientOptions extends HostOptions {
   partition?: (request: CostContext) => string | undefined;
   /** Headers sent with every request of a `LimitedClient` (the call's own headers win). */
   headers?: HeadersInit;
-  /** The fetch to call. @default globalThis.fetch, looked up at each call */
+  /**
+   * The fetch to call. When it is itself a pipeline of this package (a `wrapFetch`, a
+   * `LimitedClient`'s `fetch`, or the global fetch replaced by one), calls pass through to it
+   * instead of running two pipelines (see docs/client.md).
+   * @default globalThis.fetch, looked up at each call
+   */
   fetch?: typeof fetch;
   /** Where shared state lives. @default a new MemoryStateStore */
   store?: StateStore;
@@ -205,7 +229,7 @@ export type Defaults = Resolved<
   readonly retry: Resolved<Omit<RetryOptions, 'shouldRetry'>>;
   readonly retryBudget: Resolved<RetryBudgetOptions>;
   readonly circuitBreaker: Resolved<CircuitBreakerOptions>;
-  readonly idempotency: Resolved<IdempotencyOptions>;
+  readonly idempotency: Resolved<Omit<IdempotencyOptions, 'honoured'>>;
 };
 
 export { DEFAULTS } from './option-schema.js';

@@ -90,6 +90,7 @@ export class HostPipeline {
         keepAlive: () => shared.keepAlive.acquire(),
       }),
       closed: (ctx) => this.#closedWith?.(ctx),
+      keysHonoured: policy.idempotency?.honoured === true,
     };
   }
 

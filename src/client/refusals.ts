@@ -31,5 +31,6 @@ export function refusalOf(
   return new RateLimitError(result.waitMs ?? 0, req.ctx, {
     policy: result.policy,
     limitMs: req.maxWaitMs,
+    serverWaitMs: wait,
   });
 }

@@ -22,6 +22,8 @@ export interface PreparedRequest {
   replayable: boolean;
   /** Whether the request carries an idempotency key (its own or ours). */
   hasKey: boolean;
+  /** The key it carries, when it does and keys are on (what a host that honours it echoes). */
+  key: string | undefined;
 }
 
 const BODYLESS = new Set(['GET', 'HEAD']);
@@ -91,15 +93,35 @@ export function jsonInit(body: unknown, init: LimitedRequestInit | undefined): L
   return { ...init, headers, body: JSON.stringify(body) };
 }
 
-/** Whether `headers` (as `HeadersInit` allows) carry `name`, without building a `Headers`. */
-function hasHeader(headers: HeadersInit | undefined, name: string): boolean {
-  if (headers === undefined || headers === null) return false;
-  if (typeof (headers as Headers).has === 'function') return (headers as Headers).has(name);
+/**
+ * The value of `name` in `headers` (as `HeadersInit` allows), or `undefined`, without building a
+ * `Headers` for a plain object.
+ */
+function headerValue(headers: HeadersInit | undefined, name: string): string | undefined {
+  if (headers === undefined || headers === null) return undefined;
+  if (typeof (headers as Headers).get === 'function') {
+    return (headers as Headers).get(name) ?? undefined;
+  }
   const wanted = name.toLowerCase();
-  if (Array.isArray(headers))
-    return headers.some((pair) => String(pair[0]).toLowerCase() === wanted);
-  for (const key of Object.keys(headers)) if (key.toLowerCase() === wanted) return true;
-  return false;
+  const pairs = Array.isArray(headers) ? headers : Object.entries(headers);
+  let value: string | undefined;
+  for (const [field, v] of pairs) {
+    // Repeated fields combine as `Headers` does.
+    if (String(field).toLowerCase() === wanted) value = value === undefined ? v : `${value}, ${v}`;
+  }
+  return value;
+}
+
+/** `defaults` with every field of `own` over them (the call's own headers win). */
+export function mergeHeaders(
+  defaults: HeadersInit | undefined,
+  own: HeadersInit | undefined,
+): Headers {
+  const merged = new Headers(defaults);
+  new Headers(own).forEach((value, name) => {
+    merged.set(name, value);
+  });
+  return merged;
 }
 
 function newKey(): string {
@@ -127,21 +149,19 @@ export function prepareRequest(
     (typeof init?.idempotencyKey === 'string' || idem?.methods.has(method) === true);
   let headers: Headers | undefined;
   if (defaults !== undefined || wantKey) {
-    headers = new Headers(defaults);
-    const merged = headers;
-    const own = new Headers(init?.headers ?? input?.headers);
-    own.forEach((value, name) => {
-      merged.set(name, value);
-    });
+    headers = mergeHeaders(defaults, init?.headers ?? input?.headers);
   }
   let hasKey = false;
+  let key: string | undefined;
   if (headers) {
     const name = idem?.header ?? 'Idempotency-Key';
     if (typeof init?.idempotencyKey === 'string') headers.set(name, init.idempotencyKey);
     else if (wantKey && !headers.has(name)) headers.set(name, newKey());
     hasKey = headers.has(name);
+    if (idem) key = headers.get(name) ?? undefined;
   } else if (idem) {
-    hasKey = hasHeader(init?.headers ?? input?.headers, idem.header);
+    key = headerValue(init?.headers ?? input?.headers, idem.header);
+    hasKey = key !== undefined;
   }
 
   let finalInit: LimitedRequestInit | undefined = init;
@@ -162,5 +182,5 @@ export function prepareRequest(
     target = finalInit ? new Request(input, finalInit) : input;
     finalInit = undefined;
   }
-  return { method, url, input: target, init: finalInit, replayable, hasKey };
+  return { method, url, input: target, init: finalInit, replayable, hasKey, key };
 }

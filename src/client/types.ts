@@ -24,8 +24,9 @@ export interface LimitedRequestInit extends RequestInit {
   /**
    * The idempotency key to send, or `false` to send none. By default POST and PATCH get a fresh
    * `crypto.randomUUID()` unless their headers already carry one. The key is the same on every
-   * retry of this call. Without a key, a POST or PATCH is not retried after a network error or a
-   * 5xx (it may have been processed); it still is after a 429.
+   * retry of this call. A write is retried after a 5xx, a reset or a timeout only with a key and
+   * to a host that honours keys (`idempotency.honoured`); otherwise only after an answer that
+   * proves it was not processed (a 429, a refused connection...).
    */
   idempotencyKey?: string | false;
   /**
@@ -65,13 +66,31 @@ export interface RetryContext {
   retryAfterMs?: number;
   /**
    * The server pushed back: a 429, a 503 that says when to come back, a 403 about a rate limit
-   * (`Retry-After`, or a spent policy), or a load shedder's 502/503/504 (see the README).
+   * (`Retry-After`, or a spent policy), or a load shedder's 502/503/504 as the host's rules guess it
+   * (a fast plain 5xx while other requests get through). The guess slows the host down; it does
+   * not prove the request unprocessed (see `unprocessed`).
    */
   pushback: boolean;
-  /** GET, HEAD, OPTIONS, PUT, DELETE, or any request that carries an idempotency key. */
+  /**
+   * The outcome proves the server did not process the request: a 429; a 503 or 403 whose headers
+   * say it is a rate limit (`Retry-After`, or a spent policy for a 403); a refused connection
+   * (nothing reached a server). Any request may be sent again after it, a write included.
+   */
+  unprocessed: boolean;
+  /**
+   * The request may be repeated safely: its method is idempotent (GET, HEAD, OPTIONS, PUT,
+   * DELETE), or it carries an idempotency key and the host honours keys (`keysHonoured`).
+   */
   idempotent: boolean;
   /** The request carries an idempotency key (its own, or one the client added). */
   hasIdempotencyKey: boolean;
+  /**
+   * The host is known to honour idempotency keys (a repeat with the key gets the first answer;
+   * the side effect runs once): declared (`idempotency.honoured`), learned from one of its answers
+   * (`Idempotent-Replayed`, or the request's key echoed in its header), or listed
+   * (`idempotency.knownProviders`). False with `idempotency: false`.
+   */
+  keysHonoured: boolean;
   /** True when `error` is a transient network failure (reset, refused, hang up, DNS EAI_AGAIN). */
   networkError: boolean;
 }

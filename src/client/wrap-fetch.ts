@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { invalidOption } from '../option-checks.js';
 import { Engine, markWrapped, parseTarget, TargetCache } from './engine.js';
 import type { Listener } from './events.js';
 import type { LimitedClientOptions } from './options.js';
@@ -30,16 +31,29 @@ export interface WrappedFetch {
  * Relative URLs are not accepted (there is no base URL): pass absolute ones, as Node's fetch
  * requires anyway.
  *
+ * When the fetch it calls is itself a pipeline of this package (another `wrapFetch`, a
+ * `LimitedClient`'s `fetch`, given or installed as the global fetch), every call passes through to
+ * that pipeline rather than running both (see docs/client.md).
+ *
  * @param fetchImpl the fetch to wrap (undici's, a test double...).
- *   @default globalThis.fetch, looked up at each call; when that is a wrapper made here (after
+ *   @default globalThis.fetch, looked up at each call; when that is this very wrapper (after
  *   `globalThis.fetch = wrapFetch()`), the global fetch of the moment this wrapper was made
  * @param options see {@link LimitedClientOptions} (`options.fetch` is ignored here).
- * @throws InvalidOptionError naming the option, the value and what is allowed.
+ * @throws InvalidOptionError naming the option, the value and what is allowed; for a first
+ *   argument that is not a function (options given first: `wrapFetch(undefined, options)` wraps
+ *   the global fetch).
  * @example
  * const fetch = wrapFetch(globalThis.fetch, { hosts: { 'api.openai.com': { concurrency: 4 } } });
  * const response = await fetch('https://api.openai.com/v1/models');
  */
 export function wrapFetch(fetchImpl?: typeof fetch, options?: LimitedClientOptions): WrappedFetch {
+  if (fetchImpl !== undefined && typeof fetchImpl !== 'function') {
+    throw invalidOption(
+      'fetch',
+      'must be a fetch function: the signature is wrapFetch(fetch?, options?), so options go second (wrapFetch(undefined, options) wraps the global fetch)',
+      fetchImpl,
+    );
+  }
   const engine = new Engine(options, fetchImpl);
   const targets = new TargetCache();
   const wrapped = ((input: RequestInfo | URL, init?: LimitedRequestInit) => {
@@ -57,5 +71,5 @@ export function wrapFetch(fetchImpl?: typeof fetch, options?: LimitedClientOptio
   wrapped.on = (name, listener) => engine.events.on(name, listener);
   wrapped.off = (name, listener) => engine.events.off(name, listener);
   wrapped.close = () => engine.close();
-  return markWrapped(wrapped);
+  return markWrapped(wrapped, engine);
 }

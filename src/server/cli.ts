@@ -7,9 +7,22 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { isInvalidOptionError } from '../errors.js';
-import type { LimitConfig, MockServerConfig } from './http/config.js';
+import {
+  ALGORITHM_PARAMETERS,
+  LIMIT_COMMON_PARAMETERS,
+  type LimitConfig,
+  type MockServerConfig,
+} from './http/config.js';
 import { createMockServer, type MockServer } from './http/server.js';
 import type { RateLimitStore } from './store.js';
+
+/** What `--limit` takes besides the algorithm's parameters (a store is for code only). */
+const COMMON_PARAMETERS = LIMIT_COMMON_PARAMETERS.filter((name) => name !== 'store');
+
+/** One line per algorithm, with its parameters, from the schema's own shapes. */
+const ALGORITHM_LINES = Object.entries(ALGORITHM_PARAMETERS)
+  .map(([algorithm, params]) => `  ${algorithm.padEnd(27)}${params.join(', ')}`)
+  .join('\n');
 
 /** Usage text of the command. */
 export const USAGE = `Usage: limited-client-server [options]
@@ -45,6 +58,11 @@ Options:
       --interval <ms>        Milliseconds between report lines (default 1000)
   -q, --quiet                No report lines
   -h, --help                 This text
+
+Algorithms of --limit and their parameters: rate and refillPerSecond per second, windowMs and
+retryAfterMs in milliseconds, limit, capacity and burst in requests (or in the limit's unit=).
+Any limit also takes ${COMMON_PARAMETERS.join(', ')}.
+${ALGORITHM_LINES}
 `;
 
 /** What the command line asks for. */
@@ -121,6 +139,15 @@ function costSpec(spec: string, value: string): unknown {
 export function parseLimitSpec(spec: string): LimitConfig {
   const colon = spec.indexOf(':');
   const algorithm = colon < 0 ? spec : spec.slice(0, colon);
+  // Both come from the command line: own keys only (`__proto__` is no algorithm).
+  const own = Object.hasOwn(ALGORITHM_PARAMETERS, algorithm)
+    ? ALGORITHM_PARAMETERS[algorithm as LimitConfig['algorithm']]
+    : undefined;
+  if (own === undefined) {
+    throw new UsageError(
+      `--limit ${spec}: unknown algorithm ${JSON.stringify(algorithm)}; one of ${Object.keys(ALGORITHM_PARAMETERS).join(', ')}`,
+    );
+  }
   // Parameter names come from the command line: a null prototype keeps `__proto__=1` a key, which
   // validation then refuses like any unknown option.
   const limit: Record<string, unknown> = Object.assign(Object.create(null), { algorithm });
@@ -130,6 +157,11 @@ export function parseLimitSpec(spec: string): LimitConfig {
     if (eq <= 0) throw new UsageError(`--limit ${spec}: expected param=value, got ${pair}`);
     const name = pair.slice(0, eq);
     const value = pair.slice(eq + 1);
+    if (!own.includes(name) && !COMMON_PARAMETERS.includes(name)) {
+      throw new UsageError(
+        `--limit ${spec}: unknown parameter ${JSON.stringify(name)}; ${algorithm} takes ${own.join(', ')} (any limit also takes ${COMMON_PARAMETERS.join(', ')})`,
+      );
+    }
     if (name === 'key') {
       limit.key = value.startsWith('header:') ? { header: value.slice('header:'.length) } : value;
     } else if (name === 'name' || name === 'unit') limit[name] = value;

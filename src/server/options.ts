@@ -62,7 +62,7 @@ export const storeSchema = z.custom<RateLimitStore>(isStore, {
 
 /**
  * Validates `input` against `schema` and returns the parsed value, or throws an
- * {@link InvalidOptionError} for the first problem (see `option-checks.ts` for the format):
+ * {@link InvalidOptionError} for an unknown key if there is one, else the first problem (see `option-checks.ts` for the format):
  * `invalid option routes[0].cost: must be a positive integer, got 0`.
  *
  * @param prefix prepended to the option path (`'routes[2]'`), or `''`.
@@ -70,5 +70,9 @@ export const storeSchema = z.custom<RateLimitStore>(isStore, {
 export function parseOptions<T>(schema: z.ZodType<T>, input: unknown, prefix = ''): T {
   const parsed = schema.safeParse(input);
   if (parsed.success) return parsed.data;
-  throw optionError(parsed.error.issues, input, prefix);
+  // A misspelt name first (`burts`), rather than the parameter it was meant to be (`burst`:
+  // "got nothing"), which says nothing of the typo.
+  const { issues } = parsed.error;
+  const unknown = issues.find((issue) => issue.code === 'unrecognized_keys');
+  throw optionError(unknown ? [unknown] : issues, input, prefix);
 }

@@ -8,6 +8,7 @@ import { Engine, type Target, TargetCache } from '../client/engine.js';
 import type { Listener } from '../client/events.js';
 import type { LimitedClientOptions } from '../client/options.js';
 import type { ClientEvents, ClientStats } from '../client/types.js';
+import { invalidOption } from '../option-checks.js';
 import { InterceptedCall } from './call.js';
 
 /**
@@ -41,8 +42,9 @@ export interface LimitedInterceptor {
  *
  * Not limited, passed straight through: upgrades (WebSocket) and `CONNECT`.
  *
- * @param options see `LimitedClientOptions`; every default is in `DEFAULTS`.
- * @throws InvalidOptionError naming the option, the value and what is allowed.
+ * @param options see `LimitedClientOptions` (but `fetch`: every request goes through the
+ *   dispatcher); every default is in `DEFAULTS`.
+ * @throws InvalidOptionError naming the option, the value and what is allowed (`fetch` included).
  * @example
  * import { Agent, setGlobalDispatcher } from 'undici';
  * import { limited } from 'limited-client/undici';
@@ -52,6 +54,13 @@ export interface LimitedInterceptor {
  * interceptor.on('retry', (e) => console.log(e.url, e.delayMs));
  */
 export function limited(options?: LimitedClientOptions): LimitedInterceptor {
+  if (options?.fetch !== undefined) {
+    throw invalidOption(
+      'fetch',
+      'is not an option of limited(): every request goes through the dispatcher the interceptor is composed onto',
+      options.fetch,
+    );
+  }
   const engine = new Engine(options, unused);
   const targets = new TargetCache();
   const interceptor = ((dispatch: Dispatcher.Dispatch): Dispatcher.Dispatch => {

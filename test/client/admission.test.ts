@@ -161,8 +161,34 @@ describe('admission', () => {
     expect(isRateLimitError(error)).toBe(true);
     expect(error.retryAfterMs).toBe(90_000);
     expect(error.policy).toBe('day');
+    expect(error.serverWaitMs).toBe(90_000);
     expect(error.message).toBe(
-      'GET https://a.com/: rate limited by policy "day" for another 90000 ms (the caller allows 60000 ms)',
+      'GET https://a.com/: rate limited by policy "day": the server asks for a wait of 90000 ms, more than the 60000 ms the caller allows (maxRetryAfterMs)',
+    );
+  });
+
+  it('says the wait the server asked for apart from the capped hold it recorded (Retry-After: 125)', async () => {
+    const { a, req, setGate } = setup();
+    // A 125 s hold recorded for at most 60 s, then a probe: the server's own end is kept apart.
+    setGate(() => ({ ok: false, waitMs: 59_999, reason: 'retry-after', serverWaitMs: 125_000 }));
+    const error = (await a.acquire(req({ maxWaitMs: 60_000 })).catch((e) => e)) as RateLimitError;
+    expect(error).toMatchObject({ retryAfterMs: 59_999, serverWaitMs: 125_000 });
+    expect(error.message).toBe(
+      'GET https://a.com/: rate limited: the server asks for a wait of 125000 ms, more than the 60000 ms the caller allows (maxRetryAfterMs); a probe may go in 59999 ms',
+    );
+  });
+
+  it('says so when the host refuses every request', async () => {
+    const { a, req, setGate } = setup();
+    setGate(() => ({
+      ok: false,
+      waitMs: 2000,
+      reason: 'refusing',
+      serverWaitMs: Number.POSITIVE_INFINITY,
+    }));
+    const error = (await a.acquire(req({ maxWaitMs: 60_000 })).catch((e) => e)) as RateLimitError;
+    expect(error.message).toBe(
+      'GET https://a.com/: rate limited: the host refuses every request; the next probe may go in 2000 ms',
     );
   });
 

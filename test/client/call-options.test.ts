@@ -133,7 +133,8 @@ describe("a call's own options", () => {
   it('refuses what a cost function returns out of range, naming the option', async () => {
     const { error, sent } = await refusal({}, { cost: () => -1 });
     expect(error.option).toBe('cost');
-    expect(error.message).toContain('cost: must return a number from 0 to Infinity, got -1');
+    // The real bound (1e9 without a client bucket), not "Infinity": issue 24, item 10.
+    expect(error.message).toContain('cost: must return a number from 0 to 1000000000, got -1');
     expect(sent).toBe(0);
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isTransientNetworkError } from '../../src/client/network-errors.js';
+import { isConnectionRefused, isTransientNetworkError } from '../../src/client/network-errors.js';
 import { networkError } from './helpers.js';
 
 describe('isTransientNetworkError', () => {
@@ -81,3 +81,53 @@ describe('isTransientNetworkError', () => {
     expect(isTransientNetworkError(new TypeError('fetch failed', { cause: aggregate }))).toBe(true);
   });
 });
+
+describe('isConnectionRefused (nothing reached a server)', () => {
+  it('is true for ECONNREFUSED, nested or in an aggregate where every address refused', () => {
+    expect(isConnectionRefused(networkError('ECONNREFUSED'))).toBe(true);
+    const refused = () => Object.assign(new Error('connect'), { code: 'ECONNREFUSED' });
+    const all = new AggregateError([refused(), refused()]);
+    expect(isConnectionRefused(new TypeError('fetch failed', { cause: all }))).toBe(true);
+  });
+
+  it('is false where the request may have reached a server, or nobody says', () => {
+    for (const code of ['ECONNRESET', 'UND_ERR_SOCKET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH']) {
+      expect(isConnectionRefused(networkError(code))).toBe(false);
+    }
+    const reset = Object.assign(new Error('read'), { code: 'ECONNRESET' });
+    const refused = Object.assign(new Error('connect'), { code: 'ECONNREFUSED' });
+    const mixed = new AggregateError([refused, reset]);
+    expect(isConnectionRefused(new TypeError('fetch failed', { cause: mixed }))).toBe(false);
+    // Browsers say nothing about which failure it was.
+    expect(isConnectionRefused(new TypeError('Failed to fetch'))).toBe(false);
+    expect(isConnectionRefused(new Error('Network connection lost.'))).toBe(false);
+    expect(isConnectionRefused(undefined)).toBe(false);
+  });
+
+  it("reads Deno's cause by its message, under a fetch TypeError only", () => {
+    const deno = (message: string) => new TypeError('fetch failed', { cause: new Error(message) });
+    expect(isConnectionRefused(deno('tcp connect error: Connection refused (os error 111)'))).toBe(
+      true,
+    );
+    expect(isConnectionRefused(deno('Connection reset by peer (os error 104)'))).toBe(false);
+    expect(isConnectionRefused(new Error('x', { cause: new Error('Connection refused') }))).toBe(
+      false,
+    );
+  });
+
+  it('over real sockets: a port nobody listens on refuses', async () => {
+    const error = await fetch(`http://127.0.0.1:${await closedPort()}/`).catch((e: unknown) => e);
+    expect(isConnectionRefused(error)).toBe(true);
+  });
+});
+
+/** A loopback port that was free a moment ago: nothing listens there. */
+async function closedPort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 1));
+    });
+  });
+}

@@ -205,9 +205,10 @@ describe('retries', () => {
     expect(fetch.calls).toHaveLength(2);
   });
 
-  it('retries a keyed POST after a reset, with the same key on every attempt', async () => {
+  it('retries a keyed POST after a reset to a host that honours keys, with the same key on every attempt', async () => {
     const { clock, fetch, client } = setup(
       sequence(networkError('ECONNRESET'), networkError('UND_ERR_SOCKET'), 201),
+      { idempotency: { honoured: true } },
     );
     const p = client.post('/charge', { amount: 5 });
     await clock.until(p);
@@ -293,7 +294,7 @@ describe('retries', () => {
     expect(named('give-up')[0]).toMatchObject({ reason: 'retries-exhausted', attempts: 3 });
   });
 
-  it('retries a 409 of a keyed POST (an earlier attempt still running) with backoff, until the stored answer', async () => {
+  it('retries a 409 of a keyed POST (an earlier attempt still running) to a host that honours keys, with backoff, until the stored answer', async () => {
     const { clock, fetch, client, named } = setup(
       (_call, i) =>
         i === 0
@@ -301,7 +302,7 @@ describe('retries', () => {
           : i < 3
             ? respond(409, {}, '{"error":"idempotency_key_in_use"}')
             : respond(201, {}, '{"charged":1}'),
-      { attemptTimeoutMs: 500 },
+      { attemptTimeoutMs: 500, idempotency: { honoured: true } },
     );
     const p = client.post('/charge', { amount: 5 });
     await clock.until(p);

@@ -148,7 +148,8 @@ async function hold(core, baseUrl) {
 }
 
 /**
- * One POST on `/pay`, whose handler works 1200 ms, sent with a 400 ms attempt timeout: the first
+ * One POST on `/pay`, whose handler works 1200 ms, sent with a 400 ms attempt timeout to a host
+ * declared to honour keys (a write to any other host is not sent again after a timeout): the first
  * attempt times out while the server goes on; the retries carry the same `Idempotency-Key`, so the
  * server answers 409 while the first is running, then replays its response. One side effect.
  */
@@ -156,6 +157,7 @@ async function idempotent(core, baseUrl) {
   const client = new core.LimitedClient(baseUrl, {
     retry: { retries: 30, baseDelayMs: 100, maxDelayMs: 300 },
     retryBudget: { ratio: 1, minPerSecond: 20 },
+    idempotency: { honoured: true },
   });
   const events = collect(client, ['retry', 'give-up']);
   const response = await client.post('/pay', { amount: 42 }, { attemptTimeoutMs: 400 });
@@ -173,12 +175,13 @@ async function idempotent(core, baseUrl) {
 }
 
 /**
- * One POST on `/charge`, whose connection is reset once after the side effect ran: the client sees
- * the runtime's own network error (each says it differently), retries with the same
- * `Idempotency-Key`, and the server replays the stored answer. One side effect.
+ * One POST on `/charge`, to a host declared to honour keys, whose connection is reset once after
+ * the side effect ran: the client sees the runtime's own network error (each says it differently),
+ * retries with the same `Idempotency-Key`, and the server replays the stored answer. One side
+ * effect.
  */
 async function reset(core, baseUrl) {
-  const client = new core.LimitedClient(baseUrl);
+  const client = new core.LimitedClient(baseUrl, { idempotency: { honoured: true } });
   const events = collect(client, ['retry', 'give-up']);
   try {
     const response = await client.post('/charge', { amount: 7 });

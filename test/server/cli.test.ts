@@ -166,17 +166,44 @@ describe('parseCli', () => {
     );
   });
 
-  it('keeps a limit parameter named like a prototype property, for validation to refuse', async () => {
+  it('refuses a limit parameter named like a prototype property, naming it, and pollutes nothing', async () => {
     const before = Object.getOwnPropertyNames(Object.prototype);
     for (const name of ['__proto__', 'constructor', 'toString']) {
-      const options = await parseCli(['-l', `fixed-window:limit=1,windowMs=1000,${name}=5`]);
-      const problem = await createMockServer(options?.config as MockServerConfig).then(
-        (server) => server.close().then(() => undefined),
-        (error: unknown) => error,
-      );
-      expect(isInvalidOptionError(problem) && problem.option).toBe(`routes[0].limits[0].${name}`);
+      await expect(
+        parseCli(['-l', `fixed-window:limit=1,windowMs=1000,${name}=5`]),
+      ).rejects.toThrow(`unknown parameter ${JSON.stringify(name)}`);
     }
+    await expect(parseCli(['-l', '__proto__:limit=1'])).rejects.toThrow(
+      'unknown algorithm "__proto__"',
+    );
     expect(Object.getOwnPropertyNames(Object.prototype)).toEqual(before);
+  });
+
+  it('names a misspelt parameter, the flag it came from and what the algorithm takes', async () => {
+    await expect(parseCli(['--limit', 'gcra:rate=10,burts=5'])).rejects.toThrow(
+      '--limit gcra:rate=10,burts=5: unknown parameter "burts"; gcra takes rate, burst (any limit also takes key, unit, cost, name)',
+    );
+    await expect(parseCli(['-l', 'token-bucket:capacity=5,refill=1'])).rejects.toThrow(
+      'token-bucket takes capacity, refillPerSecond',
+    );
+    await expect(parseCli(['-l', 'gcr:rate=10,burst=5'])).rejects.toThrow(
+      '--limit gcr:rate=10,burst=5: unknown algorithm "gcr"; one of fixed-window, sliding-log, sliding-window-counter, token-bucket, gcra, leaky-bucket, concurrency',
+    );
+  });
+
+  it('a config file with a misspelt parameter names it, not the one it was meant to be', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'lcs-'));
+    const file = join(dir, 'typo.json');
+    const limits = [{ algorithm: 'gcra', rate: 10, burts: 5 }];
+    await writeFile(file, JSON.stringify({ routes: [{ path: '*', limits }] }));
+    const options = await parseCli(['-c', file]);
+    const problem = await createMockServer(options?.config as MockServerConfig).then(
+      (server) => server.close().then(() => undefined),
+      (error: unknown) => error,
+    );
+    expect(isInvalidOptionError(problem) && problem.message).toBe(
+      'invalid option routes[0].limits[0].burts: is not a known option (check its spelling)',
+    );
   });
 });
 
@@ -236,6 +263,29 @@ describe('runCli', () => {
     const help = memoryIo();
     expect(await runCli(['-h'], help.io)).toBe(0);
     expect(help.out[0]).toMatch(/^Usage: limited-client-server/);
+    const typo = memoryIo();
+    expect(await runCli(['-l', 'gcra:rate=10,burts=5'], typo.io)).toBe(2);
+    expect(typo.err[0]).toMatch(
+      /^limited-client-server: --limit gcra:rate=10,burts=5: unknown parameter "burts"; gcra takes rate, burst/,
+    );
+  });
+
+  it('--help lists every algorithm with its parameters', async () => {
+    const help = memoryIo();
+    expect(await runCli(['--help'], help.io)).toBe(0);
+    const text = help.out.join('\n');
+    for (const line of [
+      /^ {2}fixed-window +limit, windowMs$/m,
+      /^ {2}sliding-log +limit, windowMs$/m,
+      /^ {2}sliding-window-counter +limit, windowMs$/m,
+      /^ {2}token-bucket +capacity, refillPerSecond$/m,
+      /^ {2}gcra +rate, burst$/m,
+      /^ {2}leaky-bucket +rate, capacity$/m,
+      /^ {2}concurrency +limit, retryAfterMs$/m,
+      /Any limit also takes key, unit, cost, name\./,
+    ]) {
+      expect(text).toMatch(line);
+    }
   });
 });
 

@@ -7,6 +7,7 @@
  * @module
  */
 import type { RateLimitInfo } from '../../headers/types.js';
+import { provesUnprocessed } from '../answer.js';
 import type { Call, Outcome } from '../attempt.js';
 import type { HostConfig } from '../host-config.js';
 import { isTransientNetworkError } from '../network-errors.js';
@@ -143,6 +144,8 @@ export interface PlanContext {
   policy: HostConfig;
   /** A number in [0, 1), for the jitter. */
   random: number;
+  /** Whether the host is known to honour idempotency keys (declared, listed or learned). */
+  keysHonoured: boolean;
 }
 
 /** {@link planRetry} for an attempt's outcome, with what the call and its host say. */
@@ -161,8 +164,11 @@ export function planAfter(outcome: Outcome, c: PlanContext): RetryPlan {
       error,
       retryAfterMs: info?.retryAfterMs,
       pushback: outcome.pushback === true,
-      idempotent: req.hasKey || IDEMPOTENT_METHODS.has(req.method),
+      unprocessed: provesUnprocessed(response?.status, info, error),
+      // A key makes a write safe to repeat only where the host honours it: most APIs ignore it.
+      idempotent: IDEMPOTENT_METHODS.has(req.method) || (req.hasKey && c.keysHonoured),
       hasIdempotencyKey: req.hasKey,
+      keysHonoured: c.keysHonoured,
       networkError: error !== undefined && isTransientNetworkError(error),
     },
     shouldRetry: call.shouldRetry,

@@ -21,30 +21,32 @@ export const RETRY_STATUSES: ReadonlySet<number> = new Set([408, 425, 429, 500, 
 /**
  * The default retry rule:
  *
- * - a 429, a 503 with `Retry-After`, and a 403 about a rate limit (`Retry-After`, or a spent
- *   policy, as GitHub answers): retried whatever the method, since the server did not process the
- *   request;
- * - 408, 425, 500, 502, 503, 504, a transient network error (reset, refused, hang-up, DNS
- *   `EAI_AGAIN`) and an attempt timeout: retried only when the request may be repeated (an
- *   idempotent method, or an idempotency key), since the server may have acted on it;
- * - 409 for a request that carries an idempotency key: the server is still processing an earlier
- *   attempt with that key (one that timed out here, say), so a later attempt will get its stored
- *   response; retried with backoff, as stripe-node does. Without a key a 409 is a real conflict;
+ * - an outcome that proves the request was not processed (`unprocessed`: a 429; a 503 or 403
+ *   that says it is about a rate limit, by `Retry-After` or a spent policy, as GitHub answers; a
+ *   refused connection): retried whatever the method;
+ * - 408, 425, 500, 502, 503, 504, a transient network error (reset, hang-up, DNS `EAI_AGAIN`) and
+ *   an attempt timeout: retried only when the request may be repeated safely (`idempotent`: an
+ *   idempotent method, or an idempotency key to a host that honours keys), since the server may
+ *   have acted on it. A write to a host that ignores keys (most do: GitHub) runs at most once;
+ *   a load shedder's 5xx, which the host's rules only guess at, slows the host down but is not
+ *   proof either;
+ * - 409 for a request with an idempotency key, to a host that honours keys: the server is still
+ *   processing an earlier attempt with that key (one that timed out here, say), so a later attempt
+ *   will get its stored response; retried with backoff, as stripe-node does. Elsewhere a 409 is a
+ *   real conflict;
  * - anything else is final.
  *
  * @example
- * // Also retry 423 Locked for idempotent requests:
+ * // Also retry 423 Locked for requests that may be repeated:
  * new LimitedClient(url, { retry: { shouldRetry: (c) =>
  *   defaultShouldRetry(c) || (c.idempotent && c.response?.status === 423) } });
  */
 export function defaultShouldRetry(context: RetryContext): boolean {
+  if (context.unprocessed) return true;
   const { response } = context;
   if (response) {
     const status = response.status;
-    if (status === 429) return true;
-    // A refusal that did nothing: a 503 that says when to come back, a 403 about a rate limit.
-    if ((status === 503 || status === 403) && context.pushback) return true;
-    if (status === 409) return context.hasIdempotencyKey === true;
+    if (status === 409) return context.hasIdempotencyKey && context.keysHonoured;
     return context.idempotent && RETRY_STATUSES.has(status);
   }
   if (!context.idempotent) return false;

@@ -84,6 +84,7 @@ export interface CompiledRoute {
     latency: FaultsConfig['latencyMs'];
     unavailable?: { trigger: Trigger; retryAfterSeconds?: number };
     reset?: { trigger: Trigger; when: 'before-handler' | 'after-handler' };
+    serverError?: { trigger: Trigger; status: number; when: 'before-handler' | 'after-handler' };
     slowBody?: { chunkBytes: number; intervalMs: number };
   };
 }
@@ -155,6 +156,10 @@ export function compileRoutes(
     }
     if (faults.reset) {
       compiled.faults.reset = { trigger: new Trigger(faults.reset), when: faults.reset.when };
+    }
+    if (faults.serverError) {
+      const { status, when } = faults.serverError;
+      compiled.faults.serverError = { trigger: new Trigger(faults.serverError), status, when };
     }
     if (faults.slowBody) {
       compiled.faults.slowBody = {

@@ -159,6 +159,16 @@ export interface FaultsConfig {
    * Replays of a stored response are never reset.
    */
   reset?: FaultTrigger & { when: 'before-handler' | 'after-handler' };
+  /**
+   * Answer a plain 5xx (`status`, no `Retry-After`): `before-handler` (nothing ran), or
+   * `after-handler` (the side effect ran and its response is stored for idempotent replay, but the
+   * client gets the error, as from a server that failed while answering). Replays of a stored
+   * response never get it.
+   */
+  serverError?: FaultTrigger & {
+    status: 500 | 502 | 503 | 504;
+    when: 'before-handler' | 'after-handler';
+  };
   /** Send the response body `chunkBytes` at a time, `intervalMs` apart. */
   slowBody?: { chunkBytes?: number; intervalMs: number };
 }
@@ -474,6 +484,24 @@ const limitCommon = {
   store: storeSchema.optional(),
 };
 
+/**
+ * Each algorithm's own parameters, by name, as its constructor takes them: read from the shapes
+ * the schema checks, so that the command line's help and its checks cannot drift from them.
+ */
+export const ALGORITHM_PARAMETERS: Readonly<Record<LimitConfig['algorithm'], readonly string[]>> =
+  Object.freeze({
+    'fixed-window': Object.keys(fixedWindowShape),
+    'sliding-log': Object.keys(slidingLogShape),
+    'sliding-window-counter': Object.keys(slidingWindowCounterShape),
+    'token-bucket': Object.keys(tokenBucketShape),
+    gcra: Object.keys(gcraShape),
+    'leaky-bucket': Object.keys(leakyBucketShape),
+    concurrency: Object.keys(concurrencyLimitShape),
+  });
+
+/** What every limit takes besides its algorithm's parameters (`store` is for code only). */
+export const LIMIT_COMMON_PARAMETERS: readonly string[] = Object.keys(limitCommon);
+
 const limitSchema = z.discriminatedUnion('algorithm', [
   z.strictObject({ algorithm: z.literal('fixed-window'), ...fixedWindowShape, ...limitCommon }),
   z.strictObject({ algorithm: z.literal('sliding-log'), ...slidingLogShape, ...limitCommon }),
@@ -508,6 +536,17 @@ const faultsSchema = z.strictObject({
   reset: z
     .strictObject({
       ...trigger,
+      when: z.enum(['before-handler', 'after-handler'], {
+        error: "must be 'before-handler' or 'after-handler'",
+      }),
+    })
+    .optional(),
+  serverError: z
+    .strictObject({
+      ...trigger,
+      status: z.union([z.literal(500), z.literal(502), z.literal(503), z.literal(504)], {
+        error: 'must be 500, 502, 503 or 504',
+      }),
       when: z.enum(['before-handler', 'after-handler'], {
         error: "must be 'before-handler' or 'after-handler'",
       }),

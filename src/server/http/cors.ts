@@ -10,27 +10,16 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CorsConfig, MockServerConfig } from './config.js';
-import { SERVER_DEFAULTS } from './defaults.js';
+import { ROUTE_DEFAULTS, SERVER_DEFAULTS } from './defaults.js';
 import { header } from './exchange.js';
+import { fieldNames } from './rate-limit-headers.js';
 
 /**
- * The response fields the server may send besides the safelisted ones: every rate-limit header
- * family (IETF, drafts 6 and 7, X-RateLimit), `Retry-After`, `Idempotent-Replayed` and `Date`
- * (which a client needs to read an HTTP-date `Retry-After` against the server's clock).
+ * The response fields every server may send besides the safelisted ones and the rate-limit
+ * fields: `Retry-After`, `Idempotent-Replayed` and `Date` (which a client needs to read an
+ * HTTP-date `Retry-After` against the server's clock).
  */
-export const SERVER_FIELDS: readonly string[] = [
-  'RateLimit',
-  'RateLimit-Policy',
-  'RateLimit-Limit',
-  'RateLimit-Remaining',
-  'RateLimit-Reset',
-  'X-RateLimit-Limit',
-  'X-RateLimit-Remaining',
-  'X-RateLimit-Reset',
-  'Retry-After',
-  'Idempotent-Replayed',
-  'Date',
-];
+export const SERVER_FIELDS: readonly string[] = ['Retry-After', 'Idempotent-Replayed', 'Date'];
 
 /**
  * Header names echoed from one preflight's `Access-Control-Request-Headers` (besides the
@@ -50,8 +39,11 @@ export interface Cors {
 
 /**
  * Builds the CORS answers of a configuration, or `undefined` when `cors` is off. Exposed fields:
- * with `exposeHeaders: true` (the default) {@link SERVER_FIELDS} and every route's own
- * `response.headers` names; with `false` none; with a list, exactly that list.
+ * with `exposeHeaders: true` (the default) every field the server may send: each route's
+ * rate-limit fields (its header family, for the units its limits count in, as the header writer
+ * emits them), {@link SERVER_FIELDS}, the idempotency header (echoed by a route that honours keys)
+ * and every route's own `response.headers` names; with `false` none; with a list, exactly that
+ * list.
  */
 export function compileCors(config: MockServerConfig, idempotencyHeader: string): Cors | undefined {
   const cors = config.cors;
@@ -59,7 +51,11 @@ export function compileCors(config: MockServerConfig, idempotencyHeader: string)
   const options: CorsConfig = cors === true ? {} : cors;
   const defaults = SERVER_DEFAULTS.cors;
   const origin = options.origin ?? defaults.origin;
-  const exposed = exposedFields(config, options.exposeHeaders ?? defaults.exposeHeaders);
+  const exposed = exposedFields(
+    config,
+    options.exposeHeaders ?? defaults.exposeHeaders,
+    idempotencyHeader,
+  );
   const fields = ['Access-Control-Allow-Origin', origin];
   if (origin !== '*') fields.push('Vary', 'Origin');
   if (exposed.length > 0) fields.push('Access-Control-Expose-Headers', exposed.join(', '));
@@ -104,15 +100,32 @@ export function applyFields(res: ServerResponse, fields: readonly string[]): voi
   }
 }
 
-function exposedFields(config: MockServerConfig, expose: boolean | readonly string[]): string[] {
+function exposedFields(
+  config: MockServerConfig,
+  expose: boolean | readonly string[],
+  idempotencyHeader: string,
+): string[] {
   if (expose === false) return [];
   if (expose !== true) return [...new Set(expose)];
+  // By lower-case name (header names are case-insensitive), in a Map: route headers are data.
   const names = new Map<string, string>();
-  for (const name of SERVER_FIELDS) names.set(name.toLowerCase(), name);
+  const add = (name: string) => {
+    if (!names.has(name.toLowerCase())) names.set(name.toLowerCase(), name);
+  };
   for (const route of config.routes) {
-    for (const name of Object.keys(route.response?.headers ?? {})) {
-      if (!names.has(name.toLowerCase())) names.set(name.toLowerCase(), name);
-    }
+    const policies = [...(config.limits ?? []), ...(route.limits ?? [])].map((limit) =>
+      limit.algorithm === 'concurrency'
+        ? { unit: 'concurrent-requests', concurrency: true }
+        : { unit: limit.unit ?? 'requests', concurrency: false },
+    );
+    for (const name of fieldNames(route.headers ?? ROUTE_DEFAULTS.headers, policies)) add(name);
+  }
+  for (const name of SERVER_FIELDS) add(name);
+  if (config.routes.some((route) => route.idempotency ?? ROUTE_DEFAULTS.idempotency)) {
+    add(idempotencyHeader);
+  }
+  for (const route of config.routes) {
+    for (const name of Object.keys(route.response?.headers ?? {})) add(name);
   }
   return [...names.values()];
 }

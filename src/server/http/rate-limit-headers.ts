@@ -266,6 +266,34 @@ export function rateLimitFields(
 }
 
 /**
+ * The names of the fields {@link rateLimitFields} writes for `family` on a route with these
+ * `policies` (what each counts, and whether it is a concurrency limit): found by writing the fields
+ * of made-up reports of them, so that the list is whatever the writer emits.
+ */
+export function fieldNames(
+  family: HeaderFamily,
+  policies: readonly { unit: string; concurrency: boolean }[],
+): string[] {
+  const reports = policies.map(({ unit, concurrency }, i): PolicyReport => {
+    const windowMs = concurrency ? undefined : 1000;
+    const name = `p${i}`;
+    return {
+      name,
+      limit: 1,
+      remaining: 0,
+      resetMs: 1000,
+      retryAfterMs: 1000,
+      ...(windowMs === undefined ? {} : { windowMs }),
+      concurrency,
+      unit,
+      field: describePolicy(name, 1, windowMs, unit),
+    };
+  });
+  const fields = rateLimitFields(family, reports, true, 0);
+  return fields.filter((_, i) => i % 2 === 0);
+}
+
+/**
  * `Retry-After` for a delay of `retryAfterMs`: delay-seconds rounded up, or the HTTP-date of the
  * first whole second at or after `now + retryAfterMs`. Either way a client that waits exactly as
  * told is not early, even against a `Date` truncated to the second.

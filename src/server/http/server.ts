@@ -105,12 +105,13 @@ export interface StoreErrorEvent {
  *    nothing spent in any limit (each admitted take is refunded). When a limit's store fails, the
  *    route's `failMode` decides: a local share of the limit (`'open'`) or 503 (`'closed'`);
  * 3. its turn in any leaky bucket (the response waits);
- * 4. the `unavailable` fault (503), then the `reset` fault `before-handler`;
- * 5. `Idempotency-Key`: a replay of the stored response, or 409 while the first is running, or
- *    422 for the same key with a different request;
+ * 4. the `unavailable` fault (503), then the `serverError` and `reset` faults `before-handler`;
+ * 5. `Idempotency-Key` (on a route that honours it, every answer from step 2 on echoes the key in
+ *    the same header, as Stripe does): a replay of the stored response, or 409 while the first is
+ *    running, or 422 for the same key with a different request;
  * 6. the handler: `latencyMs` of work (completed even if the client leaves), then the side effect
- *    (counted in `stats()`, its response stored for replay), then the `reset` fault
- *    `after-handler`;
+ *    (counted in `stats()`, its response stored for replay), then the `serverError` and `reset`
+ *    faults `after-handler`;
  * 7. the response (slowly, with `slowBody`). Concurrency slots are released when the response
  *    ends or the client goes away, whichever comes first; a connection that closes ends every
  *    request on it, pipelined ones whose responses were still queued included.
@@ -196,6 +197,8 @@ interface Call {
   client: string;
   /** The rate-limit fields of an admitted request, sent with whatever it gets. */
   limitHeaders: HeaderFields;
+  /** The request's `Idempotency-Key` on a route that honours it, else `undefined`. */
+  idempotencyKey: string | undefined;
 }
 
 /** The stages a request goes through, in the order documented on {@link createMockServer}. */
@@ -204,7 +207,9 @@ class Pipeline {
   readonly stats = new StatsRecorder();
   readonly #routes: CompiledRoute[];
   readonly #trustProxy: boolean | number;
+  /** The idempotency header's name, lower case (as looked up) and as configured (as echoed). */
   readonly #idempotencyHeader: string;
+  readonly #idempotencyField: string;
   readonly #idempotency: IdempotencyStore<ResponseRecipe>;
   readonly #closing = new AbortController();
   readonly #connections = new Connections();
@@ -226,9 +231,8 @@ class Pipeline {
     this.#routes = compileRoutes(config, store, this.clock, localStore);
     this.#memoryStores = store instanceof MemoryStore ? [store, localStore] : [localStore];
     this.#trustProxy = config.trustProxy ?? SERVER_DEFAULTS.trustProxy;
-    this.#idempotencyHeader = (
-      config.idempotency?.header ?? SERVER_DEFAULTS.idempotency.header
-    ).toLowerCase();
+    this.#idempotencyField = config.idempotency?.header ?? SERVER_DEFAULTS.idempotency.header;
+    this.#idempotencyHeader = this.#idempotencyField.toLowerCase();
     this.#idempotency = new IdempotencyStore({
       ttlMs: config.idempotency?.ttlMs ?? SERVER_DEFAULTS.idempotency.ttlMs,
       maxEntries: config.idempotency?.maxEntries ?? SERVER_DEFAULTS.idempotency.maxEntries,
@@ -240,10 +244,7 @@ class Pipeline {
     this.#maxPipelined = config.maxPipelinedRequests ?? SERVER_DEFAULTS.maxPipelinedRequests;
     for (const route of this.#routes) this.stats.declare(route.label);
     this.#startedAt = this.clock.now();
-    this.#cors = compileCors(
-      config,
-      config.idempotency?.header ?? SERVER_DEFAULTS.idempotency.header,
-    );
+    this.#cors = compileCors(config, this.#idempotencyField);
   }
 
   /** The counters, and what clients make the server hold now. */
@@ -291,6 +292,7 @@ class Pipeline {
     }
     const call = await this.#route(req, res, exchange);
     if (call === undefined) return;
+    this.#echoKey(call);
     const admission = await this.#admit(call);
     if (admission === undefined) return;
     if (call.route.leaky && !(await this.#waitTurn(call, admission))) return;
@@ -359,6 +361,7 @@ class Pipeline {
         json: body.length > 0 && /json/i.test(header(req, 'content-type') ?? ''),
         client: '',
         limitHeaders: [],
+        idempotencyKey: undefined,
       };
     }
     if (allowed.size > 0) {
@@ -366,6 +369,23 @@ class Pipeline {
       sendJson(res, this.clock, 405, headers, { error: 'method_not_allowed' });
     } else sendJson(res, this.clock, 404, [], { error: 'not_found', path });
     return undefined;
+  }
+
+  /**
+   * On a route that honours `Idempotency-Key`, reads the request's key and echoes it on every
+   * answer, as Stripe does: what tells a client that this server deduplicates by the key. A route
+   * that ignores the key (`idempotency: false`) says nothing of it.
+   */
+  #echoKey(call: Call): void {
+    if (!call.route.idempotency) return;
+    const key = header(call.req, this.#idempotencyHeader);
+    if (key === undefined) return;
+    call.idempotencyKey = key;
+    try {
+      call.res.setHeader(this.#idempotencyField, key);
+    } catch {
+      // A value Node would not write back (its parser let it in): the answer goes without the echo.
+    }
   }
 
   /**
@@ -537,6 +557,7 @@ class Pipeline {
       sendJson(call.res, this.clock, 503, headers, { error: 'unavailable', route: route.label });
       return true;
     }
+    if (this.#serverError(call, 'before-handler', sinceStart)) return true;
     const reset = route.faults.reset;
     if (reset?.when === 'before-handler' && reset.trigger.fires(sinceStart, this.clock)) {
       this.stats.count(route.label, call.client, 'resets');
@@ -547,13 +568,28 @@ class Pipeline {
   }
 
   /**
+   * The `serverError` fault at `when`: a plain 5xx (the rate-limit fields of the admitted request,
+   * no `Retry-After`). True when it fired.
+   */
+  #serverError(call: Call, when: 'before-handler' | 'after-handler', sinceStart: number): boolean {
+    const fault = call.route.faults.serverError;
+    if (fault?.when !== when || !fault.trigger.fires(sinceStart, this.clock)) return false;
+    this.stats.count(call.route.label, call.client, 'serverErrors');
+    sendJson(call.res, this.clock, fault.status, call.limitHeaders, {
+      error: 'server_error',
+      route: call.route.label,
+    });
+    return true;
+  }
+
+  /**
    * The `Idempotency-Key` check: replays a stored response, or refuses a key in use or reused.
    * Returns the claimed store key (`undefined` without an idempotency key), or `false` when it
    * answered.
    */
   #claim(call: Call): string | undefined | false {
     const { route } = call;
-    const key = route.idempotency ? header(call.req, this.#idempotencyHeader) : undefined;
+    const key = call.idempotencyKey;
     if (key === undefined) return undefined;
     const claimKey = `${route.label}\n${boundedValue(key)}`;
     const print = fingerprint(call.method, call.url, call.body);
@@ -598,8 +634,9 @@ class Pipeline {
     if (claimKey !== undefined) {
       this.#idempotency.complete(claimKey, { execution, json: call.json }, this.clock.now());
     }
-    const reset = route.faults.reset;
     const sinceStart = this.clock.now() - this.#startedAt;
+    if (this.#serverError(call, 'after-handler', sinceStart)) return;
+    const reset = route.faults.reset;
     if (reset?.when === 'after-handler' && reset.trigger.fires(sinceStart, this.clock)) {
       this.stats.count(route.label, call.client, 'resets');
       resetConnection(call.req);

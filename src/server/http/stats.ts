@@ -20,6 +20,8 @@ export interface RouteStats extends KeyStats {
   unavailable: number;
   /** Connections reset by the `reset` fault. */
   resets: number;
+  /** Requests answered a plain 5xx by the `serverError` fault. */
+  serverErrors: number;
   /** Stored responses replayed for a repeated `Idempotency-Key`. */
   replays: number;
   /** Requests refused for an `Idempotency-Key` in use (409) or reused with another body (422). */
@@ -109,6 +111,7 @@ function emptyRoute(): RouteEntry {
       sideEffects: 0,
       unavailable: 0,
       resets: 0,
+      serverErrors: 0,
       replays: 0,
       idempotencyConflicts: 0,
       degraded: 0,

@@ -6,8 +6,9 @@
  *
  * All are given the same retry allowance ({@link RETRIES}) so that none wins by giving up early.
  * POSTs are retried too, as a user who knows the endpoint tolerates it would set up (ky, got and
- * undici leave POST out of their default retry methods; LimitedClient retries it with an
- * Idempotency-Key).
+ * undici leave POST out of their default retry methods; LimitedClient retries a POST after an
+ * answer that proves it unprocessed, as the 429s and 403s with Retry-After of these benches do, or
+ * to a host that honours its Idempotency-Key).
  */
 import got from 'got';
 import ky, { HTTPError } from 'ky';

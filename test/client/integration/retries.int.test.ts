@@ -1,8 +1,9 @@
 /**
  * Issue 5 over real HTTP, against the in-repo mock server: amplification during an outage stays
  * within the budget, a POST whose side effect ran before the connection dropped runs once and
- * finally succeeds, a POST without a key is not retried, and the breaker opens during an outage
- * and closes within one cool-down after it.
+ * finally succeeds on a host that honours keys, a POST without a key is not retried, and the
+ * breaker opens during an outage and closes within one cool-down after it. What a write does on
+ * a host that ignores keys: writes.int.test.ts.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { isTransientNetworkError } from '../../../src/client/network-errors.js';
@@ -36,7 +37,7 @@ describe.concurrent('retries against the mock server', () => {
     await client.close();
   });
 
-  it('a POST whose side effect ran before the connection dropped runs once and succeeds', async () => {
+  it('a POST whose side effect ran before the connection dropped runs once and succeeds, on a host that honours keys', async () => {
     const server = await start({
       routes: [
         {
@@ -46,7 +47,7 @@ describe.concurrent('retries against the mock server', () => {
         },
       ],
     });
-    const client = new LimitedClient(server.url);
+    const client = new LimitedClient(server.url, { idempotency: { honoured: true } });
     const errors: unknown[] = [];
     client.on('retry', (e) => errors.push(e.error));
     const response = await client.post('/payments', { amount: 4200, currency: 'EUR' });
@@ -60,7 +61,7 @@ describe.concurrent('retries against the mock server', () => {
     await client.close();
   });
 
-  it('a POST whose attempt timed out while the server still runs it gets the stored answer, not a 409', async () => {
+  it('a POST whose attempt timed out while a server that honours keys still runs it gets the stored answer, not a 409', async () => {
     const server = await start({
       routes: [{ method: 'POST', path: '/pay', faults: { latencyMs: 600 } }],
     });
@@ -71,6 +72,7 @@ describe.concurrent('retries against the mock server', () => {
       coldStart: false,
       attemptTimeoutMs: 200,
       retry: { retries: 8, maxDelayMs: 400 },
+      idempotency: { honoured: true },
     });
     const statuses: (number | undefined)[] = [];
     client.on('retry', (e) => statuses.push(e.status));

@@ -88,6 +88,65 @@ describe('connection resets', () => {
   });
 });
 
+describe('server errors (a plain 5xx)', () => {
+  it.each([500, 502, 503, 504] as const)(
+    'after the handler: %i with no Retry-After, the side effect ran once, a retry with its key replays it',
+    async (status) => {
+      const { url, server } = await start({
+        method: 'POST',
+        faults: { serverError: { status, when: 'after-handler' } },
+      });
+      const post = () =>
+        fetch(url, {
+          method: 'POST',
+          headers: { 'idempotency-key': 'pay-1', 'content-type': 'application/json' },
+          body: JSON.stringify({ amount: 10 }),
+        });
+      const failed = await post();
+      expect(failed.status).toBe(status);
+      expect(failed.headers.has('retry-after')).toBe(false);
+      expect(await failed.json()).toEqual({ error: 'server_error', route: 'POST /op' });
+      expect(server.stats().sideEffects).toBe(1);
+      const replay = await post();
+      expect(replay.status).toBe(200);
+      expect(replay.headers.get('idempotent-replayed')).toBe('true');
+      expect(await replay.json()).toMatchObject({ execution: 1 });
+      expect(server.stats().routes['POST /op']).toMatchObject({
+        sideEffects: 1,
+        serverErrors: 1,
+        replays: 1,
+      });
+    },
+  );
+
+  it('after the handler, without a key: every request runs its side effect, `times` bounds it', async () => {
+    const { url, server } = await start({
+      faults: { serverError: { status: 502, when: 'after-handler', times: 2 } },
+    });
+    const statuses = [];
+    for (let i = 0; i < 3; i++) statuses.push((await fetch(url, { method: 'POST' })).status);
+    expect(statuses).toEqual([502, 502, 200]);
+    expect(server.stats().routes['* /op']).toMatchObject({ sideEffects: 3, serverErrors: 2 });
+  });
+
+  it('before the handler: nothing ran', async () => {
+    const { url, server } = await start({
+      faults: { serverError: { status: 500, when: 'before-handler', times: 1 } },
+    });
+    expect((await fetch(url, { method: 'POST' })).status).toBe(500);
+    expect(server.stats().routes['* /op']).toMatchObject({ sideEffects: 0, serverErrors: 1 });
+    expect((await fetch(url, { method: 'POST' })).status).toBe(200);
+  });
+
+  it('refuses a status that is not 500, 502, 503 or 504', async () => {
+    await expect(
+      start({ faults: { serverError: { status: 501 as never, when: 'after-handler' } } }),
+    ).rejects.toThrow(
+      'invalid option routes[0].faults.serverError.status: must be 500, 502, 503 or 504, got 501',
+    );
+  });
+});
+
 describe('latency and slow bodies', () => {
   it('holds the response for latencyMs on the server clock, drawn from a range', async () => {
     const { url, clock } = await start({ faults: { latencyMs: { min: 100, max: 200 } } });

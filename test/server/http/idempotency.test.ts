@@ -43,6 +43,47 @@ describe('Idempotency-Key', () => {
     expect(server.stats()).toMatchObject({ admitted: 3, sideEffects: 2 });
   });
 
+  it('echoes the key on every answer of a route that honours it, and not where it is ignored', async () => {
+    const { pay } = await start({
+      idempotency: { header: 'X-Idem' },
+      routes: [
+        { method: 'POST', path: '/payments' },
+        { method: 'POST', path: '/ignored', idempotency: false },
+      ],
+    });
+    const first = await pay('k1', { amount: 5 }, 'x-idem');
+    expect(first.headers.get('x-idem')).toBe('k1');
+    const replayed = await pay('k1', { amount: 5 }, 'x-idem');
+    expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+    expect(replayed.headers.get('x-idem')).toBe('k1');
+    const reused = await pay('k1', { amount: 6 }, 'x-idem');
+    expect(reused.status).toBe(422);
+    expect(reused.headers.get('x-idem')).toBe('k1');
+    expect((await pay(undefined, {}, 'x-idem')).headers.has('x-idem')).toBe(false);
+    const ignored = await fetch(`${server?.url}/ignored`, {
+      method: 'POST',
+      headers: { 'x-idem': 'k1' },
+    });
+    expect(ignored.status).toBe(200);
+    expect(ignored.headers.has('x-idem')).toBe(false);
+  });
+
+  it('echoes the key on a 429 too', async () => {
+    const { pay } = await start({
+      routes: [
+        {
+          method: 'POST',
+          path: '/payments',
+          limits: [{ algorithm: 'fixed-window', limit: 1, windowMs: 60_000 }],
+        },
+      ],
+    });
+    await pay('k1', {});
+    const refused = await pay('k2', {});
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('idempotency-key')).toBe('k2');
+  });
+
   it('without a key, every request runs its side effect', async () => {
     const { server, pay } = await start();
     await pay(undefined, {});
