@@ -4,8 +4,8 @@
  *
  *   npx tsx examples/limited-client.ts
  */
-import { LimitedClient } from '../src/index.js';
-import { createMockServer } from '../src/server/index.js';
+import { LimitedClient } from 'limited-client';
+import { createMockServer } from 'limited-client/server';
 
 const server = await createMockServer({
   routes: [

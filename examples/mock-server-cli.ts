@@ -8,7 +8,7 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { parseRateLimitHeaders } from '../src/index.js';
+import { parseRateLimitHeaders } from 'limited-client';
 
 const root = new URL('..', import.meta.url).pathname;
 const built = `${root}dist/server/cli.js`;

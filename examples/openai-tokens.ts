@@ -11,8 +11,8 @@
  *   npx tsx examples/openai-tokens.ts
  */
 import { pathToFileURL } from 'node:url';
-import { LimitedClient } from '../src/index.js';
-import { createMockServer, type LimitConfig } from '../src/server/index.js';
+import { LimitedClient } from 'limited-client';
+import { createMockServer, type LimitConfig } from 'limited-client/server';
 
 /** What one run did. */
 export interface TokensRun {

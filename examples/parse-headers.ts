@@ -6,7 +6,7 @@
  * Each sample is a response header block as the provider documents it; the script prints the
  * normalised RateLimitInfo: the most restrictive policy on top, every time in milliseconds.
  */
-import { parseRateLimitHeaders } from '../src/index.js';
+import { parseRateLimitHeaders } from 'limited-client';
 
 const now = Date.now();
 const inSeconds = (s: number) => String(Math.floor(now / 1000) + s);

@@ -8,8 +8,8 @@
  *
  *   npx tsx examples/partitions.ts
  */
-import { isRateLimitError, LimitedClient } from '../src/index.js';
-import { createMockServer } from '../src/server/index.js';
+import { isRateLimitError, LimitedClient } from 'limited-client';
+import { createMockServer } from 'limited-client/server';
 
 const server = await createMockServer({
   routes: [

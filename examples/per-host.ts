@@ -4,8 +4,8 @@
  *
  *   npx tsx examples/per-host.ts
  */
-import { LimitedClient } from '../src/index.js';
-import { createMockServer } from '../src/server/index.js';
+import { LimitedClient } from 'limited-client';
+import { createMockServer } from 'limited-client/server';
 
 const fast = await createMockServer({ routes: [{ path: '*', faults: { latencyMs: 20 } }] });
 const fragile = await createMockServer({

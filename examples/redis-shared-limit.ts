@@ -8,10 +8,11 @@
  * Each "process" here has its own Redis connection and its own RedisStore, as separate processes
  * would; they share nothing but Redis.
  */
+
+import { LimitedClient } from 'limited-client';
+import { RedisStore } from 'limited-client/redis';
+import { createMockServer } from 'limited-client/server';
 import { createClient } from 'redis';
-import { LimitedClient } from '../src/index.js';
-import { RedisStore } from '../src/redis/index.js';
-import { createMockServer } from '../src/server/index.js';
 
 const url = process.env.REDIS_URL;
 if (!url) {

@@ -13,8 +13,8 @@
  * 3. A host that answers 503 to everything: the retry budget and the circuit breaker keep the
  *    attempts close to one per call, and calls fail fast while the circuit is open.
  */
-import { isCircuitOpenError, LimitedClient } from '../src/index.js';
-import { createMockServer } from '../src/server/index.js';
+import { isCircuitOpenError, LimitedClient } from 'limited-client';
+import { createMockServer } from 'limited-client/server';
 
 const payments = await createMockServer({
   routes: [

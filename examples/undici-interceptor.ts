@@ -6,9 +6,10 @@
  *
  *   npx tsx examples/undici-interceptor.ts
  */
+
+import { createMockServer } from 'limited-client/server';
+import { limited } from 'limited-client/undici';
 import { Agent, getGlobalDispatcher, request, setGlobalDispatcher } from 'undici';
-import { createMockServer } from '../src/server/index.js';
-import { limited } from '../src/undici/index.js';
 
 const server = await createMockServer({
   routes: [

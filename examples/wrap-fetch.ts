@@ -5,8 +5,8 @@
  *
  *   npx tsx examples/wrap-fetch.ts
  */
-import { wrapFetch } from '../src/index.js';
-import { createMockServer } from '../src/server/index.js';
+import { wrapFetch } from 'limited-client';
+import { createMockServer } from 'limited-client/server';
 
 const server = await createMockServer({
   routes: [

@@ -36,6 +36,8 @@ function bundle(source: string): { minified: number; gzipped: number; parts: Map
       '--platform=browser',
       '--format=esm',
       '--log-level=warning',
+      // The package as users resolve it (exports -> dist/), not tsconfig.json's paths to src/.
+      '--tsconfig-raw={}',
       `--outfile=${outfile}`,
       `--metafile=${metafile}`,
     ],

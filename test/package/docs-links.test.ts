@@ -8,10 +8,17 @@
  * The README's Quick start holds exactly its two commands (`.ci/run` runs the second, unchanged),
  * and every page under docs/ is linked from the README.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import {
+  type Link,
+  links as linksIn,
+  problem as problemIn,
+  prose,
+  slug,
+} from './markdown-links.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const docs = readdirSync(join(root, 'docs'))
@@ -20,81 +27,8 @@ const docs = readdirSync(join(root, 'docs'))
 const pages = ['README.md', 'CONTRIBUTING.md', ...docs];
 
 const read = (file: string) => readFileSync(join(root, file), 'utf8');
-
-/** The text outside fenced code blocks, line by line (fenced lines become empty). */
-function prose(markdown: string): string[] {
-  let fence: string | undefined;
-  return markdown.split('\n').map((line) => {
-    const marker = /^\s*(```|~~~)/.exec(line)?.[1];
-    if (marker !== undefined && (fence === undefined || fence === marker)) {
-      fence = fence === undefined ? marker : undefined;
-      return '';
-    }
-    return fence === undefined ? line : '';
-  });
-}
-
-/** GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens. */
-function slug(heading: string): string {
-  return heading
-    .trim()
-    .toLowerCase()
-    .replace(/`/g, '')
-    .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
-    .replace(/[^\p{L}\p{N}\s_-]/gu, '')
-    .replace(/\s/g, '-');
-}
-
-/** The anchors a page offers: one per heading, repeated ones numbered (`-1`, `-2`) as GitHub does. */
-function anchors(file: string): Set<string> {
-  const seen = new Map<string, number>();
-  const out = new Set<string>();
-  for (const line of prose(read(file))) {
-    const heading = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line)?.[1];
-    if (heading === undefined) continue;
-    const base = slug(heading);
-    const n = seen.get(base) ?? 0;
-    seen.set(base, n + 1);
-    out.add(n === 0 ? base : `${base}-${n}`);
-  }
-  return out;
-}
-
-interface Link {
-  file: string;
-  line: number;
-  target: string;
-}
-
-/** Every inline link `[text](target)` and image of a page, outside code. */
-function links(file: string): Link[] {
-  const out: Link[] = [];
-  prose(read(file)).forEach((text, i) => {
-    const withoutCode = text.replace(/`[^`]*`/g, (code) => ' '.repeat(code.length));
-    // The text may itself hold inline code (blanked above) or nested brackets; the target has no
-    // spaces (a title after it is allowed).
-    for (const match of withoutCode.matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)) {
-      out.push({ file, line: i + 1, target: match[1] as string });
-    }
-  });
-  return out;
-}
-
-/** What is wrong with a link, or `undefined` when it reaches its target. */
-function problem(link: Link): string | undefined {
-  const { target } = link;
-  if (/^[a-z][a-z0-9+.-]*:/i.test(target)) return undefined; // https:, mailto: ...
-  const hash = target.indexOf('#');
-  const path = hash === -1 ? target : target.slice(0, hash);
-  const anchor = hash === -1 ? undefined : decodeURIComponent(target.slice(hash + 1));
-  const resolved = path === '' ? link.file : relative(root, join(root, dirname(link.file), path));
-  if (resolved.startsWith('..')) return `${target} leaves the repository`;
-  if (!existsSync(join(root, resolved))) return `${target}: no such file (${resolved})`;
-  if (anchor === undefined) return undefined;
-  if (!resolved.endsWith('.md')) return `${target}: an anchor into a file that is not markdown`;
-  if (!anchors(resolved).has(anchor)) return `${target}: no heading "#${anchor}" in ${resolved}`;
-  return undefined;
-}
+const links = (file: string) => linksIn(root, file);
+const problem = (link: Link) => problemIn(root, link);
 
 describe('documentation links', () => {
   it('finds the pages it checks, and links in each', () => {

@@ -8,48 +8,49 @@
  * resolve every entry, from ESM and from CJS, with no problem. No other rule is ignored.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { pack, ROOT as root } from './pack.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'limited-client-pack-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-interface Packed {
-  filename: string;
-  size: number;
-  unpackedSize: number;
-  files: { path: string; size: number }[];
-}
-
-const packed = (
-  JSON.parse(
-    execFileSync('npm', ['pack', '--json', '--pack-destination', dir], {
-      cwd: root,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'ignore'],
-    }),
-  ) as Packed[]
-)[0] as Packed;
-const tarball = join(dir, packed.filename);
+const packed = pack(dir);
+const { tarball } = packed;
 
 describe('the published tarball', () => {
-  it('holds the build, the README, the license and package.json, and no source maps', () => {
+  it('holds the build, the docs and examples the README links to, the license and package.json, and no source maps', () => {
     console.log(
       `${packed.filename}: ${(packed.size / 1000).toFixed(1)} kB packed, ` +
         `${(packed.unpackedSize / 1000).toFixed(1)} kB unpacked, ${packed.files.length} files`,
     );
     const paths = packed.files.map((f) => f.path);
     expect(paths).toEqual(
-      expect.arrayContaining(['LICENSE', 'README.md', 'package.json', 'dist/index.js']),
+      expect.arrayContaining([
+        'LICENSE',
+        'README.md',
+        'CONTRIBUTING.md',
+        'package.json',
+        'dist/index.js',
+        'docs/how-it-works.md',
+        'examples/limited-client.ts',
+      ]),
     );
-    expect(paths.filter((p) => !/^(dist\/|LICENSE$|README\.md$|package\.json$)/.test(p))).toEqual(
-      [],
-    );
+    const shipped =
+      /^(dist\/|docs\/|examples\/|LICENSE$|README\.md$|CONTRIBUTING\.md$|package\.json$)/;
+    expect(paths.filter((p) => !shipped.test(p))).toEqual([]);
     expect(paths.filter((p) => p.endsWith('.map'))).toEqual([]);
+  });
+
+  it('builds before it is packed (prepack), so a fresh clone packs a whole package', () => {
+    const scripts = (
+      JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+        scripts: Record<string, string>;
+      }
+    ).scripts;
+    expect(scripts.prepack).toBe('npm run build');
   });
 
   it('resolves its types for node16, nodenext and bundler users (attw --profile node16)', () => {
