@@ -1,7 +1,8 @@
 /**
  * The core stays small: a browser bundle of `import { LimitedClient } from 'limited-client'`,
  * built from the package as published (`dist/`, after `npm run build`) with every dependency
- * included (zod/mini, structured-headers), minified by esbuild, must gzip to at most 30 kB.
+ * included (zod/mini, structured-headers), minified by esbuild, must gzip to at most 36 KB
+ * (DESIGN.md's ceiling).
  * Prints the measured size and what it is made of, so a change that grows it shows where. A Node
  * built-in reaching the core fails the bundle itself (esbuild cannot resolve it for a browser).
  */
@@ -14,8 +15,8 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-/** The budget, in bytes of gzip at zlib's default level (as `gzip` without flags): 30 kB. */
-const BUDGET_BYTES = 30_000;
+/** The budget, in bytes of gzip at zlib's default level (as `gzip` without flags): 36 KB. */
+const BUDGET_BYTES = 36 * 1024;
 
 const out = mkdtempSync(join(tmpdir(), 'limited-client-bundle-'));
 afterAll(() => rmSync(out, { recursive: true, force: true }));
@@ -58,7 +59,7 @@ function bundle(source: string): { minified: number; gzipped: number; parts: Map
 const kB = (bytes: number) => `${(bytes / 1000).toFixed(1)} kB`;
 
 describe('the core bundle', () => {
-  it('is at most 30 kB gzipped, every dependency included', () => {
+  it('is at most 36 KB gzipped, every dependency included', () => {
     const { minified, gzipped, parts } = bundle(
       `import { LimitedClient } from 'limited-client'; globalThis.LimitedClient = LimitedClient;`,
     );
