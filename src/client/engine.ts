@@ -15,6 +15,7 @@ import type { LimitedClientOptions } from './options.js';
 import { HostPipeline, type PipelineShared } from './pipeline.js';
 import { HostRegistry } from './registry.js';
 import { prepareRequest, withoutCredentials } from './request.js';
+import { StateTime } from './state-time.js';
 import { addCounters, type Counters, newCounters } from './stats.js';
 import { MemoryStateStore, type StateStore } from './store.js';
 import type { ClientEvents, ClientStats, HostStats, LimitedRequestInit } from './types.js';
@@ -81,6 +82,7 @@ export class Engine {
     this.#shared = {
       clock: this.clock,
       store: this.store,
+      time: new StateTime(this.clock, this.store),
       events: this.events,
       fetch: impl ?? globalFetch(),
       keepAlive: new KeepAlive(),

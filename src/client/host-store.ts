@@ -19,7 +19,13 @@ import type { HostConfig } from './host-config.js';
 import type { HostReport } from './host-report.js';
 import type { Ticket } from './rules/contract.js';
 import { type AdmitResult, bindRules, type HostState, type Settled } from './rules/host-rules.js';
-import { admitTransaction, readTransaction, settleTransaction } from './rules/transactions.js';
+import {
+  admitTransaction,
+  readTransaction,
+  settleTransaction,
+  type TransactionParts,
+} from './rules/transactions.js';
+import type { StateTime } from './state-time.js';
 import type { MaybePromise, StateStore } from './store.js';
 
 /** What a settle needs of an attempt's outcome, and where it records the host's hold after it. */
@@ -57,6 +63,10 @@ export class HostStore {
   readonly #rules: ReturnType<typeof bindRules>;
   readonly #store: StateStore;
   readonly #clock: Clock;
+  /** The state's time line (see `state-time.ts`). */
+  readonly #time: StateTime;
+  /** What the host's transactions share (the state's time as they run). */
+  readonly #parts: TransactionParts;
   readonly #learns: boolean;
   readonly #shares: boolean;
   /** The state as last read for `stats()` (a copy). */
@@ -65,7 +75,7 @@ export class HostStore {
   readonly #policy: HostConfig;
   readonly #report: HostReport;
   constructor(
-    shared: { store: StateStore; clock: Clock },
+    shared: { store: StateStore; clock: Clock; time: StateTime },
     policy: HostConfig,
     report: HostReport,
     origin: string,
@@ -75,6 +85,8 @@ export class HostStore {
     this.#report = report;
     this.#store = shared.store;
     this.#clock = shared.clock;
+    this.#time = shared.time;
+    this.#parts = { time: shared.time.live };
     // The store adds its own prefix (RedisStore: `limited-client:state:{<origin>}`).
     this.#key = partition === undefined ? origin : `${origin}#${partition}`;
     const { learn, bucket, budget } = policy.rules;
@@ -83,17 +95,24 @@ export class HostStore {
     this.#shares = learn !== undefined || bucket !== undefined || budget !== undefined;
   }
 
-  /** Asks the rules to admit one attempt costing `cost` at `now` (and records it when they do). */
+  /**
+   * Asks the rules to admit one attempt costing `cost` at `now` (the clock's time, epoch
+   * milliseconds), and records it when they do.
+   */
   admit(cost: Cost, first: boolean, now: number, ttlMs: number | undefined) {
     if (!this.#shares) return ADMITTED;
-    const transaction = admitTransaction(this.#rules, {
-      kind: 'attempt',
-      cost: cost.requests,
-      units: cost.units,
-      first,
-      now,
-      ttlMs,
-    });
+    const transaction = admitTransaction(
+      this.#rules,
+      {
+        kind: 'attempt',
+        cost: cost.requests,
+        units: cost.units,
+        first,
+        now: this.#time.at(now),
+        ttlMs,
+      },
+      this.#parts,
+    );
     return this.#store.update<HostState, AdmitResult>(
       this.#key,
       transaction,
@@ -117,33 +136,36 @@ export class HostStore {
     const pushback = status !== undefined && isPushback(status, info);
     outcome.pushback = pushback;
     if (!this.#learns) return;
+    const at = this.#time.at(now);
     const answer = {
       ticket,
       status,
       info,
       pushback,
-      now,
+      now: at,
       random: this.#clock.random(),
     };
     let result: MaybePromise<Settled>;
     try {
       result = this.#store.update<HostState, Settled>(
         this.#key,
-        settleTransaction(this.#rules, answer),
+        settleTransaction(this.#rules, answer, this.#parts),
         this.#policy.stateTtlMs,
       );
     } catch (error) {
       this.#report.storeError(ctx, 'settle', error);
       return;
     }
+    // The hold leaves on the clock's time line: the state's time minus how far it is ahead.
+    const shift = at - now;
     if (!isPromise(result)) {
-      outcome.holdUntil = result.holdUntil;
+      outcome.holdUntil = result.holdUntil > 0 ? result.holdUntil - shift : 0;
       outcome.pushback = result.pushback;
       return;
     }
     return result.then(
       (settled) => {
-        outcome.holdUntil = settled.holdUntil;
+        outcome.holdUntil = settled.holdUntil > 0 ? settled.holdUntil - shift : 0;
         outcome.pushback = settled.pushback;
       },
       (error: unknown) => this.#report.storeError(ctx, 'settle', error),
@@ -153,12 +175,11 @@ export class HostStore {
   /** Takes one retry from the budget: whether there was one, or `store-error` (reported). */
   async retry(now: number, ctx: RequestContext): Promise<boolean | 'store-error'> {
     if (!this.#policy.rules.budget) return true;
-    const transaction = admitTransaction(this.#rules, {
-      kind: 'retry',
-      cost: 1,
-      first: false,
-      now,
-    });
+    const transaction = admitTransaction(
+      this.#rules,
+      { kind: 'retry', cost: 1, first: false, now: this.#time.at(now) },
+      this.#parts,
+    );
     try {
       const result = await this.#store.update<HostState, AdmitResult>(
         this.#key,

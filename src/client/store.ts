@@ -68,6 +68,14 @@ export interface StateStore {
    */
   get?<S>(key: string): MaybePromise<S | undefined>;
   /**
+   * The store's clock, epoch milliseconds, for a store shared by processes whose clocks may
+   * disagree (`RedisStore`: Redis's `TIME`): the moments the pipeline records in the state (a
+   * hold's end, a reset, a refill) are then on one time line for every process. `undefined` while
+   * the store does not know it yet. Optional: without it, the pipeline records times on its own
+   * clock (see `state-time.ts`).
+   */
+  now?(): number | undefined;
+  /**
    * Releases what the store owns (timers, its own connections; never a connection the user passed
    * in). Called by the client's `close()` for the store it created itself; a store passed in by the
    * user is the user's to close.

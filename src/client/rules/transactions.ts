@@ -22,6 +22,15 @@ import {
 } from './host-rules.js';
 
 /**
+ * What the transactions of a host share besides its rules: `time`, when the store has a clock of
+ * its own, reads the state's time as each run starts (the request's or the answer's `now`; see
+ * `state-time.ts`).
+ */
+export interface TransactionParts {
+  time?: (() => number) | undefined;
+}
+
+/**
  * The transaction that admits `request` (an attempt, or a retry asking the budget): prune, check,
  * commit. On a share of the limits the rules' configuration is scaled (`Rule.scale`); a replay
  * commits the ticket the run on the other copy returned, or nothing if it was refused.
@@ -29,9 +38,12 @@ import {
 export function admitTransaction(
   rules: RuleSet,
   request: Request,
+  parts: TransactionParts = {},
 ): Transaction<HostState, AdmitResult> {
+  const { time } = parts;
   return {
     run(current, share = 1) {
+      if (time) request.now = time();
       const w = walk(rules, current, request, share);
       return [w.state, admit(w)];
     },
@@ -49,9 +61,15 @@ export function admitTransaction(
  * The transaction that takes an answer in: the host's hold after it, and whether it was a pushback
  * (see `settle` in `host-rules.ts`). Deterministic: a replay runs it again.
  */
-export function settleTransaction(rules: RuleSet, answer: Answer): Transaction<HostState, Settled> {
+export function settleTransaction(
+  rules: RuleSet,
+  answer: Answer,
+  parts: TransactionParts = {},
+): Transaction<HostState, Settled> {
+  const { time } = parts;
   return {
     run(current) {
+      if (time) answer.now = time();
       const state = current ?? newHostState();
       return [state, settle(rules, state, answer)];
     },
