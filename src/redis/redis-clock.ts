@@ -1,7 +1,7 @@
 /**
- * Redis's clock as this process sees it: an offset measured on replies, and deadlines in Redis's
- * time for the limiter scripts. (The client state script in `shared-state.ts` applies the same
- * rule on its own.)
+ * Redis's clock as this process sees it: an offset measured on replies, deadlines in Redis's time
+ * for the scripts (limiters and client state), and Redis's time now for the client state's time
+ * line (`RedisStore.now`).
  *
  * @module
  */
@@ -15,6 +15,13 @@ export class RedisClock {
   readonly #timeoutMs: number;
   /** Redis's epoch milliseconds minus {@link RedisClock.now}; unknown until a first quick reply. */
   #offsetMs: number | undefined;
+  /**
+   * The same, from the quickest of the slow replies while no quick one has come (a network whose
+   * round trip exceeds a quarter of the timeout): off by half that round trip at most, too coarse
+   * for deadlines, close enough for the client state's time line.
+   */
+  #coarseOffsetMs: number | undefined;
+  #coarseRttMs = Number.POSITIVE_INFINITY;
   /** The last deadline made, and its text. */
   #lastMs = Number.NaN;
   #lastText = '';
@@ -50,8 +57,22 @@ export class RedisClock {
    * to date it: within a quarter of the timeout, so the offset is off by an eighth of it at most.
    */
   calibrate(sentAt: number, receivedAt: number, redisNow: number): void {
-    if (Number.isFinite(redisNow) && receivedAt - sentAt <= this.#timeoutMs / 4) {
+    if (!Number.isFinite(redisNow)) return;
+    const rttMs = receivedAt - sentAt;
+    if (rttMs <= this.#timeoutMs / 4) {
       this.#offsetMs = redisNow - (sentAt + receivedAt) / 2;
+    } else if (this.#offsetMs === undefined && rttMs < this.#coarseRttMs) {
+      this.#coarseRttMs = rttMs;
+      this.#coarseOffsetMs = redisNow - (sentAt + receivedAt) / 2;
     }
+  }
+
+  /**
+   * Redis's time now, epoch milliseconds, as this process estimates it (its monotonic clock plus
+   * the offset: a step of the wall clock here changes nothing); `undefined` before any reply.
+   */
+  redisNow(): number | undefined {
+    const offset = this.#offsetMs ?? this.#coarseOffsetMs;
+    return offset === undefined ? undefined : this.now() + offset;
   }
 }

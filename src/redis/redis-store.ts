@@ -273,11 +273,8 @@ export class RedisStore implements RateLimitStore, StateStore {
     this.#state = new SharedState(
       this.#runner,
       (key) => `${this.prefix}state:{${key}}`,
-      {
-        timeoutMs: parsed.timeoutMs,
-        localShare: parsed.localShare,
-        maxReplay: parsed.maxReplay,
-      },
+      { localShare: parsed.localShare, maxReplay: parsed.maxReplay },
+      this.#clock,
       (error) => this.#emit('store-error', error),
     );
   }
@@ -386,6 +383,17 @@ export class RedisStore implements RateLimitStore, StateStore {
    */
   get<S>(key: string): Promise<S | undefined> {
     return this.#state.get<S>(key);
+  }
+
+  /**
+   * Client side (`StateStore`): Redis's time now, epoch milliseconds, as this process estimates it
+   * (its monotonic clock plus an offset measured on Redis's replies); `undefined` before the first
+   * reply, and with `timeSource: 'caller'`. The client records the moments in a host's shared state
+   * (a hold's end, a reset, a refill) on this clock, so processes whose clocks disagree share one
+   * time line.
+   */
+  now(): number | undefined {
+    return this.#timeSource === 'redis' ? this.#clock.redisNow() : undefined;
   }
 
   /** Client side (`StateStore`): deletes the state of `key`, shared and local. */

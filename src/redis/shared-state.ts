@@ -20,6 +20,10 @@
  *   again: decided again on the shared state, an admission refused locally could count a request
  *   that was never sent. Without replay, a request admitted on shared state that ended during the
  *   outage would stay counted in flight there.
+ * - **Time.** The moments the client records in a state (a hold's end, a refill) are on Redis's
+ *   clock (`RedisStore.now`), as this process estimates it from the `TIME` in every reply, so
+ *   processes whose clocks disagree read one time line; a process that has not heard from Redis
+ *   yet reads the key first, which dates Redis's clock before its first transaction runs.
  * - **Deadline.** Each write carries a deadline in Redis's time (half the timeout after it is sent,
  *   from an offset measured on earlier replies); Redis refuses a write it runs later, so a write that
  *   timed out here (and ran locally instead) is not applied twice when a paused Redis resumes.
@@ -36,6 +40,7 @@
 import { randomUUID } from 'node:crypto';
 import { MemoryStateStore, type Transaction } from '../client/store.js';
 import { luaScript } from './lua/index.js';
+import type { RedisClock } from './redis-clock.js';
 import { maybeApplied, type ScriptRunner } from './runner.js';
 
 /**
@@ -149,8 +154,6 @@ export class StateCorruptError extends Error {
 
 /** Options, normalised by `RedisStore`. */
 export interface SharedStateOptions {
-  /** The runner's timeout, in milliseconds: writes get half of it as their deadline. */
-  timeoutMs: number;
   /** The `share` passed to transactions on local state. */
   localShare: number;
   /** Local updates kept per key for replay. */
@@ -177,12 +180,13 @@ export class SharedState {
   readonly #lanes = new Map<string, Pending[]>();
   readonly #local = new MemoryStateStore();
   readonly #toReplay = new Map<string, Logged[]>();
-  /** Redis's clock minus this process's, in milliseconds; unknown until a first reply. */
-  #offsetMs: number | undefined;
+  /** Redis's clock: the writes' deadlines, and the state's time line (see `now`). */
+  readonly #clock: RedisClock;
 
   readonly #onCorrupt: (error: StateCorruptError) => void;
 
   /**
+   * @param clock Redis's clock as this process measures it, calibrated on every reply here.
    * @param onCorrupt told when a key held something that is not client state (another type, text
    *   that is not JSON): it is read as no state, and the next write replaces it.
    */
@@ -190,11 +194,13 @@ export class SharedState {
     runner: ScriptRunner,
     redisKey: (key: string) => string,
     options: SharedStateOptions,
+    clock: RedisClock,
     onCorrupt: (error: StateCorruptError) => void = () => {},
   ) {
     this.#runner = runner;
     this.#redisKey = redisKey;
     this.#options = options;
+    this.#clock = clock;
     this.#onCorrupt = onCorrupt;
   }
 
@@ -306,6 +312,9 @@ export class SharedState {
    * Throws {@link NotCommitted} when it could not.
    */
   async #commitShared(key: string, batch: Pending[]): Promise<Outcome[]> {
+    // Until Redis has answered once, its time is unknown here, and the batch would record times
+    // on this process's clock: a read first dates it (and brings the state to compare with).
+    if (this.#clock.redisNow() === undefined) await this.#read(key);
     const log = this.#toReplay.get(key) ?? [];
     if (log.some((entry) => entry.attempt !== undefined)) await this.#settleFates(key, log);
     const replaying = log.length;
@@ -359,18 +368,26 @@ export class SharedState {
    * that number or less already applied. The others are known not to have reached Redis.
    */
   async #settleFates(key: string, log: Logged[]): Promise<void> {
+    const last = await this.#read(key);
+    const kept = log.filter((entry) => entry.attempt === undefined || entry.attempt > last);
+    this.counters.replayed += log.length - kept.length;
+    for (const entry of kept) entry.attempt = undefined;
+    log.splice(0, log.length, ...kept);
+  }
+
+  /**
+   * Reads the shared state of `key` (remembered as seen) and this writer's last applied attempt,
+   * which it returns (0: none). Throws {@link NotCommitted} when Redis did not answer it.
+   */
+  async #read(key: string): Promise<number> {
     const reply = await this.#call(key, ['', 'read', '', '', '1'], 0).catch(() => {
       throw new NotCommitted(undefined);
     });
     const [status, , version = '', json = '', mark = ''] = reply;
     // Only a `read` answer says what was applied; anything else teaches nothing.
     if (status !== 'read') throw new NotCommitted(undefined);
-    const last = mark === '' ? 0 : Number(mark);
-    const kept = log.filter((entry) => entry.attempt === undefined || entry.attempt > last);
-    this.counters.replayed += log.length - kept.length;
-    for (const entry of kept) entry.attempt = undefined;
-    log.splice(0, log.length, ...kept);
     this.#remember(key, version === '' ? undefined : { version, json });
+    return mark === '' ? 0 : Number(mark);
   }
 
   /**
@@ -380,18 +397,16 @@ export class SharedState {
    * "nothing recorded".
    */
   async #call(key: string, args: string[], attempt: number) {
-    const sentAt = Date.now();
-    const deadline =
-      this.#offsetMs === undefined || args[1] === 'read'
-        ? ''
-        : String(Math.floor(sentAt + this.#offsetMs + this.#options.timeoutMs / 2));
+    const clock = this.#clock;
+    const sentAt = clock.now();
+    const deadline = args[1] === 'read' ? '' : clock.deadline(sentAt);
     const reply = (await this.#runner.run(
       STATE_SCRIPT,
       this.#keys(key),
       [...args, deadline, String(attempt)],
       'update',
     )) as [string, number, string?, string?, string?, string?];
-    this.#calibrate(sentAt, Date.now(), reply[1]);
+    clock.calibrate(sentAt, clock.now(), Number(reply[1]));
     const healed = reply[5];
     if (healed !== undefined && healed !== '') {
       this.#corrupt(key, `it held a value of type ${healed} (deleted)`);
@@ -470,13 +485,6 @@ export class SharedState {
     if (this.#seen.size > MAX_CACHED) {
       const oldest = this.#seen.keys().next().value as string;
       this.#seen.delete(oldest);
-    }
-  }
-
-  /** Takes Redis's clock from a reply whose round trip was short enough to date it. */
-  #calibrate(sentAt: number, receivedAt: number, redisNow: number): void {
-    if (receivedAt - sentAt <= this.#options.timeoutMs / 4) {
-      this.#offsetMs = redisNow - (sentAt + receivedAt) / 2;
     }
   }
 }
