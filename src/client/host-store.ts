@@ -19,6 +19,7 @@ import type { HostConfig } from './host-config.js';
 import type { HostReport } from './host-report.js';
 import type { Ticket } from './rules/contract.js';
 import { type AdmitResult, bindRules, type HostState, type Settled } from './rules/host-rules.js';
+import { checkHostState } from './rules/state-check.js';
 import {
   admitTransaction,
   readTransaction,
@@ -86,11 +87,15 @@ export class HostStore {
     this.#store = shared.store;
     this.#clock = shared.clock;
     this.#time = shared.time;
-    this.#parts = { time: shared.time.live };
     // The store adds its own prefix (RedisStore: `limited-client:state:{<origin>}`).
     this.#key = partition === undefined ? origin : `${origin}#${partition}`;
     const { learn, bucket, budget } = policy.rules;
-    this.#rules = bindRules(policy.rules);
+    const rules = bindRules(policy.rules);
+    this.#rules = rules;
+    this.#parts = {
+      time: shared.time.live,
+      check: (state) => checkHostState(state, rules, shared.time.at(shared.clock.now())),
+    };
     this.#learns = learn !== undefined;
     this.#shares = learn !== undefined || bucket !== undefined || budget !== undefined;
   }
@@ -196,22 +201,38 @@ export class HostStore {
   /**
    * The host's state for `stats()`: read now when the store answers at once, else as of the
    * previous read (this one refreshes it). Never throws. Read-only when the store has `get`.
+   * What a store hands back is checked (a copy, within bounds; see `state-check.ts`): a state that
+   * fails the check reads as none.
    */
   lastState(): HostState | undefined {
     try {
       const read = this.#store.get
-        ? this.#store.get<HostState>(this.#key)
-        : this.#store.update(this.#key, readTransaction, this.#policy.stateTtlMs);
+        ? this.#store.get<unknown>(this.#key)
+        : this.#store.update<HostState, unknown>(
+            this.#key,
+            readTransaction,
+            this.#policy.stateTtlMs,
+          );
       if (isPromise(read)) {
         read.then((state) => {
-          this.#last = state && structuredClone(state);
+          this.#last = this.#checked(state);
         }, noop);
       } else {
-        this.#last = read && structuredClone(read);
+        this.#last = this.#checked(read);
       }
     } catch {
       // The state as of the last read: stats() never throws for the store.
     }
     return this.#last;
+  }
+
+  /** A copy of `state` checked for `stats()`, or `undefined` when there is none or it fails. */
+  #checked(state: unknown): HostState | undefined {
+    if (state === undefined) return undefined;
+    try {
+      return checkHostState(state, this.#rules, this.#time.at(this.#clock.now()));
+    } catch {
+      return undefined;
+    }
   }
 }

@@ -39,6 +39,15 @@ export type MaybePromise<T> = T | Promise<T>;
 export interface Transaction<S, R> {
   run(state: S | undefined, share?: number): [next: S | undefined, result: R];
   replay?(state: S | undefined, result: R): S | undefined;
+  /**
+   * Checks a state the store read from outside this process (parsed from another process's JSON),
+   * before the transaction runs on it: returns the state to run on (checked and bounded, a copy),
+   * or throws an `Error` whose message says which field is wrong. A store that reads shared state
+   * calls it once per state it reads (not on every run); a state that fails it is run on as no
+   * state (`undefined`), reported, and written over. Optional: without it, a store runs on what it
+   * read.
+   */
+  check?(state: unknown): S | undefined;
 }
 
 /** Where the pipeline's shared state lives. Implement it to share state across processes. */

@@ -24,10 +24,12 @@ import {
 /**
  * What the transactions of a host share besides its rules: `time`, when the store has a clock of
  * its own, reads the state's time as each run starts (the request's or the answer's `now`; see
- * `state-time.ts`).
+ * `state-time.ts`); `check` checks a state the store read from outside the process
+ * (`Transaction.check`, `state-check.ts`).
  */
 export interface TransactionParts {
   time?: (() => number) | undefined;
+  check?: ((state: unknown) => HostState) | undefined;
 }
 
 /**
@@ -40,7 +42,7 @@ export function admitTransaction(
   request: Request,
   parts: TransactionParts = {},
 ): Transaction<HostState, AdmitResult> {
-  const { time } = parts;
+  const { time, check } = parts;
   return {
     run(current, share = 1) {
       if (time) request.now = time();
@@ -54,6 +56,7 @@ export function admitTransaction(
       commit(w, structuredClone(result.ticket));
       return w.state;
     },
+    check,
   };
 }
 
@@ -66,7 +69,7 @@ export function settleTransaction(
   answer: Answer,
   parts: TransactionParts = {},
 ): Transaction<HostState, Settled> {
-  const { time } = parts;
+  const { time, check } = parts;
   return {
     run(current) {
       if (time) answer.now = time();
@@ -79,6 +82,7 @@ export function settleTransaction(
       settle(rules, state, answer);
       return state;
     },
+    check,
   };
 }
 
