@@ -116,10 +116,12 @@ export interface RedisStoreEvents {
   /** A call succeeded after an outage. */
   up: () => void;
   /**
-   * Client side: a host's state key held something that is not client state (a value of another
-   * type, text that is not JSON), written by something else. The client is not told (its update
-   * runs on no state), the key is replaced by the next write, and `health().corrupt` counts it.
-   * `error.key` is the Redis key.
+   * Client side: a host's state key held something that is not client state this version reads: a
+   * value of another type, text that is not JSON or longer than `MAX_STATE_CHARS` (1 MiB), JSON of
+   * the wrong shape, or a state of another format (another version of the package sharing the
+   * Redis). The client is not told (its update runs on no state), the key is replaced by the next
+   * write, and `health().corrupt` counts it. `error.key` is the Redis key; `error.message` names
+   * what was wrong (the field, for a wrong shape).
    */
   'store-error': (error: Error & { readonly key: string }) => void;
 }

@@ -27,6 +27,10 @@
  * - **Deadline.** Each write carries a deadline in Redis's time (half the timeout after it is sent,
  *   from an offset measured on earlier replies); Redis refuses a write it runs later, so a write that
  *   timed out here (and ran locally instead) is not applied twice when a paused Redis resumes.
+ * - **Checked reads.** A state read from Redis that this process did not write is checked before
+ *   a transaction runs on it (`Transaction.check`, once per read): at most `MAX_STATE_CHARS` of
+ *   JSON, then the transaction's own check of its shape and bounds. One that fails is reported,
+ *   run on as no state and written over.
  * - **Fate.** A write can still be applied and its answer come too late (a reply read after the
  *   timeout). So each write attempt has a number, and a successful one also records it as this
  *   writer's last (a small key in the same hash slot). Local updates that followed an attempt of
@@ -85,10 +89,27 @@ return { 'ok', now, '', '', '', healed }
 
 /** Conflicting writes one batch tolerates before it runs locally instead. */
 const MAX_ATTEMPTS = 20;
+/**
+ * Longest state read from Redis, in characters of JSON (1 MiB): a longer one is not parsed (it is
+ * reported, read as no state and written over). A host's state is a few hundred characters, a
+ * few tens of kilobytes with eight policies named at the length of a whole header block; parsing
+ * a 50 MB value cost 0.5 to 0.7 s per call.
+ */
+export const MAX_STATE_CHARS = 1_048_576;
 /** Shared states remembered (the versions this process last saw), least recently written first out. */
 const MAX_CACHED = 10_000;
 
 type AnyTransaction = Transaction<unknown, unknown>;
+
+/**
+ * A shared state as this process last saw it: its version and JSON (`''`: none, or not client
+ * state), and whether this process wrote it (then it needs no check: see `Transaction.check`).
+ */
+interface Seen {
+  version: string;
+  json: string;
+  own?: boolean;
+}
 
 interface Pending {
   transaction: AnyTransaction;
@@ -129,8 +150,9 @@ export interface SharedStateCounters {
   /** Local updates dropped unreplayed (past `maxReplay` per key during one outage). */
   dropped: number;
   /**
-   * Client state keys found holding something else (another type, text that is not JSON): each was
-   * read as no state and replaced by the next write.
+   * Client state keys found holding something else (another type, text that is not JSON or past
+   * `MAX_STATE_CHARS`, a state that fails its transactions' check: a wrong shape, another format):
+   * each was read as no state and replaced by the next write.
    */
   corrupt: number;
 }
@@ -176,7 +198,7 @@ export class SharedState {
   readonly #writer = randomUUID().slice(0, 13);
   /** Write attempts numbered so far (their numbers make the versions and the applied record). */
   #attempts = 0;
-  readonly #seen = new Map<string, { version: string; json: string }>();
+  readonly #seen = new Map<string, Seen>();
   readonly #lanes = new Map<string, Pending[]>();
   readonly #local = new MemoryStateStore();
   readonly #toReplay = new Map<string, Logged[]>();
@@ -187,8 +209,8 @@ export class SharedState {
 
   /**
    * @param clock Redis's clock as this process measures it, calibrated on every reply here.
-   * @param onCorrupt told when a key held something that is not client state (another type, text
-   *   that is not JSON): it is read as no state, and the next write replaces it.
+   * @param onCorrupt told when a key held something that is not client state (see
+   *   {@link SharedStateCounters.corrupt}): it is read as no state, and the next write replaces it.
    */
   constructor(
     runner: ScriptRunner,
@@ -241,6 +263,10 @@ export class SharedState {
       );
       if (status !== 'read') throw new Error(`unexpected state script status ${status}`);
       if (json === '') return undefined;
+      if (json.length > MAX_STATE_CHARS) {
+        this.#remember(key, { version, json });
+        return undefined;
+      }
       try {
         return JSON.parse(json) as S;
       } catch {
@@ -249,7 +275,7 @@ export class SharedState {
       }
     } catch {
       const seen = this.#seen.get(key);
-      return this.#local.get<S>(key) ?? (parseShared(seen) as S | undefined);
+      return this.#local.get<S>(key) ?? (parseJson(seen) as S | undefined);
     }
   }
 
@@ -322,9 +348,10 @@ export class SharedState {
       ...batch.map((p) => p.ttlMs),
       ...log.map((entry) => entry.pending.ttlMs),
     );
+    const check = checkOf(batch);
     for (let tries = 0; tries < MAX_ATTEMPTS; tries++) {
+      let state: unknown = this.#parsed(key, check);
       const seen = this.#seen.get(key);
-      let state: unknown = parseShared(seen);
       for (let i = 0; i < replaying; i++) state = replay(log[i] as Logged, state);
       const outcomes = batch.map((pending) => {
         const ran = run(pending, state, 1);
@@ -349,7 +376,10 @@ export class SharedState {
       const [status, , currentVersion = '', currentJson = ''] = reply;
       if (status === 'late') throw new NotCommitted(undefined);
       if (status === 'ok') {
-        this.#remember(key, mode === 'del' ? undefined : { version, json: json as string });
+        this.#remember(
+          key,
+          mode === 'del' ? undefined : { version, json: json as string, own: true },
+        );
         if (replaying > 0) this.#replayed(key, log, replaying);
         return outcomes;
       }
@@ -431,7 +461,11 @@ export class SharedState {
         key,
         {
           run: (current) => {
-            const ran = run(pending, current ?? this.#lastShared(key), this.#options.localShare);
+            const ran = run(
+              pending,
+              current ?? this.#parsed(key, pending.transaction.check),
+              this.#options.localShare,
+            );
             outcome = ran.outcome;
             return [ran.state, undefined];
           },
@@ -461,21 +495,42 @@ export class SharedState {
     }
   }
 
-  /** The shared state this process saw last, parsed afresh: the seed of a local copy. */
-  #lastShared(key: string): unknown {
+  /**
+   * The shared state of `key` as this process saw it last, parsed afresh (the state a batch runs
+   * on, the seed of a local copy), and checked by `check` unless this process wrote it. A state
+   * that fails the check is reported and kept as no state under its version, as in
+   * {@link SharedState.#remember}: the next write replaces it.
+   */
+  #parsed(key: string, check: AnyTransaction['check']): unknown {
     const seen = this.#seen.get(key);
-    return parseShared(seen);
+    const state = parseJson(seen);
+    if (state === undefined || seen?.own || check === undefined) return state;
+    try {
+      return check(state);
+    } catch (error) {
+      this.#corrupt(key, error instanceof Error ? error.message : String(error));
+      this.#seen.set(key, { version: (seen as Seen).version, json: '' });
+      return undefined;
+    }
   }
 
   /**
    * Keeps the shared state of `key` as last seen. A state that is not JSON (something else wrote
-   * there) is reported and kept as no state (`json: ''`) under its version: the next write replaces
-   * it (compare-and-set on that version), which heals the key.
+   * there), or past {@link MAX_STATE_CHARS}, is reported and kept as no state (`json: ''`) under
+   * its version: the next write replaces it (compare-and-set on that version), which heals the key.
    */
-  #remember(key: string, entry: { version: string; json: string } | undefined): void {
+  #remember(key: string, entry: Seen | undefined): void {
     this.#seen.delete(key);
     if (entry === undefined) return;
-    if (entry.json !== '' && !isJson(entry.json)) {
+    if (entry.own) {
+      // Written by this process: nothing to check.
+    } else if (entry.json.length > MAX_STATE_CHARS) {
+      this.#corrupt(
+        key,
+        `its JSON is ${entry.json.length} characters long, past the bound of ${MAX_STATE_CHARS}`,
+      );
+      entry = { version: entry.version, json: '' };
+    } else if (entry.json !== '' && !isJson(entry.json)) {
       this.#corrupt(key, `its JSON does not parse: ${JSON.stringify(entry.json.slice(0, 40))}`);
       entry = { version: entry.version, json: '' };
     } else if (entry.json === '' && entry.version !== '') {
@@ -522,6 +577,12 @@ function isJson(json: string): boolean {
 }
 
 /** The state last seen (`json: ''`: none, see `SharedState.#remember`), parsed afresh. */
-function parseShared(seen: { json: string } | undefined): unknown {
+function parseJson(seen: Seen | undefined): unknown {
   return seen === undefined || seen.json === '' ? undefined : JSON.parse(seen.json);
+}
+
+/** The check of a state read for `batch` (its transactions'; see `Transaction.check`). */
+function checkOf(batch: Pending[]): AnyTransaction['check'] {
+  for (const pending of batch) if (pending.transaction.check) return pending.transaction.check;
+  return undefined;
 }
