@@ -502,7 +502,8 @@ export class RedisStore implements RateLimitStore, StateStore {
     const reply = FIELDS;
     readFields(text, reply);
     const clock = this.#clock;
-    clock.calibrate(sentAt, clock.now(), redisNow(reply));
+    // To the microsecond: the client state's time line is read from the same offset.
+    clock.calibrate(sentAt, clock.now(), (reply[1] as number) * 1000 + (reply[2] as number) / 1000);
     return reply;
   }
 

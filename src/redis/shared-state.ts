@@ -53,13 +53,17 @@ import { maybeApplied, type ScriptRunner } from './runner.js';
  * (`set`, `keep`: only refresh the TTL, `del`, `read`: change nothing), the new version, the JSON,
  * the TTL in milliseconds, the deadline in Redis epoch milliseconds (`''`: none), the attempt
  * number. Replies `{ status, redis now, current version, current JSON, writer's last attempt,
- * healed }` with status `ok`, `conflict`, `read` or `late` (only the first two). A key that is not a
- * hash (something else wrote there) is deleted and read as no state: `healed` is then its type.
+ * healed, redis now in microseconds }` with status `ok`, `conflict`, `read` or `late` (only the
+ * first two). A key that is not a hash (something else wrote there) is deleted and read as no
+ * state: `healed` is then its type. Redis's time comes twice: in milliseconds for the deadline it
+ * was compared with, and in microseconds (text: a Lua number would be cut to an integer) for the
+ * clock's calibration, which a millisecond of truncation would put up to a millisecond off.
  */
 export const STATE_SCRIPT = luaScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-if ARGV[6] ~= '' and now > tonumber(ARGV[6]) then return { 'late', now } end
+local us = t[1] .. string.format('%06d', tonumber(t[2]))
+if ARGV[6] ~= '' and now > tonumber(ARGV[6]) then return { 'late', now, '', '', '', '', us } end
 local current = redis.pcall('HMGET', KEYS[1], 'v', 's')
 local healed = ''
 if current.err ~= nil then
@@ -73,7 +77,7 @@ if type(mark) ~= 'string' then mark = '' end
 if ARGV[2] == 'read' or version ~= ARGV[1] then
   local status = 'conflict'
   if ARGV[2] == 'read' then status = 'read' end
-  return { status, now, version, current[2] or '', mark, healed }
+  return { status, now, version, current[2] or '', mark, healed, us }
 end
 if ARGV[2] == 'set' then
   redis.call('HSET', KEYS[1], 'v', ARGV[3], 's', ARGV[4])
@@ -84,7 +88,7 @@ elseif version ~= '' then
   redis.call('PEXPIRE', KEYS[1], ARGV[5])
 end
 redis.call('SET', KEYS[2], ARGV[7], 'PX', ARGV[5])
-return { 'ok', now, '', '', '', healed }
+return { 'ok', now, '', '', '', healed, us }
 `);
 
 /** Conflicting writes one batch tolerates before it runs locally instead. */
@@ -435,8 +439,8 @@ export class SharedState {
       this.#keys(key),
       [...args, deadline, String(attempt)],
       'update',
-    )) as [string, number, string?, string?, string?, string?];
-    clock.calibrate(sentAt, clock.now(), Number(reply[1]));
+    )) as [string, number, string?, string?, string?, string?, string?];
+    clock.calibrate(sentAt, clock.now(), Number(reply[6]) / 1000);
     const healed = reply[5];
     if (healed !== undefined && healed !== '') {
       this.#corrupt(key, `it held a value of type ${healed} (deleted)`);
