@@ -91,9 +91,11 @@ export class Engine {
       this.clock,
       this.options.maxHosts,
       this.options.hostIdleMs,
-      (_origin, pipeline) => {
+      (key, pipeline) => {
         addCounters(this.#evicted, pipeline.counters);
         pipeline.close(closedError);
+        // The registry's key is the store's (origin, and partition): what it keeps of it can go.
+        this.store.forget?.(key);
       },
     );
   }

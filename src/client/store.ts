@@ -85,6 +85,13 @@ export interface StateStore {
    */
   now?(): number | undefined;
   /**
+   * Called when the client dropped the pipeline of `key` (idle for `hostIdleMs`, or the least
+   * recently used past `maxHosts`): a store may drop what it keeps of the key in this process (a
+   * local copy, updates waiting to be replayed after an outage), leaving the shared state as it
+   * is. Optional.
+   */
+  forget?(key: string): void;
+  /**
    * Releases what the store owns (timers, its own connections; never a connection the user passed
    * in). Called by the client's `close()` for the store it created itself; a store passed in by the
    * user is the user's to close.

@@ -76,8 +76,11 @@ export interface RedisStoreOptions {
    */
   localShare?: number;
   /**
-   * Client side: local updates kept per host during an outage, to be applied to the shared state
-   * when Redis is back. Past it the oldest are dropped (counted in `health().dropped`).
+   * Client side: local updates kept during an outage, over every host, to be applied to the
+   * shared state when Redis is back (`health().pending`). Past it, the oldest updates of the host
+   * updated least recently are dropped (counted in `health().dropped`), as are those of a host
+   * whose pipeline the client dropped. When Redis is back they are replayed
+   * `REPLAY_CONCURRENCY` (4) hosts at a time.
    * @default 10_000
    */
   maxReplay?: number;
@@ -396,6 +399,17 @@ export class RedisStore implements RateLimitStore, StateStore {
    */
   now(): number | undefined {
     return this.#timeSource === 'redis' ? this.#clock.redisNow() : undefined;
+  }
+
+  /**
+   * Client side (`StateStore`): the client dropped the pipeline of `key`. What this process keeps
+   * of it goes: its local copy, its updates waiting to be replayed after an outage (counted in
+   * `health().dropped`), the state last seen. The shared state stays. Several clients sharing
+   * this store and a host: the first to drop it drops them for all (the others run on the shared
+   * state, or, during an outage, start again from the shared state seen last).
+   */
+  forget(key: string): void {
+    this.#state.forget(key);
   }
 
   /** Client side (`StateStore`): deletes the state of `key`, shared and local. */

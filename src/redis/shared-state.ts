@@ -94,6 +94,14 @@ return { 'ok', now, '', '', '', healed, us }
 /** Conflicting writes one batch tolerates before it runs locally instead. */
 const MAX_ATTEMPTS = 20;
 /**
+ * Keys replayed at once after an outage, at most (one write each): the replay of thousands of keys
+ * goes as fast as Redis answers these few, and slows down with it (a Redis just back, still
+ * loading, answers slowly), rather than sending every key's write at once.
+ */
+export const REPLAY_CONCURRENCY = 4;
+/** The write that replays a key's log and changes nothing else (never logged itself). */
+const REPLAY: Transaction<unknown, undefined> = { run: (state) => [state, undefined] };
+/**
  * Longest state read from Redis, in characters of JSON (1 MiB): a longer one is not parsed (it is
  * reported, read as no state and written over). A host's state is a few hundred characters, a
  * few tens of kilobytes with eight policies named at the length of a whole header block; parsing
@@ -124,9 +132,13 @@ interface Pending {
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
-/** An update that ran locally, waiting to be replayed on the shared state. */
+/**
+ * An update that ran locally, waiting to be replayed on the shared state: its transaction and TTL
+ * (not its caller's promise, long settled), and what the local run returned.
+ */
 interface Logged {
-  pending: Pending;
+  transaction: AnyTransaction;
+  ttlMs: number;
   /** What the local run returned: the caller acted on it, and the replay applies just that. */
   result: unknown;
   /**
@@ -151,8 +163,13 @@ export interface SharedStateCounters {
   localUpdates: number;
   /** Local updates since applied to the shared state. */
   replayed: number;
-  /** Local updates dropped unreplayed (past `maxReplay` per key during one outage). */
+  /**
+   * Local updates dropped unreplayed: the oldest of the least recently updated host past
+   * `maxReplay` in all, and those of a host whose pipeline the client dropped (`forget`).
+   */
   dropped: number;
+  /** Local updates waiting to be replayed now, over every host: at most `maxReplay`. */
+  pending: number;
   /**
    * Client state keys found holding something else (another type, text that is not JSON or past
    * `MAX_STATE_CHARS`, a state that fails its transactions' check: a wrong shape, another format):
@@ -182,7 +199,7 @@ export class StateCorruptError extends Error {
 export interface SharedStateOptions {
   /** The `share` passed to transactions on local state. */
   localShare: number;
-  /** Local updates kept per key for replay. */
+  /** Local updates kept for replay, over every key. */
   maxReplay: number;
 }
 
@@ -193,6 +210,7 @@ export class SharedState {
     localUpdates: 0,
     replayed: 0,
     dropped: 0,
+    pending: 0,
     corrupt: 0,
   };
   readonly #runner: ScriptRunner;
@@ -205,7 +223,13 @@ export class SharedState {
   readonly #seen = new Map<string, Seen>();
   readonly #lanes = new Map<string, Pending[]>();
   readonly #local = new MemoryStateStore();
+  /** What ran locally, per key, the key that logged last at the end (see `#bound`). */
   readonly #toReplay = new Map<string, Logged[]>();
+  /** Keys whose replay waits for a slot after an outage ({@link REPLAY_CONCURRENCY}), from `next`. */
+  #replayQueue: string[] = [];
+  #replayNext = 0;
+  /** Replays under way. */
+  #replaying = 0;
   /** Redis's clock: the writes' deadlines, and the state's time line (see `now`). */
   readonly #clock: RedisClock;
 
@@ -288,14 +312,48 @@ export class SharedState {
     await this.update(key, { run: () => [undefined, undefined] }, 1);
   }
 
-  /** Applies what ran locally to the shared state, for every key that has some (after an outage). */
+  /**
+   * Applies what ran locally to the shared state, for every key that has some (after an outage),
+   * {@link REPLAY_CONCURRENCY} keys at a time, in the order they last logged. A key updated
+   * meanwhile replays with that update; a replay that finds Redis gone again ends the round (the
+   * next `up` starts another).
+   */
   replayAll(): void {
-    for (const [key, log] of this.#toReplay) {
-      if (log.length > 0 && !this.#lanes.has(key)) {
-        const ttlMs = Math.max(...log.map((entry) => entry.pending.ttlMs));
-        this.update(key, { run: (state) => [state, undefined] }, ttlMs).catch(() => {});
-      }
+    this.#replayQueue = [...this.#toReplay.keys()];
+    this.#replayNext = 0;
+    this.#pump();
+  }
+
+  /** Drops what this process keeps of `key` (its log, its local copy, the state seen), not Redis's. */
+  forget(key: string): void {
+    // A key with a write under way is still in use (by another client sharing the store).
+    if (this.#lanes.has(key)) return;
+    const log = this.#toReplay.get(key);
+    if (log !== undefined) this.#take(key, log, log.length, 'dropped');
+    this.#local.delete(key);
+    this.#seen.delete(key);
+  }
+
+  /** Starts replays while there are slots and keys waiting (see {@link SharedState.replayAll}). */
+  #pump(): void {
+    const queue = this.#replayQueue;
+    while (this.#replaying < REPLAY_CONCURRENCY && this.#replayNext < queue.length) {
+      const key = queue[this.#replayNext++] as string;
+      const log = this.#toReplay.get(key);
+      // Gone (replayed by an update, dropped), or replayed by the write under way on the key.
+      if (log === undefined || log.length === 0 || this.#lanes.has(key)) continue;
+      this.#replaying++;
+      const ttlMs = Math.max(...log.map((entry) => entry.ttlMs));
+      this.update(key, REPLAY, ttlMs)
+        .catch(() => {})
+        .then(() => {
+          this.#replaying--;
+          // Still logged: the write ran locally, Redis is gone again. The round ends here.
+          if (this.#toReplay.has(key)) this.#replayQueue = [];
+          this.#pump();
+        });
     }
+    if (this.#replayNext >= queue.length) this.#replayQueue = [];
   }
 
   /** Commits the lane of `key` batch by batch until it is empty. */
@@ -348,10 +406,7 @@ export class SharedState {
     const log = this.#toReplay.get(key) ?? [];
     if (log.some((entry) => entry.attempt !== undefined)) await this.#settleFates(key, log);
     const replaying = log.length;
-    const ttlMs = Math.max(
-      ...batch.map((p) => p.ttlMs),
-      ...log.map((entry) => entry.pending.ttlMs),
-    );
+    const ttlMs = Math.max(...batch.map((p) => p.ttlMs), ...log.map((entry) => entry.ttlMs));
     const check = checkOf(batch);
     for (let tries = 0; tries < MAX_ATTEMPTS; tries++) {
       let state: unknown = this.#parsed(key, check);
@@ -385,6 +440,8 @@ export class SharedState {
           mode === 'del' ? undefined : { version, json: json as string, own: true },
         );
         if (replaying > 0) this.#replayed(key, log, replaying);
+        // Nothing logged (none, or all dropped): a local copy left from an outage is stale.
+        else if (this.#local.size > 0 && log.length === 0) this.#local.delete(key);
         return outcomes;
       }
       this.counters.conflicts += 1;
@@ -405,6 +462,7 @@ export class SharedState {
     const last = await this.#read(key);
     const kept = log.filter((entry) => entry.attempt === undefined || entry.attempt > last);
     this.counters.replayed += log.length - kept.length;
+    this.counters.pending -= log.length - kept.length;
     for (const entry of kept) entry.attempt = undefined;
     log.splice(0, log.length, ...kept);
   }
@@ -453,14 +511,22 @@ export class SharedState {
    * tagged with `attempt` when it followed a write of unknown fate.
    */
   #commitLocal(key: string, batch: Pending[], attempt: number | undefined): Outcome[] {
+    // The key goes to the end of the log's order: the least recently logged key is at the front.
     let log = this.#toReplay.get(key);
-    if (log === undefined) {
-      log = [];
-      this.#toReplay.set(key, log);
-    }
+    if (log === undefined) log = [];
+    else this.#toReplay.delete(key);
+    this.#toReplay.set(key, log);
     const outcomes: Outcome[] = [];
+    const before = log.length;
+    let count = 0;
     for (const pending of batch) {
       let outcome: Outcome = { ok: true, value: undefined };
+      // A replay's write changes nothing: locally, nothing to run nor to log.
+      if (pending.transaction === REPLAY) {
+        outcomes.push(outcome);
+        continue;
+      }
+      count++;
       this.#local.update(
         key,
         {
@@ -478,25 +544,50 @@ export class SharedState {
       );
       outcomes.push(outcome);
       // A run that threw had no effect the caller could act on: nothing to replay.
-      if (outcome.ok) log.push({ pending, result: outcome.value, attempt });
+      if (outcome.ok) {
+        const { transaction, ttlMs } = pending;
+        log.push({ transaction, ttlMs, result: outcome.value, attempt });
+      }
     }
-    this.counters.localUpdates += batch.length;
-    const excess = log.length - this.#options.maxReplay;
-    if (excess > 0) {
-      log.splice(0, excess);
-      this.counters.dropped += excess;
-    }
+    this.counters.localUpdates += count;
+    this.counters.pending += log.length - before;
+    this.#bound(key);
+    if (log.length === 0 && this.#toReplay.get(key) === log) this.#toReplay.delete(key);
     return outcomes;
+  }
+
+  /**
+   * Keeps at most `maxReplay` updates logged over every key: past it, the oldest updates of the
+   * least recently logged key go. Its local copy stays for the rest of the outage (it is what
+   * this process acts on); the first write after it is made on the shared state, which never
+   * learns what was dropped.
+   */
+  #bound(current: string): void {
+    for (const [key, log] of this.#toReplay) {
+      const excess = this.counters.pending - this.#options.maxReplay;
+      if (excess <= 0) return;
+      // A key with a write under way (another than the one logging now) is replaying its log.
+      if (key !== current && this.#lanes.has(key)) continue;
+      this.#take(key, log, Math.min(excess, log.length), 'dropped');
+    }
   }
 
   /** The first `count` logged updates reached the shared state: forget them, and the local copy. */
   #replayed(key: string, log: Logged[], count: number): void {
+    this.#take(key, log, count, 'replayed');
+  }
+
+  /**
+   * Takes the first `count` updates off the log of `key`, counted as `as`; a log left empty goes,
+   * and once all are replayed, so does the key's local copy.
+   */
+  #take(key: string, log: Logged[], count: number, as: 'replayed' | 'dropped'): void {
     log.splice(0, count);
-    this.counters.replayed += count;
-    if (log.length === 0) {
-      this.#toReplay.delete(key);
-      this.#local.delete(key);
-    }
+    this.counters[as] += count;
+    this.counters.pending -= count;
+    if (log.length > 0) return;
+    this.#toReplay.delete(key);
+    if (as === 'replayed') this.#local.delete(key);
   }
 
   /**
@@ -550,7 +641,7 @@ export class SharedState {
 
 /** Applies a logged local run to `state` as the result it had (see `Transaction.replay`). */
 function replay(entry: Logged, state: unknown): unknown {
-  const { transaction } = entry.pending;
+  const { transaction } = entry;
   try {
     return transaction.replay
       ? transaction.replay(state, entry.result)
