@@ -54,6 +54,11 @@ const ADMITTED: AdmitResult = Object.freeze({
 
 const noop = () => {};
 
+/** A moment of the state's time line (0: none) on the clock's, `shift` behind it. */
+function onClock(t: number, shift: number): number {
+  return t > 0 ? t - shift : 0;
+}
+
 function isPromise<T>(value: MaybePromise<T>): value is Promise<T> {
   return typeof (value as { then?: unknown } | undefined)?.then === 'function';
 }
@@ -164,13 +169,13 @@ export class HostStore {
     // The hold leaves on the clock's time line: the state's time minus how far it is ahead.
     const shift = at - now;
     if (!isPromise(result)) {
-      outcome.holdUntil = result.holdUntil > 0 ? result.holdUntil - shift : 0;
+      outcome.holdUntil = shift === 0 ? result.holdUntil : onClock(result.holdUntil, shift);
       outcome.pushback = result.pushback;
       return;
     }
     return result.then(
       (settled) => {
-        outcome.holdUntil = settled.holdUntil > 0 ? settled.holdUntil - shift : 0;
+        outcome.holdUntil = onClock(settled.holdUntil, shift);
         outcome.pushback = settled.pushback;
       },
       (error: unknown) => this.#report.storeError(ctx, 'settle', error),

@@ -46,6 +46,11 @@ export class StateTime {
       const shared = (this.#store.now as () => number | undefined)();
       if (shared !== undefined) return now + (shared - this.#clock.now());
     }
+    // The clock as it is (no new number: epoch milliseconds are heap numbers) until it goes back.
+    if (this.#shift === 0 && now >= this.#last) {
+      this.#last = now;
+      return now;
+    }
     let t = now + this.#shift;
     if (t < this.#last) {
       // The clock went back: the state's time goes on from where it was.

@@ -32,6 +32,8 @@ export interface TransactionParts {
   check?: ((state: unknown) => HostState) | undefined;
 }
 
+const NO_PARTS: TransactionParts = Object.freeze({});
+
 /**
  * The transaction that admits `request` (an attempt, or a retry asking the budget): prune, check,
  * commit. On a share of the limits the rules' configuration is scaled (`Rule.scale`); a replay
@@ -40,12 +42,11 @@ export interface TransactionParts {
 export function admitTransaction(
   rules: RuleSet,
   request: Request,
-  parts: TransactionParts = {},
+  parts: TransactionParts = NO_PARTS,
 ): Transaction<HostState, AdmitResult> {
-  const { time, check } = parts;
   return {
     run(current, share = 1) {
-      if (time) request.now = time();
+      if (parts.time) request.now = parts.time();
       const w = walk(rules, current, request, share);
       return [w.state, admit(w)];
     },
@@ -56,7 +57,7 @@ export function admitTransaction(
       commit(w, structuredClone(result.ticket));
       return w.state;
     },
-    check,
+    check: parts.check,
   };
 }
 
@@ -67,12 +68,11 @@ export function admitTransaction(
 export function settleTransaction(
   rules: RuleSet,
   answer: Answer,
-  parts: TransactionParts = {},
+  parts: TransactionParts = NO_PARTS,
 ): Transaction<HostState, Settled> {
-  const { time, check } = parts;
   return {
     run(current) {
-      if (time) answer.now = time();
+      if (parts.time) answer.now = parts.time();
       const state = current ?? newHostState();
       return [state, settle(rules, state, answer)];
     },
@@ -82,7 +82,7 @@ export function settleTransaction(
       settle(rules, state, answer);
       return state;
     },
-    check,
+    check: parts.check,
   };
 }
 
