@@ -167,87 +167,136 @@ const SPEC: Spec<HostState> = {
   }),
 };
 
-/** A state that fails the check: `message` names the field and what is wrong with it. */
-function refuse(path: string, problem: string): never {
-  throw new Error(`${path} ${problem}`);
+/**
+ * What is wrong with a state: `problem`, at `path` (the keys from the state down, prepended as
+ * the error goes up: no path is made while the state is fine).
+ */
+class Refusal extends Error {
+  readonly path: (string | number)[] = [];
+  constructor(readonly problem: string) {
+    super(problem);
+  }
+}
+
+function refuse(problem: string): never {
+  throw new Refusal(problem);
+}
+
+/** Rethrows `error` from the field `key` (its path gets the key in front). */
+function within(error: unknown, key: string | number): never {
+  if (error instanceof Refusal) error.path.unshift(key);
+  throw error;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A field's path for a message: `quota.policies[0].key`; a stranger's key, quoted and cut. */
-function pathOf(path: string, key: string | number): string {
-  if (typeof key === 'number') return `${path}[${key}]`;
-  const name = /^[A-Za-z_$][\w$]*$/.test(key) ? key : JSON.stringify(key.slice(0, 40));
-  return path === '' ? name : `${path}.${name}`;
+function pathText(path: readonly (string | number)[]): string {
+  let text = '';
+  for (const key of path) {
+    if (typeof key === 'number') text += `[${key}]`;
+    else {
+      const name = /^[A-Za-z_$][\w$]*$/.test(key) ? key : JSON.stringify(key.slice(0, 40));
+      text += text === '' ? name : `.${name}`;
+    }
+  }
+  return text;
 }
 
 /** Checks one number (see {@link NumberSpec}). */
-function number(value: unknown, kind: string, path: string): number {
-  if (typeof value !== 'number' || !Number.isFinite(value)) refuse(path, 'is not a finite number');
-  if (kind === 'count' && !(Number.isSafeInteger(value) && value >= 0)) {
-    refuse(path, 'is not a count');
-  }
-  if (kind === 'amount' && value < 0) refuse(path, 'is negative');
+function number(value: unknown, kind: string): number {
+  if (typeof value !== 'number' || !Number.isFinite(value)) refuse('is not a finite number');
+  if (kind === 'count' && !(Number.isSafeInteger(value) && value >= 0)) refuse('is not a count');
+  if (kind === 'amount' && value < 0) refuse('is negative');
   return value;
 }
 
 /** Checks `value` against `spec`, returning a checked copy (see the module comment). */
-function check(value: unknown, spec: AnySpec, b: Bounds, path: string): unknown {
+function check(value: unknown, spec: AnySpec, b: Bounds): unknown {
   if (typeof spec === 'string') {
-    if (spec !== 'text') return number(value, spec, path);
-    if (typeof value !== 'string') refuse(path, 'is not a string');
+    if (spec !== 'text') return number(value, spec);
+    if (typeof value !== 'string') refuse('is not a string');
     return value;
   }
   if (Array.isArray(spec)) {
-    if (!spec.includes(value)) refuse(path, `is not one of ${spec.join(', ')}`);
+    if (!spec.includes(value)) refuse(`is not one of ${spec.join(', ')}`);
     return value;
   }
-  if (spec instanceof Upto) {
-    const n = number(value, spec.int ? 'count' : 'number', path);
-    return Math.min(n, spec.upto(b));
-  }
+  if (spec instanceof Upto)
+    return Math.min(number(value, spec.int ? 'count' : 'number'), spec.upto(b));
   if (spec instanceof List) {
-    if (!Array.isArray(value)) refuse(path, 'is not a list');
+    if (!Array.isArray(value)) refuse('is not a list');
     if (value.length < spec.min || value.length > spec.max) {
-      refuse(path, `has ${value.length} items, not ${spec.min} to ${spec.max}`);
+      refuse(`has ${value.length} items, not ${spec.min} to ${spec.max}`);
     }
-    return value.map((item, i) => check(item, spec.of, b, pathOf(path, i)));
+    const out: unknown[] = [];
+    for (let i = 0; i < value.length; i++) {
+      try {
+        out.push(check(value[i], spec.of, b));
+      } catch (error) {
+        within(error, i);
+      }
+    }
+    return out;
   }
   if (spec instanceof Tuple) {
     const places = spec.of;
     if (!Array.isArray(value) || value.length > places.length) {
-      refuse(path, `is not a list of ${places.length}`);
+      refuse(`is not a list of ${places.length}`);
     }
     const out: unknown[] = [];
-    for (const [i, place] of places.entries()) {
+    for (let i = 0; i < places.length; i++) {
+      const place = places[i];
       const item: unknown = value[i];
       if (item === undefined || item === null) {
         if (place instanceof Opt) break;
-        refuse(pathOf(path, i), 'is missing');
+        within(new Refusal('is missing'), i);
       }
-      out.push(check(item, place instanceof Opt ? place.of : place, b, pathOf(path, i)));
+      try {
+        out.push(check(item, place instanceof Opt ? place.of : place, b));
+      } catch (error) {
+        within(error, i);
+      }
     }
     return out;
   }
-  return object(value, spec as Obj, b, path);
+  return object(value, spec as Obj, b);
+}
+
+/** An object spec's fields, listed once: `[key, spec, optional]`. */
+type Fields = [string, AnySpec, boolean][];
+const FIELDS = new WeakMap<Obj, Fields>();
+function fieldsOf(spec: Obj): Fields {
+  let fields = FIELDS.get(spec);
+  if (fields === undefined) {
+    fields = Object.keys(spec).map((key) => {
+      const field = spec[key] as AnySpec | Opt<AnySpec>;
+      return field instanceof Opt ? [key, field.of, true] : [key, field, false];
+    });
+    FIELDS.set(spec, fields);
+  }
+  return fields;
 }
 
 /** Checks an object of `spec`'s fields, and no other (see {@link check}). */
-function object(value: unknown, spec: Obj, b: Bounds, path: string): Record<string, unknown> {
-  if (!isObject(value)) refuse(path, 'is not an object');
+function object(value: unknown, spec: Obj, b: Bounds): Record<string, unknown> {
+  if (!isObject(value)) refuse('is not an object');
   for (const key of Object.keys(value)) {
-    if (!Object.hasOwn(spec, key)) refuse(pathOf(path, key), 'is not a field of the state');
+    if (!Object.hasOwn(spec, key)) within(new Refusal('is not a field of the state'), key);
   }
   const out: Record<string, unknown> = {};
-  for (const key of Object.keys(spec)) {
-    const field = spec[key] as AnySpec | Opt<AnySpec>;
+  for (const [key, field, optional] of fieldsOf(spec)) {
     const item = value[key];
     if (item === undefined) {
-      if (field instanceof Opt) continue;
-      refuse(pathOf(path, key), 'is missing');
+      if (optional) continue;
+      within(new Refusal('is missing'), key);
     }
-    out[key] = check(item, field instanceof Opt ? field.of : field, b, pathOf(path, key));
+    try {
+      out[key] = check(item, field, b);
+    } catch (error) {
+      within(error, key);
+    }
   }
   return out;
 }
@@ -259,31 +308,52 @@ function object(value: unknown, spec: Obj, b: Bounds, path: string): Record<stri
  * does not run is left out (no rule would read it).
  */
 export function checkHostState(value: unknown, rules: RuleSet, now: number): HostState {
-  if (!isObject(value)) refuse('the state', 'is not an object');
+  try {
+    return checkState(value, rules, now);
+  } catch (error) {
+    if (!(error instanceof Refusal)) throw error;
+    const path = error.path.length === 0 ? 'the state' : pathText(error.path);
+    throw new Error(`${path} ${error.problem}`);
+  }
+}
+
+/** {@link checkHostState}, throwing a {@link Refusal}. */
+function checkState(value: unknown, rules: RuleSet, now: number): HostState {
+  if (!isObject(value)) refuse('is not an object');
   if (value.v !== STATE_VERSION) {
     const v = JSON.stringify(value.v ?? null).slice(0, 20);
-    refuse('the state', `is of another format (v: ${v}; this version reads v: ${STATE_VERSION})`);
+    refuse(`is of another format (v: ${v}; this version reads v: ${STATE_VERSION})`);
   }
-  const seq = number(value.seq, 'count', 'seq');
+  const top = SPEC as unknown as Obj;
+  for (const key of Object.keys(value)) {
+    if (!Object.hasOwn(top, key)) within(new Refusal('is not a field of the state'), key);
+  }
+  let seq: number;
+  let mode: unknown;
+  try {
+    seq = number(value.seq, 'count');
+  } catch (error) {
+    within(error, 'seq');
+  }
   // Learning's parameters are the requests in flight's (the rules that learn run only with it).
   const learn = rules.all.find((rule) => rule.key === 'flights')?.config as LearnConfig;
   const b: Bounds = { now, seq, learn, config: undefined };
-  const top = SPEC as unknown as Obj;
-  for (const key of Object.keys(value)) {
-    if (!Object.hasOwn(top, key)) refuse(pathOf('', key), 'is not a field of the state');
+  try {
+    mode = check(value.mode, top.mode as AnySpec, b);
+  } catch (error) {
+    within(error, 'mode');
   }
-  const out: Record<string, unknown> = {
-    v: STATE_VERSION,
-    mode: check(value.mode, top.mode as AnySpec, b, 'mode'),
-    seq,
-  };
+  const out: Record<string, unknown> = { v: STATE_VERSION, mode, seq };
   for (const rule of rules.all) {
     const own = value[rule.key];
-    if (own === undefined) continue;
     const field = top[rule.key];
-    if (!(field instanceof Opt)) continue;
+    if (own === undefined || !(field instanceof Opt)) continue;
     b.config = rule.config;
-    out[rule.key] = check(own, field.of, b, rule.key);
+    try {
+      out[rule.key] = check(own, field.of, b);
+    } catch (error) {
+      within(error, rule.key);
+    }
   }
   return out as unknown as HostState;
 }
