@@ -44,9 +44,9 @@ await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 const real = await createClient({ url: process.env.REDIS_URL }).connect();
 
-/** One run with the copy of the package at `src` (a directory with `index.ts`, `redis/index.ts`). */
-async function run(label: string, src: string) {
-  const at = (path: string) => new URL(`${src}/${path}`, `file://${process.cwd()}/`).href;
+/** One run with the copy of the package at `src` (a URL of a directory with `index.ts`, `redis/`). */
+async function run(label: string, src: URL) {
+  const at = (path: string) => new URL(path, src).href;
   const { wrapFetch } = (await import(at('index.ts'))) as typeof import('../../src/index.js');
   const { RedisStore } = (await import(
     at('redis/index.ts')
@@ -118,8 +118,10 @@ async function run(label: string, src: string) {
   ];
 }
 
-const rows = [await run('this copy', '../../src')];
-if (values.before) rows.push(await run('before', values.before));
+const rows = [await run('this copy', new URL('../../src/', import.meta.url))];
+if (values.before) {
+  rows.push(await run('before', new URL(`${values.before}/`, `file://${process.cwd()}/`)));
+}
 console.log(
   markdownTable(
     [
