@@ -19,7 +19,7 @@ import type { HostConfig } from './host-config.js';
 import type { HostReport } from './host-report.js';
 import type { Ticket } from './rules/contract.js';
 import { type AdmitResult, bindRules, type HostState, type Settled } from './rules/host-rules.js';
-import { checkHostState } from './rules/state-check.js';
+import type { checkHostState } from './rules/state-check.js';
 import {
   admitTransaction,
   readTransaction,
@@ -27,7 +27,7 @@ import {
   type TransactionParts,
 } from './rules/transactions.js';
 import type { StateTime } from './state-time.js';
-import type { MaybePromise, StateStore } from './store.js';
+import { type MaybePromise, STATE_CHECK, type StateStore } from './store.js';
 
 /** What a settle needs of an attempt's outcome, and where it records the host's hold after it. */
 export interface SettledOutcome {
@@ -71,8 +71,10 @@ export class HostStore {
   readonly #clock: Clock;
   /** The state's time line (see `state-time.ts`). */
   readonly #time: StateTime;
-  /** What the host's transactions share (the state's time as they run). */
+  /** What the host's transactions share (the state's time as they run, the store's check). */
   readonly #parts: TransactionParts;
+  /** The check of a state read from outside, when the store reads such states (see `STATE_CHECK`). */
+  readonly #check: ((state: unknown) => HostState) | undefined;
   readonly #learns: boolean;
   readonly #shares: boolean;
   /** The state as last read for `stats()` (a copy). */
@@ -97,10 +99,9 @@ export class HostStore {
     const { learn, bucket, budget } = policy.rules;
     const rules = bindRules(policy.rules);
     this.#rules = rules;
-    this.#parts = {
-      time: shared.time.live,
-      check: (state) => checkHostState(state, rules, shared.time.at(shared.clock.now())),
-    };
+    const check = (shared.store as { [STATE_CHECK]?: typeof checkHostState })[STATE_CHECK];
+    this.#check = check && ((state) => check(state, rules, shared.time.at(shared.clock.now())));
+    this.#parts = { time: shared.time.live, check: this.#check };
     this.#learns = learn !== undefined;
     this.#shares = learn !== undefined || bucket !== undefined || budget !== undefined;
   }
@@ -206,8 +207,8 @@ export class HostStore {
   /**
    * The host's state for `stats()`: read now when the store answers at once, else as of the
    * previous read (this one refreshes it). Never throws. Read-only when the store has `get`.
-   * What a store hands back is checked (a copy, within bounds; see `state-check.ts`): a state that
-   * fails the check reads as none.
+   * What a store that reads states from outside hands back is checked (a copy, within bounds; see
+   * `STATE_CHECK`): a state that fails the check reads as none. Another store's is copied.
    */
   lastState(): HostState | undefined {
     try {
@@ -231,11 +232,11 @@ export class HostStore {
     return this.#last;
   }
 
-  /** A copy of `state` checked for `stats()`, or `undefined` when there is none or it fails. */
+  /** A copy of `state` (checked, when the store has a check), or `undefined` (none, or it fails). */
   #checked(state: unknown): HostState | undefined {
     if (state === undefined) return undefined;
     try {
-      return checkHostState(state, this.#rules, this.#time.at(this.#clock.now()));
+      return this.#check ? this.#check(state) : structuredClone(state as HostState);
     } catch {
       return undefined;
     }

@@ -99,6 +99,15 @@ export interface StateStore {
   close?(): MaybePromise<void>;
 }
 
+/**
+ * Where a store that reads the client's host states from outside the process (`RedisStore`) keeps
+ * the check of a host's state (`checkHostState` of `rules/state-check.ts`), so that the pipeline
+ * can hand it to its transactions (`Transaction.check`) and to `stats()`. A property of the store
+ * rather than an import of the pipeline: the check is code only such a store needs, and the core
+ * bundle (browsers, workers, the memory store) stays without it.
+ */
+export const STATE_CHECK = Symbol.for('limited-client.state-check');
+
 /** Options of {@link MemoryStateStore}. */
 export interface MemoryStateStoreOptions {
   /**

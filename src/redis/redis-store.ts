@@ -6,7 +6,8 @@
 
 import { z } from 'zod';
 import { Emitter, type Listener } from '../client/events.js';
-import type { StateStore, Transaction } from '../client/store.js';
+import { checkHostState } from '../client/rules/state-check.js';
+import { STATE_CHECK, type StateStore, type Transaction } from '../client/store.js';
 import { StoreUnavailableError } from '../errors.js';
 import { describe } from '../server/algorithms/logic.js';
 import { nonNegativeInteger, parseOptions, positiveInteger } from '../server/options.js';
@@ -224,6 +225,12 @@ function isClient(value: unknown): value is RedisScriptingClient {
 export class RedisStore implements RateLimitStore, StateStore {
   /** The prefix of every key this store writes. */
   readonly prefix: string;
+  /**
+   * The check of a host's state read from Redis, which the client hands its transactions (see
+   * `STATE_CHECK` in `client/store.ts`): a state another process wrote is checked before a rule
+   * reads it.
+   */
+  readonly [STATE_CHECK] = checkHostState;
   readonly #runner: ScriptRunner;
   readonly #state: SharedState;
   readonly #timeSource: 'redis' | 'caller';

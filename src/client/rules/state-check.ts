@@ -18,7 +18,8 @@
  * added to a rule's state does not compile until it is listed here, with its kind. The check
  * walks the state along the list (never deeper: a state nested 100,000 deep is refused at its
  * first level) and returns a copy, so a read-only state (a store's own) is never changed.
- * It runs once per state read from the store, not per request.
+ * It runs once per state read from the store, not per request. `RedisStore` offers it to the
+ * pipeline (`STATE_CHECK` in `store.ts`), which is how it stays out of the core bundle.
  *
  * @module
  */
