@@ -54,7 +54,9 @@ export interface RedisStoreOptions {
    * whatever its own clock says, and the `now` that callers pass is ignored. `'caller'`: the `now`
    * each call passes (fake time in tests, or one trusted clock); processes with skewed clocks then
    * disagree about refills and windows by the skew, and keys are kept at least a minute (the store
-   * cannot tell how fast a caller's clock runs).
+   * cannot tell how fast a caller's clock runs). Client side, likewise: with `'redis'` the moments
+   * recorded in a host's shared state are on Redis's clock (`now()`), with `'caller'` on each
+   * process's own clock (made steady).
    * @default 'redis'
    */
   timeSource?: 'redis' | 'caller';
