@@ -8,6 +8,7 @@
  */
 import type { RedisClientType } from 'redis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Transaction } from '../../src/client/store.js';
 import { wrapFetch } from '../../src/index.js';
 import { type RedisScriptingClient, RedisStore } from '../../src/redis/index.js';
 import { REPLAY_CONCURRENCY } from '../../src/redis/shared-state.js';
@@ -114,5 +115,25 @@ describeRedis('the replay log of a Redis outage with many hosts', () => {
     expect(pending + dropped).toBe(400);
     seen.down = false;
     await fetch.close();
+  });
+
+  it('a local copy whose updates were all dropped is not the seed of the next outage', async () => {
+    const { client, seen } = switchable(admin, () => false);
+    const store = new RedisStore(client, { prefix: `${prefix}stale:`, recheckMs: 0, maxReplay: 0 });
+    const add: Transaction<{ n: number }, number> = {
+      run: (state) => [{ n: (state?.n ?? 0) + 1 }, (state?.n ?? 0) + 1],
+    };
+    expect(await store.update('k', add, 60_000)).toBe(1);
+    // An outage: three updates on the local copy, none kept for replay (maxReplay 0).
+    seen.down = true;
+    for (const n of [2, 3, 4]) expect(await store.update('k', add, 60_000)).toBe(n);
+    expect(store.health()).toMatchObject({ dropped: 3, pending: 0 });
+    // Back: the shared state never learned them.
+    seen.down = false;
+    expect(await store.update('k', add, 60_000)).toBe(2);
+    // The next outage starts from the shared state seen last (2), not from the old copy (4).
+    seen.down = true;
+    expect(await store.update('k', add, 60_000)).toBe(3);
+    seen.down = false;
   });
 });
