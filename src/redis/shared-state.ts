@@ -343,7 +343,7 @@ export class SharedState {
       // Gone (replayed by an update, dropped), or replayed by the write under way on the key.
       if (log === undefined || log.length === 0 || this.#lanes.has(key)) continue;
       this.#replaying++;
-      const ttlMs = Math.max(...log.map((entry) => entry.ttlMs));
+      const ttlMs = longestTtl([], log);
       this.update(key, REPLAY, ttlMs)
         .catch(() => {})
         .then(() => {
@@ -406,7 +406,7 @@ export class SharedState {
     const log = this.#toReplay.get(key) ?? [];
     if (log.some((entry) => entry.attempt !== undefined)) await this.#settleFates(key, log);
     const replaying = log.length;
-    const ttlMs = Math.max(...batch.map((p) => p.ttlMs), ...log.map((entry) => entry.ttlMs));
+    const ttlMs = longestTtl(batch, log);
     const check = checkOf(batch);
     for (let tries = 0; tries < MAX_ATTEMPTS; tries++) {
       let state: unknown = this.#parsed(key, check);
@@ -674,6 +674,17 @@ function isJson(json: string): boolean {
 /** The state last seen (`json: ''`: none, see `SharedState.#remember`), parsed afresh. */
 function parseJson(seen: Seen | undefined): unknown {
   return seen === undefined || seen.json === '' ? undefined : JSON.parse(seen.json);
+}
+
+/**
+ * The longest TTL of `batch` and `log`, in milliseconds: a loop, not `Math.max(...)`, whose
+ * arguments a log of `maxReplay` updates (any number) could overflow.
+ */
+function longestTtl(batch: readonly { ttlMs: number }[], log: readonly Logged[]): number {
+  let ttlMs = Number.NEGATIVE_INFINITY;
+  for (const pending of batch) ttlMs = Math.max(ttlMs, pending.ttlMs);
+  for (const entry of log) ttlMs = Math.max(ttlMs, entry.ttlMs);
+  return ttlMs;
 }
 
 /** The check of a state read for `batch` (its transactions'; see `Transaction.check`). */
