@@ -15,6 +15,7 @@ import type { LimitedClientOptions } from './options.js';
 import { HostPipeline, type PipelineShared } from './pipeline.js';
 import { HostRegistry } from './registry.js';
 import { mergeHeaders, prepareRequest, withoutCredentials } from './request.js';
+import { StateTime } from './state-time.js';
 import { addCounters, type Counters, newCounters } from './stats.js';
 import { MemoryStateStore, type StateStore } from './store.js';
 import type { ClientEvents, ClientStats, HostStats, LimitedRequestInit } from './types.js';
@@ -86,6 +87,7 @@ export class Engine {
     this.#shared = {
       clock: this.clock,
       store: this.store,
+      time: new StateTime(this.clock, this.store),
       events: this.events,
       fetch: impl ?? globalFetch(),
       keepAlive: new KeepAlive(),
@@ -94,9 +96,11 @@ export class Engine {
       this.clock,
       this.options.maxHosts,
       this.options.hostIdleMs,
-      (_origin, pipeline) => {
+      (key, pipeline) => {
         addCounters(this.#evicted, pipeline.counters);
         pipeline.close(closedError);
+        // The registry's key is the store's (origin, and partition): what it keeps of it can go.
+        this.store.forget?.(key);
       },
     );
   }

@@ -173,6 +173,7 @@ function resolve(o: HostOptions, hostIdleMs: number): HostConfig {
             maxHoldMs: Math.max(maxRetryAfterMs, d.fallbackHoldMs),
             // For attempts without a timeout of their own (the pipeline passes the others').
             flightTtlMs: FLIGHT_TTL_MS,
+            longestFlightMs: Math.max(FLIGHT_TTL_MS, (o.attemptTimeoutMs ?? 0) + 1000),
           }
         : undefined,
       bucket,

@@ -19,8 +19,15 @@ import type { HostConfig } from './host-config.js';
 import type { HostReport } from './host-report.js';
 import type { Ticket } from './rules/contract.js';
 import { type AdmitResult, bindRules, type HostState, type Settled } from './rules/host-rules.js';
-import { admitTransaction, readTransaction, settleTransaction } from './rules/transactions.js';
-import type { MaybePromise, StateStore } from './store.js';
+import type { checkHostState } from './rules/state-check.js';
+import {
+  admitTransaction,
+  readTransaction,
+  settleTransaction,
+  type TransactionParts,
+} from './rules/transactions.js';
+import type { StateTime } from './state-time.js';
+import { type MaybePromise, STATE_CHECK, type StateStore } from './store.js';
 
 /** What a settle needs of an attempt's outcome, and where it records the host's hold after it. */
 export interface SettledOutcome {
@@ -47,6 +54,11 @@ const ADMITTED: AdmitResult = Object.freeze({
 
 const noop = () => {};
 
+/** A moment of the state's time line (0: none) on the clock's, `shift` behind it. */
+function onClock(t: number, shift: number): number {
+  return t > 0 ? t - shift : 0;
+}
+
 function isPromise<T>(value: MaybePromise<T>): value is Promise<T> {
   return typeof (value as { then?: unknown } | undefined)?.then === 'function';
 }
@@ -57,6 +69,12 @@ export class HostStore {
   readonly #rules: ReturnType<typeof bindRules>;
   readonly #store: StateStore;
   readonly #clock: Clock;
+  /** The state's time line (see `state-time.ts`). */
+  readonly #time: StateTime;
+  /** What the host's transactions share (the state's time as they run, the store's check). */
+  readonly #parts: TransactionParts;
+  /** The check of a state read from outside, when the store reads such states (see `STATE_CHECK`). */
+  readonly #check: ((state: unknown) => HostState) | undefined;
   readonly #learns: boolean;
   readonly #shares: boolean;
   /** The state as last read for `stats()` (a copy). */
@@ -65,7 +83,7 @@ export class HostStore {
   readonly #policy: HostConfig;
   readonly #report: HostReport;
   constructor(
-    shared: { store: StateStore; clock: Clock },
+    shared: { store: StateStore; clock: Clock; time: StateTime },
     policy: HostConfig,
     report: HostReport,
     origin: string,
@@ -75,25 +93,37 @@ export class HostStore {
     this.#report = report;
     this.#store = shared.store;
     this.#clock = shared.clock;
+    this.#time = shared.time;
     // The store adds its own prefix (RedisStore: `limited-client:state:{<origin>}`).
     this.#key = partition === undefined ? origin : `${origin}#${partition}`;
     const { learn, bucket, budget } = policy.rules;
-    this.#rules = bindRules(policy.rules);
+    const rules = bindRules(policy.rules);
+    this.#rules = rules;
+    const check = (shared.store as { [STATE_CHECK]?: typeof checkHostState })[STATE_CHECK];
+    this.#check = check && ((state) => check(state, rules, shared.time.at(shared.clock.now())));
+    this.#parts = { time: shared.time.live, check: this.#check };
     this.#learns = learn !== undefined;
     this.#shares = learn !== undefined || bucket !== undefined || budget !== undefined;
   }
 
-  /** Asks the rules to admit one attempt costing `cost` at `now` (and records it when they do). */
+  /**
+   * Asks the rules to admit one attempt costing `cost` at `now` (the clock's time, epoch
+   * milliseconds), and records it when they do.
+   */
   admit(cost: Cost, first: boolean, now: number, ttlMs: number | undefined) {
     if (!this.#shares) return ADMITTED;
-    const transaction = admitTransaction(this.#rules, {
-      kind: 'attempt',
-      cost: cost.requests,
-      units: cost.units,
-      first,
-      now,
-      ttlMs,
-    });
+    const transaction = admitTransaction(
+      this.#rules,
+      {
+        kind: 'attempt',
+        cost: cost.requests,
+        units: cost.units,
+        first,
+        now: this.#time.at(now),
+        ttlMs,
+      },
+      this.#parts,
+    );
     return this.#store.update<HostState, AdmitResult>(
       this.#key,
       transaction,
@@ -117,33 +147,36 @@ export class HostStore {
     const pushback = status !== undefined && isPushback(status, info);
     outcome.pushback = pushback;
     if (!this.#learns) return;
+    const at = this.#time.at(now);
     const answer = {
       ticket,
       status,
       info,
       pushback,
-      now,
+      now: at,
       random: this.#clock.random(),
     };
     let result: MaybePromise<Settled>;
     try {
       result = this.#store.update<HostState, Settled>(
         this.#key,
-        settleTransaction(this.#rules, answer),
+        settleTransaction(this.#rules, answer, this.#parts),
         this.#policy.stateTtlMs,
       );
     } catch (error) {
       this.#report.storeError(ctx, 'settle', error);
       return;
     }
+    // The hold leaves on the clock's time line: the state's time minus how far it is ahead.
+    const shift = at - now;
     if (!isPromise(result)) {
-      outcome.holdUntil = result.holdUntil;
+      outcome.holdUntil = shift === 0 ? result.holdUntil : onClock(result.holdUntil, shift);
       outcome.pushback = result.pushback;
       return;
     }
     return result.then(
       (settled) => {
-        outcome.holdUntil = settled.holdUntil;
+        outcome.holdUntil = onClock(settled.holdUntil, shift);
         outcome.pushback = settled.pushback;
       },
       (error: unknown) => this.#report.storeError(ctx, 'settle', error),
@@ -153,12 +186,11 @@ export class HostStore {
   /** Takes one retry from the budget: whether there was one, or `store-error` (reported). */
   async retry(now: number, ctx: RequestContext): Promise<boolean | 'store-error'> {
     if (!this.#policy.rules.budget) return true;
-    const transaction = admitTransaction(this.#rules, {
-      kind: 'retry',
-      cost: 1,
-      first: false,
-      now,
-    });
+    const transaction = admitTransaction(
+      this.#rules,
+      { kind: 'retry', cost: 1, first: false, now: this.#time.at(now) },
+      this.#parts,
+    );
     try {
       const result = await this.#store.update<HostState, AdmitResult>(
         this.#key,
@@ -175,22 +207,38 @@ export class HostStore {
   /**
    * The host's state for `stats()`: read now when the store answers at once, else as of the
    * previous read (this one refreshes it). Never throws. Read-only when the store has `get`.
+   * What a store that reads states from outside hands back is checked (a copy, within bounds; see
+   * `STATE_CHECK`): a state that fails the check reads as none. Another store's is copied.
    */
   lastState(): HostState | undefined {
     try {
       const read = this.#store.get
-        ? this.#store.get<HostState>(this.#key)
-        : this.#store.update(this.#key, readTransaction, this.#policy.stateTtlMs);
+        ? this.#store.get<unknown>(this.#key)
+        : this.#store.update<HostState, unknown>(
+            this.#key,
+            readTransaction,
+            this.#policy.stateTtlMs,
+          );
       if (isPromise(read)) {
         read.then((state) => {
-          this.#last = state && structuredClone(state);
+          this.#last = this.#checked(state);
         }, noop);
       } else {
-        this.#last = read && structuredClone(read);
+        this.#last = this.#checked(read);
       }
     } catch {
       // The state as of the last read: stats() never throws for the store.
     }
     return this.#last;
+  }
+
+  /** A copy of `state` (checked, when the store has a check), or `undefined` (none, or it fails). */
+  #checked(state: unknown): HostState | undefined {
+    if (state === undefined) return undefined;
+    try {
+      return this.#check ? this.#check(state) : structuredClone(state as HostState);
+    } catch {
+      return undefined;
+    }
   }
 }

@@ -31,6 +31,7 @@ import type { PreparedRequest } from './request.js';
 import { CircuitBreaker } from './rules/breaker.js';
 import { AbortScope } from './signals.js';
 import { Sleepers } from './sleepers.js';
+import type { StateTime } from './state-time.js';
 import { hostStats } from './stats.js';
 import type { StateStore } from './store.js';
 import type { ClientEvents, HostStats, LimitedRequestInit } from './types.js';
@@ -39,6 +40,8 @@ import type { ClientEvents, HostStats, LimitedRequestInit } from './types.js';
 export interface PipelineShared {
   clock: Clock;
   store: StateStore;
+  /** The time line of the hosts' state (see `state-time.ts`). */
+  time: StateTime;
   events: Emitter<ClientEvents>;
   fetch: typeof fetch;
   keepAlive: KeepAlive;
@@ -172,19 +175,23 @@ export class HostPipeline {
    */
   stats(): HostStats {
     const now = this.#shared.clock.now();
+    const at = this.#shared.time.at(now);
     const { admission, breaker, store } = this.#parts;
-    return hostStats(
+    const stats = hostStats(
       this.origin,
       this.partition,
       this.report.counters,
       store.lastState(),
       this.policy.rules,
-      now,
+      at,
       {
         inFlight: admission.inFlight,
         queueLength: admission.queueLength,
         circuit: breaker ? breaker.stateAt(now) : 'closed',
       },
     );
+    // The hold, read on the state's time line, on the clock's.
+    if (stats.holdUntil > 0) stats.holdUntil -= at - now;
+    return stats;
   }
 }

@@ -39,6 +39,15 @@ export type MaybePromise<T> = T | Promise<T>;
 export interface Transaction<S, R> {
   run(state: S | undefined, share?: number): [next: S | undefined, result: R];
   replay?(state: S | undefined, result: R): S | undefined;
+  /**
+   * Checks a state the store read from outside this process (parsed from another process's JSON),
+   * before the transaction runs on it: returns the state to run on (checked and bounded, a copy),
+   * or throws an `Error` whose message says which field is wrong. A store that reads shared state
+   * calls it once per state it reads (not on every run); a state that fails it is run on as no
+   * state (`undefined`), reported, and written over. Optional: without it, a store runs on what it
+   * read.
+   */
+  check?(state: unknown): S | undefined;
 }
 
 /** Where the pipeline's shared state lives. Implement it to share state across processes. */
@@ -68,12 +77,36 @@ export interface StateStore {
    */
   get?<S>(key: string): MaybePromise<S | undefined>;
   /**
+   * The store's clock, epoch milliseconds, for a store shared by processes whose clocks may
+   * disagree (`RedisStore`: Redis's `TIME`): the moments the pipeline records in the state (a
+   * hold's end, a reset, a refill) are then on one time line for every process. `undefined` while
+   * the store does not know it yet. Optional: without it, the pipeline records times on its own
+   * clock (see `state-time.ts`).
+   */
+  now?(): number | undefined;
+  /**
+   * Called when the client dropped the pipeline of `key` (idle for `hostIdleMs`, or the least
+   * recently used past `maxHosts`): a store may drop what it keeps of the key in this process (a
+   * local copy, updates waiting to be replayed after an outage), leaving the shared state as it
+   * is. Optional.
+   */
+  forget?(key: string): void;
+  /**
    * Releases what the store owns (timers, its own connections; never a connection the user passed
    * in). Called by the client's `close()` for the store it created itself; a store passed in by the
    * user is the user's to close.
    */
   close?(): MaybePromise<void>;
 }
+
+/**
+ * Where a store that reads the client's host states from outside the process (`RedisStore`) keeps
+ * the check of a host's state (`checkHostState` of `rules/state-check.ts`), so that the pipeline
+ * can hand it to its transactions (`Transaction.check`) and to `stats()`. A property of the store
+ * rather than an import of the pipeline: the check is code only such a store needs, and the core
+ * bundle (browsers, workers, the memory store) stays without it.
+ */
+export const STATE_CHECK = Symbol.for('limited-client.state-check');
 
 /** Options of {@link MemoryStateStore}. */
 export interface MemoryStateStoreOptions {

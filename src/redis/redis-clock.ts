@@ -1,7 +1,7 @@
 /**
- * Redis's clock as this process sees it: an offset measured on replies, and deadlines in Redis's
- * time for the limiter scripts. (The client state script in `shared-state.ts` applies the same
- * rule on its own.)
+ * Redis's clock as this process sees it: an offset measured on replies, deadlines in Redis's time
+ * for the scripts (limiters and client state), and Redis's time now for the client state's time
+ * line (`RedisStore.now`).
  *
  * @module
  */
@@ -15,6 +15,17 @@ export class RedisClock {
   readonly #timeoutMs: number;
   /** Redis's epoch milliseconds minus {@link RedisClock.now}; unknown until a first quick reply. */
   #offsetMs: number | undefined;
+  /**
+   * The same, for the client state's time line ({@link RedisClock.redisNow}), from the reply with
+   * the shortest round trip (the least uncertain: off by half of it at most), which a later reply
+   * replaces only when its round trip is as short, give or take a millisecond per second since.
+   * Processes on one machine then read Redis's time within a millisecond of each other, where the
+   * last quick reply (what deadlines take) could put them tens of milliseconds apart on a busy
+   * machine: enough to stall a shared client bucket refilling every 25 ms.
+   */
+  #timeOffsetMs: number | undefined;
+  #bestRttMs = Number.POSITIVE_INFINITY;
+  #bestAt = 0;
   /** The last deadline made, and its text. */
   #lastMs = Number.NaN;
   #lastText = '';
@@ -46,12 +57,28 @@ export class RedisClock {
   }
 
   /**
-   * Takes Redis's clock (`redisNow`, from a reply) from a call whose round trip was short enough
-   * to date it: within a quarter of the timeout, so the offset is off by an eighth of it at most.
+   * Takes Redis's clock (`redisNow`, from a reply): for deadlines, from a call whose round trip
+   * was short enough to date it (within a quarter of the timeout, so the offset is off by an
+   * eighth of it at most); for the time line, from the shortest round trip (see `#timeOffsetMs`).
    */
   calibrate(sentAt: number, receivedAt: number, redisNow: number): void {
-    if (Number.isFinite(redisNow) && receivedAt - sentAt <= this.#timeoutMs / 4) {
-      this.#offsetMs = redisNow - (sentAt + receivedAt) / 2;
+    if (!Number.isFinite(redisNow)) return;
+    const rttMs = receivedAt - sentAt;
+    const offset = redisNow - (sentAt + receivedAt) / 2;
+    if (rttMs <= this.#timeoutMs / 4) this.#offsetMs = offset;
+    if (rttMs <= this.#bestRttMs + (receivedAt - this.#bestAt) / 1000) {
+      this.#bestRttMs = rttMs;
+      this.#bestAt = receivedAt;
+      this.#timeOffsetMs = offset;
     }
+  }
+
+  /**
+   * Redis's time now, epoch milliseconds, as this process estimates it (its monotonic clock plus
+   * the offset: a step of the wall clock here changes nothing); `undefined` before any reply.
+   */
+  redisNow(): number | undefined {
+    const offset = this.#timeOffsetMs;
+    return offset === undefined ? undefined : this.now() + offset;
   }
 }

@@ -6,7 +6,8 @@
 
 import { z } from 'zod';
 import { Emitter, type Listener } from '../client/events.js';
-import type { StateStore, Transaction } from '../client/store.js';
+import { checkHostState } from '../client/rules/state-check.js';
+import { STATE_CHECK, type StateStore, type Transaction } from '../client/store.js';
 import { StoreUnavailableError } from '../errors.js';
 import { describe } from '../server/algorithms/logic.js';
 import { nonNegativeInteger, parseOptions, positiveInteger } from '../server/options.js';
@@ -53,7 +54,9 @@ export interface RedisStoreOptions {
    * whatever its own clock says, and the `now` that callers pass is ignored. `'caller'`: the `now`
    * each call passes (fake time in tests, or one trusted clock); processes with skewed clocks then
    * disagree about refills and windows by the skew, and keys are kept at least a minute (the store
-   * cannot tell how fast a caller's clock runs).
+   * cannot tell how fast a caller's clock runs). Client side, likewise: with `'redis'` the moments
+   * recorded in a host's shared state are on Redis's clock (`now()`), with `'caller'` on each
+   * process's own clock (made steady).
    * @default 'redis'
    */
   timeSource?: 'redis' | 'caller';
@@ -76,8 +79,11 @@ export interface RedisStoreOptions {
    */
   localShare?: number;
   /**
-   * Client side: local updates kept per host during an outage, to be applied to the shared state
-   * when Redis is back. Past it the oldest are dropped (counted in `health().dropped`).
+   * Client side: local updates kept during an outage, over every host, to be applied to the
+   * shared state when Redis is back (`health().pending`). Past it, the oldest updates of the host
+   * updated least recently are dropped (counted in `health().dropped`), as are those of a host
+   * whose pipeline the client dropped. When Redis is back they are replayed
+   * `REPLAY_CONCURRENCY` (4) hosts at a time.
    * @default 10_000
    */
   maxReplay?: number;
@@ -116,10 +122,12 @@ export interface RedisStoreEvents {
   /** A call succeeded after an outage. */
   up: () => void;
   /**
-   * Client side: a host's state key held something that is not client state (a value of another
-   * type, text that is not JSON), written by something else. The client is not told (its update
-   * runs on no state), the key is replaced by the next write, and `health().corrupt` counts it.
-   * `error.key` is the Redis key.
+   * Client side: a host's state key held something that is not client state this version reads: a
+   * value of another type, text that is not JSON or longer than `MAX_STATE_CHARS` (1 MiB), JSON of
+   * the wrong shape, or a state of another format (another version of the package sharing the
+   * Redis). The client is not told (its update runs on no state), the key is replaced by the next
+   * write, and `health().corrupt` counts it. `error.key` is the Redis key; `error.message` names
+   * what was wrong (the field, for a wrong shape).
    */
   'store-error': (error: Error & { readonly key: string }) => void;
 }
@@ -219,6 +227,12 @@ function isClient(value: unknown): value is RedisScriptingClient {
 export class RedisStore implements RateLimitStore, StateStore {
   /** The prefix of every key this store writes. */
   readonly prefix: string;
+  /**
+   * The check of a host's state read from Redis, which the client hands its transactions (see
+   * `STATE_CHECK` in `client/store.ts`): a state another process wrote is checked before a rule
+   * reads it.
+   */
+  readonly [STATE_CHECK] = checkHostState;
   readonly #runner: ScriptRunner;
   readonly #state: SharedState;
   readonly #timeSource: 'redis' | 'caller';
@@ -273,11 +287,8 @@ export class RedisStore implements RateLimitStore, StateStore {
     this.#state = new SharedState(
       this.#runner,
       (key) => `${this.prefix}state:{${key}}`,
-      {
-        timeoutMs: parsed.timeoutMs,
-        localShare: parsed.localShare,
-        maxReplay: parsed.maxReplay,
-      },
+      { localShare: parsed.localShare, maxReplay: parsed.maxReplay },
+      this.#clock,
       (error) => this.#emit('store-error', error),
     );
   }
@@ -388,6 +399,28 @@ export class RedisStore implements RateLimitStore, StateStore {
     return this.#state.get<S>(key);
   }
 
+  /**
+   * Client side (`StateStore`): Redis's time now, epoch milliseconds, as this process estimates it
+   * (its monotonic clock plus an offset measured on Redis's replies); `undefined` before the first
+   * reply, and with `timeSource: 'caller'`. The client records the moments in a host's shared state
+   * (a hold's end, a reset, a refill) on this clock, so processes whose clocks disagree share one
+   * time line.
+   */
+  now(): number | undefined {
+    return this.#timeSource === 'redis' ? this.#clock.redisNow() : undefined;
+  }
+
+  /**
+   * Client side (`StateStore`): the client dropped the pipeline of `key`. What this process keeps
+   * of it goes: its local copy, its updates waiting to be replayed after an outage (counted in
+   * `health().dropped`), the state last seen. The shared state stays. Several clients sharing
+   * this store and a host: the first to drop it drops them for all (the others run on the shared
+   * state, or, during an outage, start again from the shared state seen last).
+   */
+  forget(key: string): void {
+    this.#state.forget(key);
+  }
+
   /** Client side (`StateStore`): deletes the state of `key`, shared and local. */
   delete(key: string): Promise<void> {
     return this.#state.delete(key);
@@ -492,7 +525,8 @@ export class RedisStore implements RateLimitStore, StateStore {
     const reply = FIELDS;
     readFields(text, reply);
     const clock = this.#clock;
-    clock.calibrate(sentAt, clock.now(), redisNow(reply));
+    // To the microsecond: the client state's time line is read from the same offset.
+    clock.calibrate(sentAt, clock.now(), (reply[1] as number) * 1000 + (reply[2] as number) / 1000);
     return reply;
   }
 

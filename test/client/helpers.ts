@@ -85,6 +85,15 @@ export class FakeClock implements Clock {
     await flush();
   }
 
+  /**
+   * Sets the time `ms` milliseconds back, as an NTP step does to a wall clock; pending sleeps keep
+   * their durations (a timer runs on its own clock, not the wall clock).
+   */
+  stepBack(ms: number): void {
+    this.t -= ms;
+    for (const timer of this.timers) timer.at -= ms;
+  }
+
   /** Advances in steps until `promise` settles (or `maxMs` passes); returns how long it took. */
   async until<T>(promise: Promise<T>, maxMs = 3_600_000, stepMs = 10): Promise<number> {
     let done = false;

@@ -21,4 +21,21 @@ describe('RedisClock', () => {
       );
     }
   });
+
+  it('reads Redis’s time from the reply with the shortest round trip, a slower one replacing it as it ages', () => {
+    const clock = new RedisClock(200);
+    expect(clock.redisNow()).toBeUndefined();
+    // Any reply dates it at first, a slow one too (off by half its round trip at most).
+    clock.calibrate(1000, 1300, 5_000_000);
+    const offsetOf = () => (clock.redisNow() as number) - clock.now();
+    expect(offsetOf()).toBeCloseTo(5_000_000 - 1150, 1);
+    // A quicker one replaces it; a slower one right after does not (it dates less well).
+    clock.calibrate(2000, 2002, 5_001_000);
+    expect(offsetOf()).toBeCloseTo(5_001_000 - 2001, 1);
+    clock.calibrate(2100, 2110, 5_002_000);
+    expect(offsetOf()).toBeCloseTo(5_001_000 - 2001, 1);
+    // Twenty seconds on, a round trip of 10 ms is within the 2 ms and a millisecond a second.
+    clock.calibrate(22_000, 22_010, 5_030_000);
+    expect(offsetOf()).toBeCloseTo(5_030_000 - 22_005, 1);
+  });
 });

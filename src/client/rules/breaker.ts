@@ -80,9 +80,13 @@ export function newBreaker(config: BreakerConfig): BreakerState {
   };
 }
 
-/** The state at `now`: an open breaker whose cool-down has passed half-opens. */
+/**
+ * The state at `now`: an open breaker whose cool-down has passed half-opens, and so does one
+ * opened after `now` (the clock stepped back: how long it has been open is unknown, and a probe
+ * tells more than waiting out the step would).
+ */
 export function breakerAt(b: BreakerState, now: number): CircuitState {
-  if (b.state === 'open' && now >= b.openedAt + b.coolDownMs) {
+  if (b.state === 'open' && (now >= b.openedAt + b.coolDownMs || now < b.openedAt)) {
     b.state = 'half-open';
     b.probes = 0;
     b.probeSuccesses = 0;

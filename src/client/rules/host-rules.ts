@@ -56,8 +56,17 @@ import { type RampState, ramp } from './ramp.js';
 import { type RefusalState, refusal } from './refusal.js';
 import { type TimedState, timed } from './timed.js';
 
+/**
+ * The format of {@link HostState}, carried in the state (`v`): a state of another format (another
+ * version of the package sharing the store) is not read (see `state-check.ts`). Raise it when a
+ * change of the state would make an older version misread a newer state, or the reverse.
+ */
+export const STATE_VERSION = 1;
+
 /** Everything shared about one host. Plain JSON. */
 export interface HostState {
+  /** The state's format: {@link STATE_VERSION}. */
+  v: number;
   /** What is known about the host: nothing yet, answers without policies, or policies. */
   mode: Mode;
   /** Attempts admitted so far (each ticket's number). */
@@ -84,6 +93,11 @@ export interface LearnConfig extends FlightsConfig, HoldConfig, QuotaConfig {
   initialWindow: number | undefined;
   /** The host's concurrency cap, where the ramp ends (`undefined`: none, it ends at 1024). */
   openWindow?: number;
+  /**
+   * The longest a request of this host counts in flight, in milliseconds (its attempt timeout and
+   * a second), for the check of a state read from a shared store; `flightTtlMs` when absent.
+   */
+  longestFlightMs?: number;
 }
 
 /** Which rules a host runs, with their parameters; a rule whose part is absent is off. */
@@ -183,7 +197,7 @@ export function bindRules(config: HostRulesConfig): RuleSet {
 
 /** A new host's state. */
 export function newHostState(): HostState {
-  return { mode: 'cold', seq: 0 };
+  return { v: STATE_VERSION, mode: 'cold', seq: 0 };
 }
 
 /** One admission's walk through the rules: the state, the share, and the view they pass on. */

@@ -22,6 +22,19 @@ import {
 } from './host-rules.js';
 
 /**
+ * What the transactions of a host share besides its rules: `time`, when the store has a clock of
+ * its own, reads the state's time as each run starts (the request's or the answer's `now`; see
+ * `state-time.ts`); `check` checks a state the store read from outside the process
+ * (`Transaction.check`, `state-check.ts`).
+ */
+export interface TransactionParts {
+  time?: (() => number) | undefined;
+  check?: ((state: unknown) => HostState) | undefined;
+}
+
+const NO_PARTS: TransactionParts = Object.freeze({});
+
+/**
  * The transaction that admits `request` (an attempt, or a retry asking the budget): prune, check,
  * commit. On a share of the limits the rules' configuration is scaled (`Rule.scale`); a replay
  * commits the ticket the run on the other copy returned, or nothing if it was refused.
@@ -29,9 +42,11 @@ import {
 export function admitTransaction(
   rules: RuleSet,
   request: Request,
+  parts: TransactionParts = NO_PARTS,
 ): Transaction<HostState, AdmitResult> {
   return {
     run(current, share = 1) {
+      if (parts.time) request.now = parts.time();
       const w = walk(rules, current, request, share);
       return [w.state, admit(w)];
     },
@@ -42,6 +57,7 @@ export function admitTransaction(
       commit(w, structuredClone(result.ticket));
       return w.state;
     },
+    check: parts.check,
   };
 }
 
@@ -49,9 +65,14 @@ export function admitTransaction(
  * The transaction that takes an answer in: the host's hold after it, and whether it was a pushback
  * (see `settle` in `host-rules.ts`). Deterministic: a replay runs it again.
  */
-export function settleTransaction(rules: RuleSet, answer: Answer): Transaction<HostState, Settled> {
+export function settleTransaction(
+  rules: RuleSet,
+  answer: Answer,
+  parts: TransactionParts = NO_PARTS,
+): Transaction<HostState, Settled> {
   return {
     run(current) {
+      if (parts.time) answer.now = parts.time();
       const state = current ?? newHostState();
       return [state, settle(rules, state, answer)];
     },
@@ -61,6 +82,7 @@ export function settleTransaction(rules: RuleSet, answer: Answer): Transaction<H
       settle(rules, state, answer);
       return state;
     },
+    check: parts.check,
   };
 }
 
