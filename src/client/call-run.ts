@@ -252,8 +252,9 @@ export class CallRun {
     if (response) this.#host.report.response(call.ctx, response.status, info, pushback);
     const aborted = call.signal?.aborted === true;
     const breaker = this.#host.breaker;
-    if (breaker)
-      breaker.record(healthOf(response?.status, error, aborted, pushback), outcome.at, probe);
+    if (breaker) {
+      breaker.record(healthOf(response?.status, error, aborted, pushback, info), outcome.at, probe);
+    }
     if (error !== undefined && aborted) throw abortReason(call.signal as AbortSignal);
     // 4. The retry plan: another attempt, or the end of the call. The default rule never retries
     // a success or a redirect: no plan to build.

@@ -14,6 +14,7 @@ import { FakeClock, respond, scriptedFetch } from '../client/helpers.js';
 describe.each([
   ['with Retry-After: 1', { 'retry-after': '1' }],
   ['without timing', {}],
+  ['with Retry-After: 0', { 'retry-after': '0' }],
 ])('a host that answers 429 forever, %s', (_name, headers: Record<string, string>) => {
   it.each([
     [10_000, 20_000],

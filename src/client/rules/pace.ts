@@ -34,8 +34,9 @@
  *   Measured against HAProxy: docs/benchmarks.md (the wild section).
  * - **Explained or timed refusals are not its business.** A pushback whose headers show a spent
  *   policy is the declared quota's (it holds until the reset); one with `Retry-After` is the
- *   hold's and the timed quota's (`timed.ts`: released by the window's count, not all at once),
- *   and one with `Retry-After: 0` ("come back now") the retry's own backoff's.
+ *   hold's and the timed quota's (`timed.ts`: released by the window's count, not all at once).
+ *   "Come back now" (`Retry-After: 0`, or a wait under `COME_BACK_NOW_MS`) gives no time: it is
+ *   paced like any refusal that explains nothing.
  * - **Growth is capped** at twice the rate actually sent, so a client that sends little does not
  *   build up a rate it never tried.
  * - **Not through an outage.** A host that fails the requests sent after a cut and accepts none
@@ -49,6 +50,7 @@
  * @module
  */
 import { type Answer, GO, type Rule, type View } from './contract.js';
+import { timedWait } from './hold.js';
 import { advance, count, newCounts, type SlidingCounts, total } from './sliding-counts.js';
 
 /** Measurement and pace of a host. */
@@ -290,8 +292,8 @@ function settlePace(state: PaceState | undefined, answer: Answer, view: View) {
   const { now, ticket } = answer;
   if (view.pushback) {
     // A refusal the headers explain (a spent policy) is the declared quota's to handle; one that
-    // gives its time is the hold's and the timed quota's.
-    if (view.explained || answer.info?.retryAfterMs !== undefined) return state;
+    // gives its time is the hold's and the timed quota's. "Come back now" gives no time.
+    if (view.explained || timedWait(answer.info) !== undefined) return state;
     // One cut per overshoot: what was in flight at the last cut was sent at the old rate.
     if (state.cutAt !== undefined && ticket.at <= state.cutAt) return state;
     if (state.rate !== undefined && (state.okAt ?? -1) <= (state.cutAt ?? -1)) miss(state, now);
