@@ -62,13 +62,17 @@ export interface PaceState {
   sent: SlidingCounts<'sent' | 'ok'>;
   /** Requests per second while pacing; absent while not. */
   rate?: number;
-  /** The rate refused at the last cut, requests per second (where the cubic curve levels off). */
+  /**
+   * Where the cubic curve levels off, requests per second: the rate refused at the last cut, or
+   * twice the rate the pace started again at after a lockout.
+   */
   peak?: number;
   /** The rate the pace was cut to, requests per second (where the cubic curve starts). */
   floor?: number;
   /**
-   * The last rate refused while pacing, requests per second: the pace grows toward it, never past
-   * it. Absent when the refusal came before pacing (a burst says nothing of a rate).
+   * The last rate refused while pacing, requests per second. While there is one, the pace never
+   * grows past `peak`, which is at most this. Absent when the refusal came before pacing (a burst
+   * says nothing of a rate): the curve then grows beyond its peak, to find the rate.
    */
   ceiling?: number;
   /** When the rate was last cut, epoch milliseconds. */
