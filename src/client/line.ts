@@ -35,22 +35,14 @@ export class Line<T extends InLine> {
   add(entry: T, front: boolean): void {
     const after = front ? this.#lastFront : this.#tail;
     if (front) this.#lastFront = entry;
-    if (front && after === undefined) {
-      // The front part was empty: at the head.
-      entry.next = this.#head;
-      if (this.#head) this.#head.prev = entry;
-      else this.#tail = entry;
-      this.#head = entry;
-    } else if (after !== undefined) {
-      entry.prev = after;
-      entry.next = after.next;
-      if (after.next) after.next.prev = entry;
-      else this.#tail = entry;
-      after.next = entry;
-    } else {
-      this.#head = entry;
-      this.#tail = entry;
-    }
+    // After `after`, or at the head when there is none (an empty line, or no front part yet).
+    const next = after ? after.next : this.#head;
+    entry.prev = after;
+    entry.next = next;
+    if (after) after.next = entry;
+    else this.#head = entry;
+    if (next) next.prev = entry;
+    else this.#tail = entry;
     this.size++;
   }
 
