@@ -322,8 +322,8 @@ function settlePace(state: PaceState | undefined, answer: Answer, view: View) {
   if (state.rate === undefined || state.cutAt === undefined || state.peak === undefined) {
     return state;
   }
-  // The end of a lockout: the curve grows again from the probes' rate.
-  if (state.misses !== undefined && ticket.at > state.cutAt) recover(state, now);
+  // The end of a lockout, whenever the accepted request was sent: the host accepts again.
+  if (state.misses !== undefined) recover(state, now);
   if (now - state.cutAt >= PACE_TTL_MS) {
     // A minute without a refusal: pacing stops.
     stopPacing(state, true);

@@ -273,6 +273,16 @@ describe('a lockout (a limiter that counts its refusals)', () => {
     expect(Math.min(...rates)).toBeGreaterThan(1);
   });
 
+  it('ends with any acceptance, of a request sent before its last miss too', () => {
+    const h = new Host(open);
+    burst(h, 10_000);
+    const early = h.commit(1, 10_002); // out while the probes are refused
+    drive(h, 10_003, 12_000, () => 429);
+    expect(h.state.pace?.misses).toBeGreaterThan(0);
+    expect(h.settle(early, 200, {}, 12_001).lockout).toBe(false);
+    expect(h.state.pace?.misses).toBeUndefined();
+  });
+
   it('probes no faster than every LONGEST_PROBE_GAP_MS once the lockout is long', () => {
     const h = new Host(open);
     burst(h, 10_000);
