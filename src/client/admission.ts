@@ -6,7 +6,9 @@
  * the store. Otherwise it waits in line; the head of the line is re-examined when an attempt ends
  * (a slot frees, a report arrives) and when the shortest wait the state announced runs out, on a
  * single timer per host. A request that aborts or times out while waiting leaves the line at once
- * and has taken nothing. Retries go to the front of the line: the oldest calls finish first.
+ * and has taken nothing. Retries go ahead of first attempts, in the order they came back: the
+ * oldest calls finish first, and a retry refused again waits behind the others (against a host
+ * that refuses everything, its probes are not all one call's).
  *
  * This is p-limit's job plus waits that depend on time and on shared state, per-entry removal,
  * a bound and a timeout, which p-limit does not offer; so it is its own small queue.
@@ -65,7 +67,7 @@ export interface AdmissionRequest {
   /** What the attempt costs, per unit. */
   cost: Cost;
   firstAttempt: boolean;
-  /** Retries go to the front of the line. */
+  /** Retries go ahead of first attempts (behind the retries already waiting). */
   priority: boolean;
   /** Leaves the line when it aborts. */
   signal: AbortSignal | undefined;

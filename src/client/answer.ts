@@ -7,6 +7,7 @@
 import { isTimeoutError } from '../errors.js';
 import type { RateLimitInfo } from '../headers/types.js';
 import { isConnectionRefused, isTransientNetworkError } from './network-errors.js';
+import { comesBackNow } from './rules/hold.js';
 
 /** Statuses that count against the circuit breaker: the server failing, not refusing. */
 export const BREAKER_FAILURE_STATUSES: ReadonlySet<number> = new Set([500, 502, 503, 504]);
@@ -40,19 +41,23 @@ export function provesUnprocessed(
 
 /**
  * What an outcome says of the host's health: `failure` for a 500, 502, 503 or 504 that is not a
- * pushback (a load shedder's is), a transient network error or an attempt timeout (the host did not
- * serve); `ok` for any other response (a 429 is the server protecting itself); `undefined` for
- * anything else (an abort, an error of this process, a permanent DNS failure), which says nothing
- * about the host.
+ * pushback (a load shedder's is, and one that says when to come back), a transient network error
+ * or an attempt timeout (the host did not serve); `ok` for any other response (a 429 is the server
+ * protecting itself); `undefined` for anything else (an abort, an error of this process, a
+ * permanent DNS failure), which says nothing about the host. A 5xx whose `Retry-After` says "come
+ * back now" (0, or under `COME_BACK_NOW_MS`) spares nothing: a host that answers it forever is
+ * down, and the breaker opens as for any failing host.
  */
 export function healthOf(
   status: number | undefined,
   error: unknown,
   aborted: boolean,
   pushback = false,
+  info?: RateLimitInfo,
 ): 'ok' | 'failure' | undefined {
   if (status !== undefined) {
-    return BREAKER_FAILURE_STATUSES.has(status) && !pushback ? 'failure' : 'ok';
+    if (!BREAKER_FAILURE_STATUSES.has(status)) return 'ok';
+    return pushback && !comesBackNow(info) ? 'ok' : 'failure';
   }
   if (aborted) return undefined;
   const hostFailed =

@@ -53,6 +53,11 @@ export interface Outcome {
    * in: a load shedder's 5xx is; by status and headers alone when learning is off).
    */
   pushback?: boolean;
+  /**
+   * Whether the host was in a lockout once this outcome was taken in: it refuses every request
+   * sent at the pace, and a retry waits for the lockout's next probe (see `rules/pace.ts`).
+   */
+  lockout?: boolean;
 }
 
 /**
@@ -191,6 +196,7 @@ export function endAttempt(
     scope,
     holdUntil: undefined,
     pushback: undefined,
+    lockout: undefined,
   };
   if (response) {
     if (sending.detach) scope?.relink(call.callerSignal);

@@ -68,6 +68,11 @@ export class CallRun {
   #attempts = 0;
   /** The last attempt's outcome. */
   #last: Outcome | undefined;
+  /**
+   * Retries that waited for the probes of a lockout: they spend no retry of the call (the
+   * lockout bounds them in time: see `rules/pace.ts` and `rules/refusal.ts`).
+   */
+  #lockoutRetries = 0;
 
   readonly #host: HostParts;
   readonly #req: PreparedRequest;
@@ -256,8 +261,9 @@ export class CallRun {
     }
     const aborted = call.signal?.aborted === true;
     const breaker = this.#host.breaker;
-    if (breaker)
-      breaker.record(healthOf(response?.status, error, aborted, pushback), outcome.at, probe);
+    if (breaker) {
+      breaker.record(healthOf(response?.status, error, aborted, pushback, info), outcome.at, probe);
+    }
     if (error !== undefined && aborted) throw abortReason(call.signal as AbortSignal);
     // 4. The retry plan: another attempt, or the end of the call. The default rule never retries
     // a success or a redirect: no plan to build.
@@ -310,7 +316,10 @@ export class CallRun {
     const { response, error } = outcome;
     const plan = planAfter(outcome, {
       req: this.#req,
-      call: this.#call,
+      call:
+        this.#lockoutRetries === 0
+          ? call
+          : { ...call, retries: call.retries + this.#lockoutRetries },
       attempts: this.#attempts,
       deadline: this.#deadline,
       policy: this.#host.policy,
@@ -335,15 +344,19 @@ export class CallRun {
     }
     // The retry budget, for the retries the client decides on: one the server asked for with its
     // own time (Retry-After, a reset), waited for in the host's hold, is the server's pacing, not a
-    // storm. A store that fails cannot grant a retry: the call ends with what it has.
-    const serverPaced = plan.hold && plan.source === 'retry-after';
-    const granted = serverPaced || (await this.#host.store.retry(now, call.ctx));
+    // storm; so is one that waits for the probes of a lockout (the host gets one request per
+    // probe, however many calls wait: see `rules/pace.ts`). A store that fails cannot grant a
+    // retry: the call ends with what it has.
+    const lockout = plan.hold && outcome.lockout === true;
+    const paced = lockout || (plan.hold && plan.source === 'retry-after');
+    const granted = paced || (await this.#host.store.retry(now, call.ctx));
     if (granted === 'store-error') return { end: this.#giveUp('store-error', outcome) };
     if (!granted) {
       this.#host.report.budgetExhausted(call.ctx, this.#attempts);
       const refusal = new RetryBudgetExhaustedError(this.#attempts, call.ctx, error);
       return { end: this.#giveUp('budget-exhausted', outcome, refusal) };
     }
+    if (lockout) this.#lockoutRetries++;
     this.#host.report.retry(call.ctx, () => ({
       attempt: this.#attempts + 1,
       delayMs: plan.delayMs,

@@ -44,6 +44,8 @@ export interface SettledOutcome {
    * failed.
    */
   pushback?: boolean;
+  /** Set by the settle: whether the host is in a lockout after it (see `rules/pace.ts`). */
+  lockout?: boolean;
 }
 
 /** The admission of a host that shares no state (learning, client rate and budget all off). */
@@ -172,12 +174,14 @@ export class HostStore {
     if (!isPromise(result)) {
       outcome.holdUntil = shift === 0 ? result.holdUntil : onClock(result.holdUntil, shift);
       outcome.pushback = result.pushback;
+      outcome.lockout = result.lockout;
       return;
     }
     return result.then(
       (settled) => {
         outcome.holdUntil = onClock(settled.holdUntil, shift);
         outcome.pushback = settled.pushback;
+        outcome.lockout = settled.lockout;
       },
       (error: unknown) => this.#report.storeError(ctx, 'settle', error),
     );

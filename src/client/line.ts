@@ -17,6 +17,8 @@ export interface InLine {
 export class Line<T extends InLine> {
   #head: T | undefined;
   #tail: T | undefined;
+  /** The last entry of the front part (the entries added with `front`), if any. */
+  #lastFront: T | undefined;
   /** Entries in the line. */
   size = 0;
 
@@ -25,20 +27,22 @@ export class Line<T extends InLine> {
     return this.#head;
   }
 
-  /** Puts `entry` at the front (`front`) or at the back. */
+  /**
+   * Puts `entry` at the back of the front part (`front`: ahead of every entry added without it,
+   * behind those added with it before) or at the back of the line. First come, first served within
+   * each part: an entry that comes back to the front does not overtake the others waiting there.
+   */
   add(entry: T, front: boolean): void {
-    if (front && this.#head) {
-      entry.next = this.#head;
-      this.#head.prev = entry;
-      this.#head = entry;
-    } else if (this.#tail) {
-      entry.prev = this.#tail;
-      this.#tail.next = entry;
-      this.#tail = entry;
-    } else {
-      this.#head = entry;
-      this.#tail = entry;
-    }
+    const after = front ? this.#lastFront : this.#tail;
+    if (front) this.#lastFront = entry;
+    // After `after`, or at the head when there is none (an empty line, or no front part yet).
+    const next = after ? after.next : this.#head;
+    entry.prev = after;
+    entry.next = next;
+    if (after) after.next = entry;
+    else this.#head = entry;
+    if (next) next.prev = entry;
+    else this.#tail = entry;
     this.size++;
   }
 
@@ -49,6 +53,8 @@ export class Line<T extends InLine> {
 
   /** Takes `entry` out of the line (it must be in it). */
   remove(entry: T): void {
+    // The front part is a prefix of the line: its last entry gone, the one before it is the last.
+    if (entry === this.#lastFront) this.#lastFront = entry.prev as T | undefined;
     if (entry.prev) entry.prev.next = entry.next;
     else this.#head = entry.next as T | undefined;
     if (entry.next) entry.next.prev = entry.prev;

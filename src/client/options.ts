@@ -19,7 +19,11 @@ export interface CostContext {
 
 /** Retry options. */
 export interface RetryOptions {
-  /** Retries after the first attempt, at most. @default 3 */
+  /**
+   * Retries after the first attempt, at most. A retry that waits for the probes of a lockout (a
+   * host that refuses every request sent at the pace) is not counted: the refusing-host rule
+   * bounds it in time (`maxRetryAfterMs`). @default 3
+   */
   retries?: number;
   /** Backoff ceiling before the first retry, in milliseconds (doubles per retry). @default 100 */
   baseDelayMs?: number;
@@ -109,7 +113,9 @@ export interface HostOptions {
    * returned at once instead of retried; a request that a learned limit would hold longer is
    * rejected with `RateLimitError` instead of waiting. Such a long wait is recorded as a hold of at
    * most `max(maxRetryAfterMs, 1000)`, after which one probe goes, so that a server that sent a
-   * wrong `Retry-After` or reset (a timestamp as seconds) can correct it.
+   * wrong `Retry-After` or reset (a timestamp as seconds) can correct it. A host that has refused
+   * every attempt for this long (at least 5 in a row) is taken as refusing: the calls waiting for
+   * it end at once, and one probe at a time goes.
    * @default 60_000
    */
   maxRetryAfterMs?: number;

@@ -21,8 +21,8 @@
  * 3. outage: a stream of requests at a fixed rate while the server answers 503 for a while:
  *    attempts that reached the server per request started during the outage, and the time from
  *    the end of the outage to the first success;
- * 5. wild: limiters nobody here wrote (real nginx limit_req with 429 and with 503, koa-ratelimit)
- *    and providers' dialects (a secondary limit's 429 + Retry-After beside a declared quota,
+ * 5. wild: limiters nobody here wrote (real nginx limit_req with 429 and with 503, koa-ratelimit,
+ *    real HAProxy's stick table that counts the requests it refuses) and providers' dialects (a secondary limit's 429 + Retry-After beside a declared quota,
  *    GitHub's 403 + retry-after, Reddit's decimal counts); same cells as goodput (see wild.ts).
  * 6. undici: requests per second through `undici.request` with a bare undici Agent, the Agent
  *    composed with a no-op interceptor, and with `limited()` from limited-client/undici (ratio to

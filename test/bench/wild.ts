@@ -9,18 +9,22 @@
  * - the same secondary limit GitHub-style: `403 + retry-after: 1` with `x-ratelimit-*`;
  * - Reddit-style decimal counts (`x-ratelimit-remaining: 9.0`, `-used`, `-reset` in seconds), 10
  *   requests per 2 s window, plain 429s;
- * - koa-ratelimit, 10 per 1 s window (`Retry-After: 0`, fractional epoch reset).
+ * - koa-ratelimit, 10 per 1 s window (`Retry-After: 0`, fractional epoch reset);
+ * - HAProxy's stick table, 20 per 10 s and 20 per 4 s (`http_req_rate` with `deny`): a bare 429,
+ *   and every refused request counts against the client (real HAProxy, see test/peers/haproxy.ts).
  *
  * Each contender runs against its own instance of the scenario's server, all contenders of a
  * scenario at the same time. Cells as in the goodput section: elapsed over the theoretical
  * minimum (N - B) / R, where B is what the limiter admits at once and R its sustained rate per
- * second; rejections the server sent (any non-2xx); attempts per request (server-side); calls that
- * did not end on a 2xx.
+ * second (HAProxy: period x N / limit, since its burst fills the first period: see
+ * `haproxyLeastMs`); rejections the server sent (any non-2xx); attempts per request
+ * (server-side); calls that did not end on a 2xx.
  */
 
 import { startRedditStyle, startSecondaryLimit } from '../peers/api-styles.js';
 import { admitted, type PeerServer, rejected } from '../peers/counting.js';
 import { runBatch } from '../peers/drive.js';
+import { haproxyLeastMs, haproxyUnavailable, startHaproxy } from '../peers/haproxy.js';
 import { nginxUnavailable, startNginx } from '../peers/nginx.js';
 import { startKoa } from '../peers/node-limiters.js';
 import type { Contender, LimitedContender } from './lib/peers.js';
@@ -36,7 +40,10 @@ interface WildScenario {
   /** Requests per second it admits after that. */
   rate: number;
   start(): Promise<PeerServer>;
+  /** The least time, in milliseconds, when it is not (requests - burst) / rate. */
+  minimumMs?: number;
   nginx?: boolean;
+  haproxy?: boolean;
 }
 
 /** One contender's figures in one scenario. */
@@ -115,6 +122,19 @@ function scenarios(quick: boolean): WildScenario[] {
       rate: 10,
       start: () => startKoa({ limit: 10, windowMs: 1000 }),
     },
+    ...[10_000, 4000].map(
+      (periodMs): WildScenario => ({
+        name: `HAProxy stick table, 20 per ${periodMs / 1000} s, refusals counted`,
+        method: 'GET',
+        requests: 60,
+        concurrency: 10,
+        burst: 20,
+        rate: 20000 / periodMs,
+        minimumMs: haproxyLeastMs({ periodMs, limit: 20 }, 60),
+        start: () => startHaproxy({ periodMs, limit: 20 }),
+        haproxy: true,
+      }),
+    ),
   ];
 }
 
@@ -140,7 +160,8 @@ async function runOne(scenario: WildScenario, contender: Contender): Promise<Wil
     ]);
     await contender.close?.();
     await server.close();
-    const minimumMs = ((scenario.requests - scenario.burst) / scenario.rate) * 1000;
+    const minimumMs =
+      scenario.minimumMs ?? ((scenario.requests - scenario.burst) / scenario.rate) * 1000;
     const problems = (contender as Partial<LimitedContender>).problems;
     return {
       scenario: scenario.name,
@@ -163,8 +184,8 @@ async function runOne(scenario: WildScenario, contender: Contender): Promise<Wil
 
 /**
  * Runs every scenario with every contender (fresh ones from `factories` per scenario), printing
- * one line per scenario as it ends. nginx scenarios are skipped, with the reason in `skipped`,
- * where nginx cannot run.
+ * one line per scenario as it ends. nginx and HAProxy scenarios are skipped, with the reason in
+ * `skipped`, where the program cannot run.
  */
 export async function wild(
   factories: (() => Contender)[],
@@ -173,10 +194,12 @@ export async function wild(
   const results: WildResult[] = [];
   const skipped: string[] = [];
   const noNginx = await nginxUnavailable();
+  const noHaproxy = await haproxyUnavailable();
   for (const scenario of scenarios(quick)) {
-    if (scenario.nginx && noNginx) {
-      skipped.push(`${scenario.name}: ${noNginx}`);
-      console.log(`  ${scenario.name}: SKIPPED, nginx cannot run here (${noNginx})`);
+    const missing = (scenario.nginx && noNginx) || (scenario.haproxy && noHaproxy) || undefined;
+    if (missing) {
+      skipped.push(`${scenario.name}: ${missing}`);
+      console.log(`  ${scenario.name}: SKIPPED, it cannot run here (${missing})`);
       continue;
     }
     const runs = await Promise.all(factories.map((make) => runOne(scenario, make())));

@@ -221,6 +221,57 @@ describe('admission', () => {
     expect(order).toEqual(['retry', 'first']);
   });
 
+  // Issue 23 §3: a retry that came back went ahead of the retries already waiting, so against a
+  // host that refused everything one call made all the probes and spent its retries in 0.2 s.
+  it('lets retries go in the order they came back, all of them ahead of first attempts', async () => {
+    const { a, req } = setup({ concurrency: 1 });
+    await a.acquire(req());
+    const order: string[] = [];
+    const wait = (name: string, priority: boolean) =>
+      a.acquire(req({ priority })).then(() => {
+        order.push(name);
+        a.release();
+      });
+    const all = [
+      wait('first 1', false),
+      wait('retry 1', true),
+      wait('first 2', false),
+      wait('retry 2', true),
+      wait('retry 3', true),
+    ];
+    await flush();
+    a.release();
+    await Promise.all(all);
+    expect(order).toEqual(['retry 1', 'retry 2', 'retry 3', 'first 1', 'first 2']);
+  });
+
+  it('keeps that order when the last retry in line leaves before its turn', async () => {
+    const { a, req } = setup({ concurrency: 1 });
+    await a.acquire(req());
+    const order: string[] = [];
+    const wait = (name: string, priority: boolean, signal?: AbortSignal) =>
+      a.acquire(req({ priority, signal })).then(
+        () => {
+          order.push(name);
+          a.release();
+        },
+        () => order.push(`${name} left`),
+      );
+    const leaving = new AbortController();
+    const all = [
+      wait('first', false),
+      wait('retry 1', true),
+      wait('retry 2', true, leaving.signal),
+    ];
+    await flush();
+    leaving.abort();
+    all.push(wait('retry 3', true));
+    await flush();
+    a.release();
+    await Promise.all(all);
+    expect(order).toEqual(['retry 2 left', 'retry 1', 'retry 3', 'first']);
+  });
+
   it('close rejects everyone waiting', async () => {
     const { a, req } = setup({ concurrency: 1 });
     await a.acquire(req());

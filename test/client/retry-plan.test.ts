@@ -95,11 +95,23 @@ describe('planRetry', () => {
       }),
     );
     expect(reset).toMatchObject({ retry: true, serverWaitMs: 1000, source: 'retry-after' });
-    // With learning on too: the host holds nothing for it, the retry backs off.
-    expect(
-      planRetry(input({ status: 429, headers: { 'retry-after': '0' }, attempt: 2, holdUntil: 0 })),
-    ).toEqual({ retry: true, delayMs: 100, source: 'backoff', hold: false });
   });
+
+  // Issue 24, item 1: with learning on, a "come back now" retry backed off on its own, outside
+  // the host's pace, so 20 callers sent thousands a second to a host that answered it forever.
+  it.each([
+    ['0', '0'],
+    ['0.001', '0.001'],
+  ])(
+    'with learning on, Retry-After: %s waits for the host pace like a refusal without timing',
+    (_n, value) => {
+      expect(
+        planRetry(
+          input({ status: 429, headers: { 'retry-after': value }, attempt: 2, holdUntil: 640 }),
+        ),
+      ).toEqual({ retry: true, delayMs: 640, source: 'pace', hold: true });
+    },
+  );
 
   it("with learning on, reports the host's hold a retry will wait for, drawn when the answer came", () => {
     const held = planRetry(

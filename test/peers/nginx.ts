@@ -25,26 +25,27 @@
  * pid (SIGTERM to the master; a last SIGKILL if it does not exit); an exit hook also kills it if
  * this process ends first. Statuses are counted from nginx's own access log.
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { connect, createServer as createTcpServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { closeServer, countResponses, type PeerServer } from './counting.js';
+import { findBinary, freePort, listening, stop, track } from './local-process.js';
 
 /**
  * Where nginx may be: `NGINX` from the environment when set (and then only there), else PATH,
  * then Debian's and the source build's paths.
  */
-const CANDIDATES = process.env.NGINX
-  ? [process.env.NGINX]
-  : ['nginx', '/usr/sbin/nginx', '/usr/local/sbin/nginx', '/usr/local/nginx/sbin/nginx'];
+const found = findBinary('NGINX', [
+  'nginx',
+  '/usr/sbin/nginx',
+  '/usr/local/sbin/nginx',
+  '/usr/local/nginx/sbin/nginx',
+]);
 
 /** The nginx binary that runs (`nginx -v` exits 0), or `undefined`. Looked up once. */
-export const nginxBinary: string | undefined = CANDIDATES.find(
-  (bin) => spawnSync(bin, ['-v']).status === 0,
-);
+export const nginxBinary: string | undefined = found.binary;
 
 /** Options of {@link startNginx}. */
 export interface NginxLimitOptions {
@@ -54,30 +55,6 @@ export interface NginxLimitOptions {
   rate?: number;
   /** Requests beyond the rate allowed at once (nginx `burst`). @default 5 */
   burst?: number;
-}
-
-/** A free loopback TCP port (free when asked: another process may take it before nginx does). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createTcpServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
 }
 
 function config(dir: string, port: number, upstreamPort: number, options: NginxLimitOptions) {
@@ -114,23 +91,6 @@ http {
 `;
 }
 
-const running = new Set<ChildProcess>();
-process.once('exit', () => {
-  for (const child of running) child.kill('SIGKILL');
-});
-
-function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const kill = setTimeout(() => child.kill('SIGKILL'), 3000);
-    child.once('exit', () => {
-      clearTimeout(kill);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
-}
-
 async function launch(
   dir: string,
   upstreamPort: number,
@@ -143,20 +103,16 @@ async function launch(
   for (let attempt = 0; attempt < 3; attempt++) {
     const port = await freePort();
     writeFileSync(conf, config(dir, port, upstreamPort, options));
-    const child = spawn(bin, ['-p', `${dir}/`, '-c', conf, '-e', join(dir, 'error.log')], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    running.add(child);
-    child.once('exit', () => running.delete(child));
+    const child = track(
+      spawn(bin, ['-p', `${dir}/`, '-c', conf, '-e', join(dir, 'error.log')], {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      }),
+    );
     let stderr = '';
     child.stderr?.on('data', (chunk) => {
       stderr += String(chunk);
     });
-    const deadline = Date.now() + 5000;
-    while (Date.now() < deadline && child.exitCode === null && child.signalCode === null) {
-      if (await accepts(port)) return { child, port };
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    if (await listening(child, port)) return { child, port };
     await stop(child);
     const log = existsSync(join(dir, 'error.log'))
       ? readFileSync(join(dir, 'error.log'), 'utf8')
@@ -228,7 +184,7 @@ export async function startNginx(options: NginxLimitOptions): Promise<PeerServer
  * `undefined` when it can: starts one instance and stops it.
  */
 export async function nginxUnavailable(): Promise<string | undefined> {
-  if (!nginxBinary) return `no nginx binary that runs among ${CANDIDATES.join(', ')}`;
+  if (!nginxBinary) return `no nginx binary that runs among ${found.tried.join(', ')}`;
   try {
     await (await startNginx({ status: 429 })).close();
     return undefined;

@@ -87,13 +87,10 @@ export type RetryPlan =
 export function retryDelay(input: RetryInput): RetryDelay {
   const { response, info } = input;
   if (response && input.pushback) {
+    // "Come back now" (`Retry-After: 0`, a date already past) is no timing: with no spent policy to
+    // read, the retry waits for the host's pace, as after a refusal that gives no time at all.
     const wait = pushbackWait(info);
-    // "Come back now" (`Retry-After: 0`, a date already past) with no spent policy to read: the
-    // server refused now, so the retry backs off on its own rather than going at once (the host's
-    // pace is not cut for it either: see `pace.ts`).
-    const comeBackNow =
-      wait === undefined && info?.retryAfterMs !== undefined && info.remaining !== 0;
-    if (input.holdUntil !== undefined && !comeBackNow) {
+    if (input.holdUntil !== undefined) {
       const source =
         wait !== undefined ? 'retry-after' : info?.remaining === 0 ? 'fallback-hold' : 'pace';
       return {

@@ -161,6 +161,11 @@ export interface View {
   holdUntil: number;
   /** When the pace lets the next request go, epoch ms, 0 for now (published by the pace). */
   paceAt: number;
+  /**
+   * While settling: the host refuses every request sent at the pace, however slowly (a lockout:
+   * published by the pace). Requests wait for its probes.
+   */
+  lockout: boolean;
 }
 
 /**
@@ -218,5 +223,6 @@ export function newView(mode: Mode, seq: number): View {
     explained: false,
     holdUntil: 0,
     paceAt: 0,
+    lockout: false,
   };
 }

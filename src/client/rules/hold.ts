@@ -39,20 +39,38 @@ export interface HoldConfig {
   maxHoldMs?: number;
 }
 
-/** The answer's `Retry-After` in milliseconds when it says to wait at all (above 0). */
+/**
+ * A server wait shorter than this, in milliseconds, is "come back now" (`Retry-After: 0`, `0.001`,
+ * a date already past): it would be over before a retry could reach any host but this machine's,
+ * so it times nothing. Such a refusal goes through the pace, the breaker and the retry budget like
+ * one that gives no time at all.
+ */
+export const COME_BACK_NOW_MS = 10;
+
+/**
+ * The answer's `Retry-After` in milliseconds when it says to wait at all: at least
+ * {@link COME_BACK_NOW_MS}; shorter is "come back now", no timing.
+ */
 export function timedWait(info: RateLimitInfo | undefined): number | undefined {
   const after = info?.retryAfterMs;
-  return after !== undefined && after > 0 ? after : undefined;
+  return after !== undefined && after >= COME_BACK_NOW_MS ? after : undefined;
+}
+
+/** Whether the answer carries a `Retry-After` that says "come back now" (see {@link COME_BACK_NOW_MS}). */
+export function comesBackNow(info: RateLimitInfo | undefined): boolean {
+  const after = info?.retryAfterMs;
+  return after !== undefined && after < COME_BACK_NOW_MS;
 }
 
 /**
  * The server's timing for a pushback, in milliseconds: `Retry-After`, else the reset of an
- * exhausted policy. A wait of 0 (`Retry-After: 0`, a date or a reset already past) is no timing:
- * the server refused now, so now is not when to come back (koa-ratelimit truncates its
- * `Retry-After` to whole seconds and sends 0 in a window's last second, with the exact reset
- * beside it; a window that outlives the reset it announced answers 0 again and again). Then the
- * reset is read instead, else the fallback hold for a spent policy; a bare "come back now" holds
- * nothing, and each retry backs off on its own (`retry-plan.ts`).
+ * exhausted policy. "Come back now" (`Retry-After: 0` or under {@link COME_BACK_NOW_MS}, a date or
+ * a reset already past) is no timing: the server refused now, so now is not when to come back
+ * (koa-ratelimit truncates its `Retry-After` to whole seconds and sends 0 in a window's last
+ * second, with the exact reset beside it; a window that outlives the reset it announced answers 0
+ * again and again). Then the reset is read instead, else the fallback hold for a spent policy; a
+ * bare "come back now" holds nothing: the adaptive pace (`pace.ts`) slows down, as for a refusal
+ * without any timing.
  */
 export function pushbackWait(info: RateLimitInfo | undefined): number | undefined {
   const after = timedWait(info);

@@ -119,6 +119,11 @@ export interface Settled {
   holdUntil: number;
   /** Whether the answer was the server pushing back. */
   pushback: boolean;
+  /**
+   * Whether the host is in a lockout after it (it refuses every request sent at the pace): a retry
+   * waits for the lockout's probes, one request per probe however many wait (see `pace.ts`).
+   */
+  lockout: boolean;
 }
 
 type AnyRule = Rule<unknown, unknown>;
@@ -175,7 +180,7 @@ export function bindRules(config: HostRulesConfig): RuleSet {
     if (c !== undefined) bound.push(bind(rule as AnyRule, c));
   };
   add(flights, learn);
-  add(refusal, learn && {});
+  add(refusal, learn && { refusingMs: learn.maxHoldMs });
   add(hold, learn);
   add(
     ramp,
@@ -331,7 +336,11 @@ export function settle(rules: RuleSet, state: HostState, answer: Answer): Settle
     if (next !== own) slots[b.key] = next;
   }
   tidy(rules, state, answer.now);
-  return { holdUntil: Math.max(view.holdUntil, view.paceAt), pushback: view.pushback };
+  return {
+    holdUntil: Math.max(view.holdUntil, view.paceAt),
+    pushback: view.pushback,
+    lockout: view.lockout,
+  };
 }
 
 /** Drops every rule state that is equivalent to none at `now` (see `Rule.expiresAt`). */

@@ -24,9 +24,23 @@ export const REFUSING_COUNT = 5;
 /** How long a run of refusals lasts, at least, before a host is taken as refusing, in ms. */
 export const REFUSING_MS = 10_000;
 
+/** Configuration of the rule. */
+export interface RefusalConfig {
+  /**
+   * How long a run of refusals lasts, at least, before the host is taken as refusing, in
+   * milliseconds: the longest the caller waits for a server (`maxRetryAfterMs`).
+   * @default REFUSING_MS
+   */
+  refusingMs?: number;
+}
+
 /** Whether a host with this run of refusals is taken as refusing at `now`. */
-export function refusing(state: RefusalState | undefined, now: number): boolean {
-  return state !== undefined && state.count >= REFUSING_COUNT && now - state.since >= REFUSING_MS;
+export function refusing(
+  state: RefusalState | undefined,
+  now: number,
+  refusingMs = REFUSING_MS,
+): boolean {
+  return state !== undefined && state.count >= REFUSING_COUNT && now - state.since >= refusingMs;
 }
 
 /** See the module comment. */
@@ -34,8 +48,8 @@ export const refusal = {
   key: 'refusal',
   kinds: ['attempt'],
   fresh: () => undefined,
-  check(state, { now }, _config, view) {
-    if (!refusing(state, now)) return GO;
+  check(state, { now }, config, view) {
+    if (!refusing(state, now, config.refusingMs)) return GO;
     // The probe: nothing else out, and the hold and the pace let it go now.
     const readyAt = Math.max(view.holdUntil, view.paceAt);
     if (view.requests === 0 && readyAt <= now) return GO;
@@ -54,4 +68,4 @@ export const refusal = {
     state.count++;
     return state;
   },
-} satisfies Rule<RefusalState, Record<string, never>>;
+} satisfies Rule<RefusalState, RefusalConfig>;

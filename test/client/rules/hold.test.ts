@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { COME_BACK_NOW_MS } from '../../../src/client/rules/hold.js';
 import type { LearnConfig } from '../../../src/client/rules/host-rules.js';
 import { Host, ietf, open } from './harness.js';
 
@@ -119,21 +120,30 @@ describe('holds after a pushback', () => {
       expect(h.holdUntil).toBeLessThanOrEqual(1050);
     });
 
-    it('Retry-After: 0 alone holds nothing and teaches no window (each retry backs off)', () => {
+    // Issue 24, item 1: "come back now" forever switched off every protection (each retry backed
+    // off on its own, the pace was not cut): it is paced like a refusal that gives no time.
+    it.each([
+      ['Retry-After: 0', { 'retry-after': '0' }],
+      ['Retry-After: 0.001', { 'retry-after': '0.001' }],
+      [
+        `retry-after-ms under ${COME_BACK_NOW_MS}`,
+        { 'retry-after-ms': String(COME_BACK_NOW_MS - 1) },
+      ],
+      ['a Retry-After date already past', { 'retry-after': 'Thu, 01 Jan 1970 00:00:00 GMT' }],
+    ])('%s alone holds nothing, teaches no window, and slows the pace down', (_name, headers) => {
       const h = new Host(open);
-      h.answer(h.send(0), 429, { 'retry-after': '0' }, 0);
+      h.answer(h.send(5000), 429, headers, 5000);
       expect(h.holdUntil).toBe(0);
-      expect(h.state.pace?.rate).toBeUndefined();
       expect(h.state.timed?.policy).toBeUndefined();
-      expect(h.check(1, 1).ok).toBe(true);
+      expect(h.state.pace?.rate).toBeDefined();
+      expect(h.check(1, 5001)).toMatchObject({ ok: false, reason: 'pace' });
     });
 
-    it('a Retry-After date already past: the same', () => {
+    it(`a wait of ${COME_BACK_NOW_MS} ms is timing: the host is held for it`, () => {
       const h = new Host(open);
-      h.answer(h.send(0), 429, { 'retry-after': 'Thu, 01 Jan 1970 00:00:00 GMT' }, 5000);
-      expect(h.holdUntil).toBe(0);
-      expect(h.state.timed?.policy).toBeUndefined();
-      expect(h.check(1, 5001).ok).toBe(true);
+      h.answer(h.send(0), 429, { 'retry-after-ms': String(COME_BACK_NOW_MS) }, 0);
+      expect(h.holdUntil).toBeGreaterThanOrEqual(COME_BACK_NOW_MS);
+      expect(h.state.pace?.rate).toBeUndefined();
     });
   });
 

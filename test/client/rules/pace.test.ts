@@ -3,6 +3,7 @@ import {
   ACCEPTED_SHARE,
   cubic,
   DOWN_AFTER_MS,
+  LONGEST_PROBE_GAP_MS,
   MIN_RATE,
   PACE_TTL_MS,
 } from '../../../src/client/rules/pace.js';
@@ -141,15 +142,35 @@ describe('adaptive pace', () => {
     expect(h.check(1, 1)).toMatchObject({ ok: false, reason: 'retry-after' });
   });
 
-  it('never goes below MIN_RATE', () => {
+  it('never cuts below MIN_RATE', () => {
+    const h = new Host(open);
+    // Refused while nothing else was sent in the last second: the cut is to MIN_RATE, not below.
+    h.answer(h.send(0), 429, {}, 1);
+    expect(h.state.pace?.rate).toBe(MIN_RATE);
+    // Accepted since, then refused again: a cut again, still MIN_RATE at least.
+    h.answer(h.send(2001), 200, {}, 2002);
+    h.answer(h.send(4003), 429, {}, 4004);
+    expect(h.state.pace?.misses).toBeUndefined();
+    expect(h.state.pace?.rate).toBeGreaterThanOrEqual(MIN_RATE);
+  });
+
+  // Issue 23 §3: probing every 2 s (MIN_RATE) kept a limiter that counts its refusals locked out.
+  it('in a lockout, probes less often with every refused probe, down to one per LONGEST_PROBE_GAP_MS', () => {
     const h = new Host(open);
     let t = 0;
-    for (let i = 0; i < 30; i++) {
-      while (!h.check(1, t).ok) t += 100;
+    const gaps: number[] = [];
+    let last = 0;
+    for (let i = 0; i < 40; i++) {
+      while (!h.check(1, t).ok) t += 10;
+      if (i > 0) gaps.push(t - last);
+      last = t;
       h.answer(h.send(t), 429, {}, t + 1);
       t += 1;
     }
-    expect(h.state.pace?.rate).toBe(MIN_RATE);
+    // Each gap at least as long as the one before (to the 10 ms step), the last ones at the cap.
+    for (let i = 1; i < gaps.length; i++) expect(gaps[i]).toBeGreaterThanOrEqual(gaps[i - 1]! - 10);
+    expect(gaps.at(-1)).toBeGreaterThanOrEqual(LONGEST_PROBE_GAP_MS);
+    expect(gaps.at(-1)).toBeLessThanOrEqual(LONGEST_PROBE_GAP_MS + 20);
   });
 });
 
@@ -191,5 +212,111 @@ describe('a load shedder’s 5xx is pushback, a failing host’s is not', () => 
     const g = new Host(open);
     warm(g, 10, 10_000);
     expect(g.settle(g.send(10_000), 503, {}, 13_000).pushback).toBe(false);
+  });
+});
+
+/**
+ * Issue 23 §3: a limiter that counts the requests it refuses (HAProxy's stick table with `deny`),
+ * and says nothing. A burst of 20 is accepted, then everything is refused until the limiter's
+ * count has drained.
+ */
+describe('a lockout (a limiter that counts its refusals)', () => {
+  /** 20 accepted within the last second before `at`, then a refusal at `at`. */
+  function burst(h: Host, at: number) {
+    for (let i = 0; i < 20; i++) h.answer(h.send(at - 50 + i), 200, {}, at - 40 + i);
+    return h.settle(h.send(at), 429, {}, at + 1);
+  }
+
+  /** Sends whenever the pace lets a request go in [from, to), answered by `answer(t)`. */
+  function drive(h: Host, from: number, to: number, status: (t: number) => number) {
+    const sent: number[] = [];
+    for (let t = from; t < to; t += 5) {
+      if (!h.check(1, t).ok) continue;
+      sent.push(t);
+      h.answer(h.send(t), status(t), {}, t + 2);
+    }
+    return sent;
+  }
+
+  it('sends a few requests in the second after the refusal, not 18', () => {
+    const h = new Host(open);
+    burst(h, 10_000);
+    const sent = drive(h, 10_001, 11_001, () => 429);
+    expect(sent.length).toBeLessThanOrEqual(4);
+    expect(h.state.pace?.misses).toBe(sent.length);
+  });
+
+  it('reports the lockout with each answer (its retries wait for the probes)', () => {
+    const h = new Host(open);
+    expect(burst(h, 10_000).lockout).toBe(false);
+    let t = 10_002;
+    while (!h.check(1, t).ok) t++;
+    expect(h.settle(h.send(t), 429, {}, t + 1).lockout).toBe(true);
+    while (!h.check(1, t).ok) t++;
+    expect(h.settle(h.send(t), 200, {}, t + 1).lockout).toBe(false);
+  });
+
+  it('after it, starts at the rate accepted over the whole stretch and grows to twice that at most', () => {
+    const h = new Host(open);
+    burst(h, 10_000);
+    // Refused until 25 s, accepted from then on.
+    drive(h, 10_001, 40_000, (t) => (t < 25_000 ? 429 : 200));
+    // 21 accepted over the 16 s from the second before the first refusal to the first accepted
+    // probe: about 1.3 a second, where the pace had regrown 2, 8, 16, 25 a second before.
+    const rates: number[] = [];
+    for (let t = 40_000; t < 70_000; t += 5) {
+      if (!h.check(1, t).ok) continue;
+      h.answer(h.send(t), 200, {}, t + 2);
+      rates.push(h.state.pace?.rate ?? Number.NaN);
+    }
+    expect(Math.max(...rates)).toBeLessThanOrEqual(2 * (21 / 16) + 1e-9);
+    expect(Math.min(...rates)).toBeGreaterThan(1);
+  });
+
+  it('ends with any acceptance, of a request sent before its last miss too', () => {
+    const h = new Host(open);
+    burst(h, 10_000);
+    const early = h.commit(1, 10_002); // out while the probes are refused
+    drive(h, 10_003, 12_000, () => 429);
+    expect(h.state.pace?.misses).toBeGreaterThan(0);
+    expect(h.settle(early, 200, {}, 12_001).lockout).toBe(false);
+    expect(h.state.pace?.misses).toBeUndefined();
+  });
+
+  it('probes no faster than every LONGEST_PROBE_GAP_MS once the lockout is long', () => {
+    const h = new Host(open);
+    burst(h, 10_000);
+    const sent = drive(h, 10_001, 600_000, () => 429);
+    const gaps = sent.slice(1).map((t, i) => t - (sent[i] as number));
+    expect(gaps.at(-1)).toBeGreaterThanOrEqual(LONGEST_PROBE_GAP_MS);
+    expect(sent.filter((t) => t >= 300_000).length).toBeLessThanOrEqual(
+      300_000 / LONGEST_PROBE_GAP_MS + 1,
+    );
+  });
+});
+
+describe('never past a rate that failed', () => {
+  it('after a rate sent at the pace is refused, grows back to it and stops there', () => {
+    const h = new Host(open);
+    warm(h, 9, 10_000);
+    h.answer(h.send(10_000), 429, {}, 10_000); // the first cut, to 8.1 a second
+    // Accepted at the pace for a while, then one refused: the rate sent at the pace failed.
+    let t = 10_000;
+    const at = () => {
+      while (!h.check(1, t).ok) t++;
+      return t;
+    };
+    for (let i = 0; i < 20; i++) h.answer(h.send(at()), 200, {}, t + 1);
+    const refusedAt = h.state.pace?.rate ?? 0;
+    h.answer(h.send(at()), 429, {}, t + 1);
+    // The rate that failed: the pace, or what was sent over the last second when less.
+    const ceiling = h.state.pace?.ceiling ?? 0;
+    expect(ceiling).toBeGreaterThan(1);
+    expect(ceiling).toBeLessThanOrEqual(refusedAt + 1e-9);
+    // A minute (less a second) of acceptances: the pace levels off at the rate that failed.
+    const end = t + PACE_TTL_MS - 1000;
+    while (t < end) h.answer(h.send(at()), 200, {}, t + 1);
+    expect(h.state.pace?.rate).toBeLessThanOrEqual(ceiling + 1e-9);
+    expect(h.state.pace?.rate).toBeGreaterThan(0.9 * ceiling);
   });
 });

@@ -2,6 +2,16 @@ import { describe, expect, it } from 'vitest';
 import { REFUSING_COUNT, REFUSING_MS } from '../../../src/client/rules/refusal.js';
 import { Host, open } from './harness.js';
 
+/** Refusals from `from` until `until`, each sent when the rules let it go (checked every 500 ms). */
+function refuseUntil(h: Host, from: number, until: number) {
+  let t = from;
+  while (t < until) {
+    if (h.check(1, t).ok) h.answer(h.send(t), 429, {}, t + 1);
+    t += 500;
+  }
+  return t;
+}
+
 describe('a host that refuses everything', () => {
   it(`after ${REFUSING_COUNT} refusals over ${REFUSING_MS} ms: one probe at a time, the others refused at once`, () => {
     const h = new Host(open);
@@ -34,5 +44,21 @@ describe('a host that refuses everything', () => {
     expect(h.check(1, 100)).not.toMatchObject({ reason: 'refusing' });
     h.answer(out, 200, {}, 200);
     expect(h.state.refusal).toBeUndefined();
+  });
+
+  // Issue 23 §3: at 11 s the rule ended every queued call against HAProxy's stick table, whose
+  // lockout (it counts the refusals) lasts longer than its 10 s period. The caller allows a server
+  // to hold it for maxRetryAfterMs; the host is taken as refusing after that long.
+  it('takes as long as the caller allows a server wait (maxRetryAfterMs) before giving up', () => {
+    const h = new Host({ ...open, maxHoldMs: 60_000 });
+    const t = refuseUntil(h, 0, 20_000);
+    expect(h.state.refusal?.count).toBeGreaterThanOrEqual(REFUSING_COUNT);
+    // A request out: a host taken as refusing would tell anyone else at once.
+    const out = h.commit(1, t);
+    expect(h.check(1, t + 1)).not.toMatchObject({ reason: 'refusing' });
+    h.answer(out, 429, {}, t + 2);
+    refuseUntil(h, t + 500, 61_000);
+    h.commit(1, 61_000); // a request out: anyone else is told at once
+    expect(h.check(1, 61_001)).toMatchObject({ ok: false, reason: 'refusing' });
   });
 });
