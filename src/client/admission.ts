@@ -101,7 +101,7 @@ const noop = () => {};
 
 /** See the module comment. */
 export class Admission {
-  /** Attempts admitted and not yet ended. */
+  /** Attempts admitted and not yet ended (an answer ends when its body does: `open-bodies.ts`). */
   inFlight = 0;
   readonly #line = new Line<Waiter>();
   #draining = false;
@@ -196,7 +196,7 @@ export class Admission {
     });
   }
 
-  /** Ends an admitted attempt: frees its slot and lets the line move. */
+  /** Ends an admitted attempt (its answer's body included): frees its slot, lets the line move. */
   release(): void {
     this.inFlight = Math.max(0, this.inFlight - 1);
     this.kick();

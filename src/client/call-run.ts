@@ -20,10 +20,12 @@ import {
 import type { Admission } from './admission.js';
 import { healthOf } from './answer.js';
 import { type Call, endAttempt, type Outcome, type Sending, startAttempt } from './attempt.js';
+import { watchBody } from './body-watch.js';
 import type { HostConfig } from './host-config.js';
 import type { HostReport } from './host-report.js';
 import type { HostStore } from './host-store.js';
 import { answerHonoursKey } from './key-honour.js';
+import type { BodySlot, OpenBodies } from './open-bodies.js';
 import type { PipelineShared } from './pipeline.js';
 import type { PreparedRequest } from './request.js';
 import { planAfter, type RetryPlan } from './retry/retry-plan.js';
@@ -43,6 +45,8 @@ export interface HostParts {
   store: HostStore;
   report: HostReport;
   sleepers: Sleepers;
+  /** The slots of answers whose bodies are still open (see `open-bodies.ts`). */
+  bodies: OpenBodies<OpenFlight | undefined>;
   /**
    * Calls between an attempt's answer and their next round (the retry plan, the budget, the wait):
    * they hold no slot, no place in line and maybe no sleep for a few turns, yet the host is busy.
@@ -60,6 +64,15 @@ export interface HostParts {
 /** The answer of a step: go on (with a value), or end the call with a response. */
 type Step<T> = { go: T } | { end: Response };
 
+/**
+ * An attempt whose answer left its flight open in the shared state (`HostStore.keepsFlight`): what
+ * its slot needs to end that flight too.
+ */
+export interface OpenFlight {
+  ticket: Ticket;
+  ctx: RequestContext;
+}
+
 const noop = () => {};
 
 /** See the module comment. */
@@ -73,6 +86,11 @@ export class CallRun {
    * lockout bounds them in time: see `rules/pace.ts` and `rules/refusal.ts`).
    */
   #lockoutRetries = 0;
+  /**
+   * The slot of the attempt just answered, which the call holds while it decides what to do with
+   * the answer: handed to the response's body when the call returns it, else given back.
+   */
+  #held: BodySlot<OpenFlight | undefined> | undefined;
 
   readonly #host: HostParts;
   readonly #req: PreparedRequest;
@@ -236,7 +254,7 @@ export class CallRun {
     if (settled) {
       return settled.then(
         () => {
-          this.#host.admission.release();
+          this.#hold(ticket, outcome);
           return this.#learned(outcome, probe);
         },
         (failure: unknown) => {
@@ -245,9 +263,45 @@ export class CallRun {
         },
       );
     }
-    // Whatever the store did, the attempt is over: its slot comes back.
-    this.#host.admission.release();
+    this.#hold(ticket, outcome);
     return this.#learned(outcome, probe);
+  }
+
+  /**
+   * Whatever the store did, the attempt is answered. Its slot comes back now, unless the response
+   * may still hold it: a response counts until its body ends where a slot is counted, under the
+   * host's concurrency cap or in a concurrency policy the server declares; the call holds the slot
+   * until it knows whether it returns the response.
+   */
+  #hold(ticket: Ticket, outcome: Outcome): void {
+    const { response } = outcome;
+    if (response !== undefined) {
+      const host = this.#host;
+      const flight = host.store.keepsFlight(outcome.info);
+      if (flight || Number.isFinite(host.policy.concurrency)) {
+        this.#held = host.bodies.hold(flight ? { ticket, ctx: this.#call.ctx } : undefined);
+        // The answer changed the shared state (a round of the ramp, a report): the line looks again.
+        host.admission.kick();
+        return;
+      }
+    }
+    this.#host.admission.release();
+  }
+
+  /** The call returns `response`: the slot it holds goes with its body (see `body-watch.ts`). */
+  #handOver(response: Response): Response {
+    const held = this.#held;
+    if (held === undefined) return response;
+    this.#held = undefined;
+    watchBody(response, held);
+    return response;
+  }
+
+  /** The call lets the answer it holds go (a retry goes, or the call fails): its slot comes back. */
+  #letGo(): void {
+    const held = this.#held;
+    this.#held = undefined;
+    held?.end();
   }
 
   /** What the answer teaches the report and the breaker; then step 4, the retry plan. */
@@ -268,7 +322,7 @@ export class CallRun {
     // 4. The retry plan: another attempt, or the end of the call. The default rule never retries
     // a success or a redirect: no plan to build.
     if (response && response.status < 400 && call.shouldRetry === defaultShouldRetry) {
-      return response;
+      return this.#handOver(response);
     }
     return this.#next(outcome);
   }
@@ -290,8 +344,17 @@ export class CallRun {
   async #next(outcome: Outcome): Promise<Response> {
     this.#host.between++;
     try {
-      const next = await this.#plan(outcome);
-      if ('end' in next) return next.end;
+      let next: Step<RetryPlan & { retry: true }>;
+      try {
+        next = await this.#plan(outcome);
+      } catch (error) {
+        this.#letGo();
+        throw error;
+      }
+      if ('end' in next) return this.#handOver(next.end);
+      // Another attempt goes: this answer's slot comes back before the next is asked for (its body
+      // is let go when that attempt starts; if none can, the call returns it without a slot).
+      this.#letGo();
       await this.#waitForRetry(next.go);
     } finally {
       this.#host.between--;

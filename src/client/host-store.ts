@@ -18,6 +18,7 @@ import type { Cost } from './cost.js';
 import type { HostConfig } from './host-config.js';
 import type { HostReport } from './host-report.js';
 import type { Ticket } from './rules/contract.js';
+import { bodyEnd, keepsFlightOpen } from './rules/flights.js';
 import { type AdmitResult, bindRules, type HostState, type Settled } from './rules/host-rules.js';
 import type { checkHostState } from './rules/state-check.js';
 import {
@@ -185,6 +186,22 @@ export class HostStore {
       },
       (error: unknown) => this.#report.storeError(ctx, 'settle', error),
     );
+  }
+
+  /**
+   * Whether an answer with these rate-limit fields leaves its attempt in flight in the shared
+   * state until its body ends (see `keepsFlightOpen`): then {@link endBody} must follow.
+   */
+  keepsFlight(info: RateLimitInfo | undefined): boolean {
+    return this.#learns && keepsFlightOpen(info);
+  }
+
+  /**
+   * Ends the flight of an attempt whose answer left it open ({@link keepsFlight}): its body has
+   * ended (or the call let it go). Never throws nor rejects, as {@link settle}.
+   */
+  endBody(ticket: Ticket, ctx: RequestContext): Promise<void> | undefined {
+    return this.settle(bodyEnd(ticket), {}, ctx);
   }
 
   /** Takes one retry from the budget: whether there was one, or `store-error` (reported). */

@@ -102,7 +102,10 @@ export interface HostOptions {
   rate?: number;
   /** Capacity of that bucket, in units. @default max(1, ceil(rate)) */
   burst?: number;
-  /** Requests in flight to the host at once, at most. @default Infinity */
+  /**
+   * Requests in flight to the host at once, at most. A request counts until its response's body
+   * ends (read, cancelled or failed), and for 1 s at most while nobody reads it. @default Infinity
+   */
   concurrency?: number;
   /** Requests waiting for the host at once, at most; past it, `QueueFullError`. @default 10_000 */
   maxQueue?: number;

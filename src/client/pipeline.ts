@@ -13,7 +13,9 @@
  * ```
  *
  * A call resolves to the last response it got, whatever its status, and rejects only where fetch
- * would (a network error, an abort) or where the client refused to send (typed errors).
+ * would (a network error, an abort) or where the client refused to send (typed errors). The slot
+ * an attempt took in admission lasts until its response's body ends, when the call returns it
+ * (`open-bodies.ts`); an answer the call retries gives it back before the wait.
  *
  * @module
  */
@@ -21,12 +23,13 @@ import type { Clock } from '../clock.js';
 import { type RequestContext, TimeoutError } from '../errors.js';
 import { Admission } from './admission.js';
 import { type Call, readCall } from './attempt.js';
-import { CallRun, type HostParts } from './call-run.js';
+import { CallRun, type HostParts, type OpenFlight } from './call-run.js';
 import type { Emitter } from './events.js';
 import type { HostConfig } from './host-config.js';
 import { HostReport } from './host-report.js';
 import { HostStore } from './host-store.js';
 import type { KeepAlive } from './keep-alive.js';
+import { OpenBodies } from './open-bodies.js';
 import type { PreparedRequest } from './request.js';
 import { CircuitBreaker } from './rules/breaker.js';
 import { AbortScope } from './signals.js';
@@ -71,27 +74,35 @@ export class HostPipeline {
     const report = new HostReport(shared.events, origin, partition);
     this.report = report;
     const store = new HostStore(shared, policy, report, origin, partition);
+    const admission = new Admission({
+      clock: shared.clock,
+      concurrency: policy.concurrency,
+      maxQueue: policy.maxQueue,
+      queueTimeoutMs: policy.queueTimeoutMs,
+      tryAdmit: (cost, first, now, ttlMs) => store.admit(cost, first, now, ttlMs),
+      giveBack: (ticket, ctx) => store.settle(ticket, {}, ctx),
+      onQueued: (ctx, queueLength) => report.queued(ctx, queueLength),
+      onHeld: (ctx, reason, waitMs, name) => report.held(ctx, reason, waitMs, name),
+      keepAlive: () => shared.keepAlive.acquire(),
+    });
     this.#parts = {
       shared,
       policy,
       report,
       store,
       sleepers: new Sleepers(shared.clock, shared.keepAlive),
+      // A body's end ends its flight where its answer kept it open, then gives the slot back to the
+      // cap: the line it lets move then reads the slot free in the shared state too.
+      bodies: new OpenBodies(shared.clock, (flight: OpenFlight | undefined) => {
+        const ended = flight && store.endBody(flight.ticket, flight.ctx);
+        if (ended) ended.then(() => admission.release());
+        else admission.release();
+      }),
       between: 0,
       breaker: policy.breaker
         ? new CircuitBreaker(policy.breaker, (from, to) => report.circuitState(from, to))
         : undefined,
-      admission: new Admission({
-        clock: shared.clock,
-        concurrency: policy.concurrency,
-        maxQueue: policy.maxQueue,
-        queueTimeoutMs: policy.queueTimeoutMs,
-        tryAdmit: (cost, first, now, ttlMs) => store.admit(cost, first, now, ttlMs),
-        giveBack: (ticket, ctx) => store.settle(ticket, {}, ctx),
-        onQueued: (ctx, queueLength) => report.queued(ctx, queueLength),
-        onHeld: (ctx, reason, waitMs, name) => report.held(ctx, reason, waitMs, name),
-        keepAlive: () => shared.keepAlive.acquire(),
-      }),
+      admission,
       closed: (ctx) => this.#closedWith?.(ctx),
       keysHonoured: policy.idempotency?.honoured === true,
     };
@@ -166,6 +177,7 @@ export class HostPipeline {
     this.#closedWith = error;
     this.#parts.admission.close(error);
     this.#parts.sleepers.wakeAll(error);
+    this.#parts.bodies.close();
   }
 
   /**

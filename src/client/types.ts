@@ -243,7 +243,10 @@ export interface HostStats {
   gaveUp: number;
   /** Store failures that requests survived (see the `store-error` event). */
   storeErrors: number;
-  /** Attempts in flight now. */
+  /**
+   * Attempts holding a slot now: sent and not answered, or answered with a body still open (see
+   * docs/client.md, "When a slot comes back").
+   */
   inFlight: number;
   /** Requests waiting in the queue now. */
   queueLength: number;

@@ -12,11 +12,15 @@
  */
 
 import type { IncomingHttpHeaders } from 'node:http';
+import { REPORTS_BODY_END } from '../client/body-watch.js';
+import type { Slot } from '../client/open-bodies.js';
 
 /** What an attempt gives its response's body: a stream of what is still to be read. */
 export interface BodySource {
   /** The body from here on, as a stream; `null` for a response that has none. */
   openStream(): ReadableStream<Uint8Array> | null;
+  /** Ends `slot` when the body ends, fails or is let go (see `client/open-bodies.ts`). */
+  holdSlot(slot: Slot): void;
 }
 
 /** Statuses whose responses have no body (the Response constructor refuses one). */
@@ -65,6 +69,14 @@ export class AttemptResponse extends Response {
   /** The attempt behind `response`, when it is one of these. */
   static sourceOf(response: Response): BodySource | undefined {
     return #source in response ? (response as AttemptResponse).#source : undefined;
+  }
+
+  /**
+   * The call returns this response: its slot ends with the body, as the attempt sees it arrive
+   * (see `client/body-watch.ts`), without making a stream of it.
+   */
+  [REPORTS_BODY_END](slot: Slot): void {
+    this.#source.holdSlot(slot);
   }
 
   /** The same response with its body: made once, on first use. */

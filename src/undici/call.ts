@@ -23,12 +23,15 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
 import type { Engine, Target } from '../client/engine.js';
+import { withoutCredentials } from '../client/request.js';
+import { AbortScope, onAbort } from '../client/signals.js';
 import type { LimitedRequestInit } from '../client/types.js';
+import { ClientClosedError, TimeoutError } from '../errors.js';
 import { AttemptResponse } from './attempt-response.js';
 import { CallSignal } from './call-signal.js';
 import { AttemptExchange, asError, type BodySink } from './exchange.js';
 import { requestHeadersInit } from './headers.js';
-import { isSmallStream, readBody } from './request-body.js';
+import { isSmallStream, MAX_REPLAYABLE_BODY_BYTES, readBody } from './request-body.js';
 
 /** See the module comment. */
 export class InterceptedCall implements Dispatcher.DispatchController, BodySink {
@@ -74,8 +77,11 @@ export class InterceptedCall implements Dispatcher.DispatchController, BodySink 
     return this.#reason;
   }
 
-  /** Runs the call through `engine`'s pipeline for `target`; the caller's handler hears of it. */
-  run(engine: Engine, target: Target): void {
+  /**
+   * Runs the call through `engine`'s pipeline for `target`; the caller's handler hears of it.
+   * @param closing aborts when the interceptor closes (what stops a request body being read).
+   */
+  run(engine: Engine, target: Target, closing: AbortSignal): void {
     try {
       this.#handler.onRequestStart?.(this, undefined);
     } catch (error) {
@@ -92,20 +98,59 @@ export class InterceptedCall implements Dispatcher.DispatchController, BodySink 
     }
     const body = this.#opts.body;
     if (isSmallStream(body, this.#opts.headers)) {
-      // A stream of known small length is read first, so that a retry can send it again.
-      readBody(body).then(
-        (bytes) => {
-          this.#opts = { ...this.#opts, body: bytes as Buffer };
-          this.#start(engine, target, headers);
-        },
-        (error: unknown) => this.fail(error),
-      );
-      return;
+      this.#readFirst(engine, target, headers, body, closing);
+    } else {
+      this.#start(engine, target, headers, undefined);
     }
-    this.#start(engine, target, headers);
   }
 
-  #start(engine: Engine, target: Target, headers: HeadersInit | undefined): void {
+  /**
+   * A stream of known small length is read first, so that a retry can send it again: within the
+   * call's `timeoutMs` (the pipeline gets what is left of it), and stopped by the caller's abort
+   * and by `close()`, as a call waiting in the pipeline would be.
+   */
+  #readFirst(
+    engine: Engine,
+    target: Target,
+    headers: HeadersInit | undefined,
+    body: AsyncIterable<unknown>,
+    closing: AbortSignal,
+  ): void {
+    const ctx = { method: this.#opts.method, url: withoutCredentials(target.url) };
+    const { clock } = engine;
+    const ms = engine.options.forHost(target.hostname, target.host).timeoutMs;
+    const start = clock.now();
+    const scope = new AbortScope(this.#signal.asAbortSignal()).timeout(
+      clock,
+      ms,
+      () => new TimeoutError(ms, 'total', ctx),
+    );
+    const unwatch = onAbort(closing, () => scope.abort(new ClientClosedError(ctx)));
+    const done = () => {
+      unwatch();
+      scope.dispose();
+    };
+    readBody(body, MAX_REPLAYABLE_BODY_BYTES, scope.signal).then(
+      (bytes) => {
+        done();
+        this.#opts = { ...this.#opts, body: bytes as Buffer };
+        const left = Number.isFinite(ms) ? Math.max(1, ms - (clock.now() - start)) : undefined;
+        this.#start(engine, target, headers, left);
+      },
+      (error: unknown) => {
+        done();
+        this.fail(error);
+      },
+    );
+  }
+
+  /** @param timeoutMs the call's own `timeoutMs`, when reading its body took part of the host's. */
+  #start(
+    engine: Engine,
+    target: Target,
+    headers: HeadersInit | undefined,
+    timeoutMs: number | undefined,
+  ): void {
     if (this.#done || this.#aborted) return;
     this.#pipelineHeaders = headers;
     const init: LimitedRequestInit = {
@@ -114,6 +159,7 @@ export class InterceptedCall implements Dispatcher.DispatchController, BodySink 
       body: (this.#opts.body ?? undefined) as BodyInit | undefined,
       signal: this.#signal.asAbortSignal(),
     };
+    if (timeoutMs !== undefined) init.timeoutMs = timeoutMs;
     engine.dispatch(target, undefined, init, this.#send).then(
       (response) => this.#deliver(response),
       (error: unknown) => this.fail(error),

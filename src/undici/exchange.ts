@@ -10,10 +10,15 @@
  * pause and resume reach the dispatcher. An attempt the pipeline lets go has its body cancelled:
  * what it holds is dropped, and a body still arriving is aborted.
  *
+ * The attempt the call ends with also holds the call's slot (`client/open-bodies.ts`) until its
+ * body ends on the wire (the server is done with the request), fails or is let go. It is idle,
+ * and its grace runs, while the caller holds the body paused.
+ *
  * @module
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
+import type { Slot } from '../client/open-bodies.js';
 import { onAbort } from '../client/signals.js';
 import { abortReason } from '../clock.js';
 import { AttemptResponse, type BodySource } from './attempt-response.js';
@@ -60,6 +65,8 @@ export class AttemptExchange implements Dispatcher.DispatchHandler, BodySource {
   #trailers: IncomingHttpHeaders = {};
   #error: unknown;
   #sink: BodySink | undefined;
+  /** The call's slot, once the call returns this attempt's response. */
+  #slot: Slot | undefined;
   /** A stream's pull that waits for data, and what ends its wait. */
   #waiting: ReadableStreamDefaultController<Uint8Array> | undefined;
   #wake: () => void = noop;
@@ -97,14 +104,33 @@ export class AttemptExchange implements Dispatcher.DispatchHandler, BodySource {
     else this.#pendingAbort = error;
   }
 
-  /** Pauses the dispatcher (the caller paused). */
+  /** Pauses the dispatcher (the caller paused): nobody reads, the slot's grace runs. */
   pause(): void {
     this.#controller?.pause();
+    this.#slot?.idle();
   }
 
   /** Hands the caller what is held, then lets the dispatcher go on (the caller resumed). */
   resume(): void {
+    this.#slot?.reading();
     this.flush();
+  }
+
+  /** {@link BodySource}: holds the call's slot until the body ends (see the module comment). */
+  holdSlot(slot: Slot): void {
+    if (this.#ended || this.#mode === 'dropped') {
+      slot.end();
+      return;
+    }
+    // Held as read: the call delivers the body at once (and pauses it there if its caller did).
+    this.#slot = slot;
+  }
+
+  /** Gives the call's slot back, if this attempt holds it. */
+  #endSlot(): void {
+    const slot = this.#slot;
+    this.#slot = undefined;
+    slot?.end();
   }
 
   /**
@@ -149,6 +175,7 @@ export class AttemptExchange implements Dispatcher.DispatchHandler, BodySource {
     this.#waiting = undefined;
     this.#wake();
     this.#wake = noop;
+    this.#endSlot();
     if (!this.#ended) this.abort(reason ?? new Error('response body cancelled'));
   }
 
@@ -268,6 +295,7 @@ export class AttemptExchange implements Dispatcher.DispatchHandler, BodySource {
     this.#ended = true;
     this.#trailers = trailers;
     this.#stopWatching();
+    this.#endSlot();
     if (this.#mode === 'delivered') this.flush();
     else if (this.#mode === 'stream') this.#feed();
   }
@@ -278,6 +306,7 @@ export class AttemptExchange implements Dispatcher.DispatchHandler, BodySource {
     this.#ended = true;
     this.#error = error;
     this.#stopWatching();
+    this.#endSlot();
     if (!this.#answered) {
       this.#reject(error);
       return;

@@ -63,6 +63,8 @@ export function limited(options?: LimitedClientOptions): LimitedInterceptor {
   }
   const engine = new Engine(options, unused);
   const targets = new TargetCache();
+  // Stops what waits before the pipeline (a request body being read) when the interceptor closes.
+  const closing = new AbortController();
   const interceptor = ((dispatch: Dispatcher.Dispatch): Dispatcher.Dispatch => {
     if (typeof dispatch !== 'function') {
       throw new TypeError(
@@ -80,14 +82,17 @@ export function limited(options?: LimitedClientOptions): LimitedInterceptor {
         call.fail(error);
         return true;
       }
-      call.run(engine, target);
+      call.run(engine, target, closing.signal);
       return true;
     };
   }) as LimitedInterceptor;
   interceptor.stats = () => engine.stats();
   interceptor.on = (name, listener) => engine.events.on(name, listener);
   interceptor.off = (name, listener) => engine.events.off(name, listener);
-  interceptor.close = () => engine.close();
+  interceptor.close = () => {
+    closing.abort();
+    return engine.close();
+  };
   return interceptor;
 }
 

@@ -9,10 +9,16 @@
  * memory before the first attempt and sent as bytes. Any other stream is sent as it comes, once:
  * its request is paced like any other, but not retried.
  *
+ * The read is part of the call: the caller's abort, the call's `timeoutMs` and the interceptor's
+ * `close()` stop it (a stream that declares a length and never ends would otherwise hold the call
+ * before the pipeline, out of their reach), and the stream is closed then.
+ *
  * @module
  */
 
 import type { Dispatcher } from 'undici';
+import { onAbort } from '../client/signals.js';
+import { abortReason } from '../clock.js';
 import { requestHeader } from './headers.js';
 
 type UndiciHeaders = Dispatcher.DispatchOptions['headers'];
@@ -46,13 +52,54 @@ function isAsyncIterable(body: unknown): body is AsyncIterable<unknown> {
 /**
  * Reads `body` into one buffer when it holds at most `maxBytes`; past them (a `content-length`
  * that was wrong) the stream as it was: what was read, then the rest, unread.
- * Rejects with what the stream threw.
+ * Rejects with what the stream threw, or with `signal`'s reason as soon as it aborts; the stream
+ * is then closed (its iterator's `return()`, which ends a Node stream or a web stream at once).
  */
-export async function readBody(
+export function readBody(
   body: AsyncIterable<unknown>,
   maxBytes = MAX_REPLAYABLE_BODY_BYTES,
+  signal?: AbortSignal,
 ): Promise<Buffer | AsyncIterable<Uint8Array>> {
-  const iterator = body[Symbol.asyncIterator]();
+  let iterator: AsyncIterator<unknown>;
+  try {
+    iterator = body[Symbol.asyncIterator]();
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  if (signal === undefined) return readAll(iterator, maxBytes);
+  return new Promise((resolve, reject) => {
+    const stop = onAbort(signal, () => {
+      reject(abortReason(signal));
+      close(iterator);
+    });
+    readAll(iterator, maxBytes).then(
+      (read) => {
+        stop();
+        resolve(read);
+      },
+      (error: unknown) => {
+        stop();
+        reject(error);
+      },
+    );
+  });
+}
+
+const noop = () => {};
+
+/** Ends a stream being read; not awaited: a generator stuck in a read returns only after it. */
+function close(iterator: AsyncIterator<unknown>): void {
+  try {
+    iterator.return?.()?.then(undefined, noop);
+  } catch {
+    // A stream that cannot be closed is left to the caller.
+  }
+}
+
+async function readAll(
+  iterator: AsyncIterator<unknown>,
+  maxBytes: number,
+): Promise<Buffer | AsyncIterable<Uint8Array>> {
   const read: Uint8Array[] = [];
   let bytes = 0;
   for (;;) {

@@ -4,7 +4,8 @@
  *
  *   npm run bench -- [results.json] [--quick] [--only peers|overhead|goodput|outage|wild|undici]
  *     [--concurrency 1,16,50,200] [--host quiet,declared] [--built] [--before <dir>/index.ts]
- *     (the overhead section; `--before`: a second copy of the package in the same rounds)
+ *     (the overhead and undici sections; `--before`: a second copy of the package in the same
+ *     rounds)
  *
  * Sections (each prints a markdown table of ratios; the raw numbers go to the JSON file):
  * 1. peers: requests per second of every contender against an unlimited loopback endpoint,
@@ -464,7 +465,7 @@ if (sections.has('undici')) {
   console.log(
     '6. The undici interceptor: undici.request against an unlimited loopback endpoint (alternating rounds; ratios to the bare Agent, median and spread)',
   );
-  const results = await undiciOverhead(quick);
+  const results = await undiciOverhead(quick, values.before);
   report.undici = results;
   console.log(
     markdownTable(

@@ -17,6 +17,9 @@
  * what the loopback overhead benchmark (`npm run bench -- --only overhead`) turns into a throughput
  * ratio. A second double answers with the IETF fields of a generous declared policy, as the mock
  * server does (the remaining count going down), for the cost of a host that declares its limits.
+ * A third double answers with a two-byte body, which every call reads (`text()`): through the
+ * client with its defaults, and with a `concurrency` cap, under which the call's slot lasts until
+ * the body is read (the response is watched: `src/client/body-watch.ts`).
  * The last column is the memory each call allocates over its double, in bytes: V8's sampling heap
  * profiler (through `node:inspector`, every 64 bytes on average, objects later collected included)
  * over a tenth of `--calls`, after the rounds. Unlike the CPU time it hardly moves with the load
@@ -58,6 +61,15 @@ const declaring = (async () =>
       ratelimit: `"generous";r=${--remaining};t=1800`,
     },
   })) as typeof fetch;
+/** The body double: a fresh response with a two-byte body, read by every call that uses it. */
+const withBody = (async () =>
+  new Response('ok', { status: 200, headers: HEADERS })) as typeof fetch;
+/** Calls `f` and reads the body of what it answers. */
+const reading = (f: () => Promise<Response>) => async () => {
+  const response = await f();
+  await response.text();
+  return response;
+};
 type Lib = { LimitedClient: typeof LimitedClient; wrapFetch: typeof wrapFetch };
 type Entry = [string, () => Promise<Response>, number];
 const closers: (() => Promise<void>)[] = [];
@@ -74,13 +86,18 @@ function clients(lib: Lib, tag: string): Entry[] {
     retryBudget: false,
     circuitBreaker: false,
   });
+  const bodies = lib.wrapFetch(withBody);
+  const capped = lib.wrapFetch(withBody, { concurrency: 16 });
   closers.push(wrapped.close, wrappedCold.close, () => client.close(), bare.close, declared.close);
+  closers.push(bodies.close, capped.close);
   return [
     [`wrapFetch (defaults)${tag}`, () => wrapped(URL_), 0],
     [`wrapFetch (coldStart: false)${tag}`, () => wrappedCold(URL_), 0],
     [`LimitedClient.get (defaults)${tag}`, () => client.get('/x'), 0],
     [`wrapFetch (every policy off)${tag}`, () => bare(URL_), 0],
     [`wrapFetch (defaults), declaring double${tag}`, () => declared(URL_), 1],
+    [`wrapFetch (defaults), body read${tag}`, reading(() => bodies(URL_)), 2],
+    [`wrapFetch (concurrency: 16), body read${tag}`, reading(() => capped(URL_)), 2],
   ];
 }
 
@@ -88,6 +105,7 @@ function clients(lib: Lib, tag: string): Entry[] {
 const contenders: Entry[] = [
   ['fetch double', () => double(URL_), 0],
   ['declaring double', () => declaring(URL_), 1],
+  ['body double, body read', reading(() => withBody(URL_)), 2],
 ];
 /** A copy of the package named on the command line (relative to the working directory). */
 const load = async (at: string) =>

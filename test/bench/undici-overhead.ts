@@ -10,7 +10,11 @@
  * CPU time per request (this process: client and server), which other processes on a shared
  * machine disturb less than the wall clock. Numbers only: nothing here asserts a speed.
  *
- *   npm run bench -- --only undici [--quick]
+ *   npm run bench -- --only undici [--quick] [--before <dir>/index.ts]
+ *
+ * `--before` loads the interceptor of a second copy of the package (`undici/index.ts` or `.js`
+ * beside the `index` it names, say another checkout's `src/index.ts`) and adds it, marked
+ * `(before)`, composed onto an Agent of its own, to the same rounds.
  *
  * @module
  */
@@ -28,8 +32,14 @@ interface Contender {
   dispatcher: Dispatcher;
 }
 
-/** Runs the comparison; `quick` runs fewer requests and rounds. */
-export async function undiciOverhead(quick: boolean): Promise<UndiciOverheadResult[]> {
+/**
+ * Runs the comparison; `quick` runs fewer requests and rounds; `before`, the path of another
+ * copy's core entry (relative to the working directory), adds that copy's interceptor.
+ */
+export async function undiciOverhead(
+  quick: boolean,
+  before?: string,
+): Promise<UndiciOverheadResult[]> {
   const server = await createMockServer({ routes: [{ path: '/free' }] });
   const url = `${server.url}/free`;
   const requests = quick ? 1000 : 3000;
@@ -47,6 +57,17 @@ export async function undiciOverhead(quick: boolean): Promise<UndiciOverheadResu
     { name: 'Agent + no-op interceptor', dispatcher: forNoop.compose(noop) },
     { name: 'Agent + limited()', dispatcher: forLimited.compose(interceptor) },
   ];
+  const closers = [() => interceptor.close()];
+  if (before) {
+    const core = new URL(before, `file://${process.cwd()}/`);
+    const entry = new URL(`undici/index${core.pathname.endsWith('.ts') ? '.ts' : '.js'}`, core);
+    const copy = (await import(entry.href)) as { limited: typeof limited };
+    const earlier = copy.limited();
+    const base = new Agent();
+    bases.push(base);
+    closers.push(() => earlier.close());
+    contenders.push({ name: 'Agent + limited() (before)', dispatcher: base.compose(earlier) });
+  }
 
   /** One round of a contender: [requests per second, CPU microseconds per request]. */
   function measure(dispatcher: Dispatcher): Promise<[number, number]> {
@@ -64,7 +85,7 @@ export async function undiciOverhead(quick: boolean): Promise<UndiciOverheadResu
       samples[i]?.push(await measure((contenders[i] as Contender).dispatcher));
     }
   }
-  await interceptor.close();
+  await Promise.all(closers.map((close) => close()));
   await Promise.all(bases.map((b) => b.close()));
   await server.close();
 

@@ -57,7 +57,7 @@ describe('requests lost with a dead process', () => {
     // The dying process sent with a 5 s attempt timeout, then died: its timers never fire.
     const dying = wrapFetch(dead, { clock: frozen(clock), store, coldStart: false });
 
-    await alive(URL_); // one concurrent slot, free
+    await (await alive(URL_)).text(); // one concurrent slot, free once its body is read
     void dying(URL_, { attemptTimeoutMs: 5000 }); // takes it and never gives it back
     await clock.advance(10);
     const next = alive(URL_);
@@ -83,7 +83,7 @@ describe('requests lost with a dead process', () => {
     });
     const quick = wrapFetch(server, { clock, store, coldStart: false, attemptTimeoutMs: 2000 });
     const patient = wrapFetch(server, { clock, store, coldStart: false });
-    await quick(URL_);
+    await (await quick(URL_)).text(); // its slot comes back once its body is read
     const slow = patient(`${URL_}/slow`, { attemptTimeoutMs: 120_000 });
     await clock.advance(10);
     const next = quick(URL_, { timeoutMs: 200_000 });

@@ -16,10 +16,19 @@
  * `prune` the units just taken as lost (`lostUnits`); on `settle`, whether the answered request
  * still counted (`counted`).
  *
+ * An answer that declares a concurrency policy (`qu="concurrent-requests"`) does not end its
+ * request: the server counts it until its response ends, so it stays in flight (a slot taken)
+ * until its body ends (`keepsFlightOpen`; the pipeline then settles {@link bodyEnd}'s ticket, see
+ * `src/client/open-bodies.ts`), or until its time is up. Its units are `open` meanwhile: counted
+ * in `requests` (a concurrency policy waits for them, as a probe does) but not published as
+ * `units`, since the server has counted them already (a report is not lowered by them again).
+ *
  * @module
  */
+import type { RateLimitInfo } from '../../headers/types.js';
 import type { UnitCosts } from '../cost.js';
-import type { Rule, View } from './contract.js';
+import type { Rule, Ticket, View } from './contract.js';
+import { CONCURRENT } from './quota.js';
 
 /** Other units, `[unit or policy name, units]`. */
 type Units = [string, number][];
@@ -41,6 +50,11 @@ export interface FlightsState {
   other?: Units;
   /** By when they are taken as lost, soonest first. */
   list: Flight[];
+  /**
+   * Of `units`, those of requests answered whose bodies are still open (see the module comment);
+   * at most `units`. Absent when none.
+   */
+  open?: number;
 }
 
 /** Configuration of the requests in flight. */
@@ -130,8 +144,30 @@ function remove(
   return true;
 }
 
+/**
+ * Whether an answer with these rate-limit fields leaves its request in flight until its body ends
+ * (it declares a concurrency policy), rather than ending it at its headers.
+ */
+export function keepsFlightOpen(info: RateLimitInfo | undefined): boolean {
+  if (info === undefined) return false;
+  for (const p of info.policies) if (p.unit === CONCURRENT) return true;
+  return false;
+}
+
+/**
+ * The ticket a body's end is settled with, without a status: the request's cost and time in
+ * flight, numbered 0 (which no state issues: that is how this rule tells it from an admission
+ * given back, and how the cold-start ramp and the declared quota see it as no round's answer nor a
+ * report), without the probes its answer already took back.
+ */
+export function bodyEnd(ticket: Ticket): Ticket {
+  const { kind, at, cost, units, expires } = ticket;
+  return { kind, seq: 0, at, cost, first: false, units, expires };
+}
+
+/** Publishes what is in flight; as `units`, those of requests not answered yet. */
 function publish(state: FlightsState, view: View): FlightsState {
-  view.units = state.units;
+  view.units = state.units - (state.open ?? 0);
   view.requests = state.requests;
   view.otherUnits = state.other ?? NONE;
   return state;
@@ -156,6 +192,8 @@ export const flights = {
       }
       list.splice(0, due);
       state.units = Math.max(0, state.units - lost);
+      // Which of them were open is not kept: at most what is left (an estimate that errs low).
+      if (state.open !== undefined) state.open = Math.min(state.open, state.units) || undefined;
     }
     view.lostUnits = lost;
     return publish(state, view);
@@ -173,8 +211,19 @@ export const flights = {
   },
   settle(current, answer, _config, view) {
     const state = current ?? { units: 0, requests: 0, list: [] };
-    const { cost, units, expires } = answer.ticket;
+    const { cost, units, expires, seq } = answer.ticket;
+    if (answer.status !== undefined && keepsFlightOpen(answer.info)) {
+      // Still holding its slot on the server: not counted back yet, and open only once its report
+      // is taken in (a report counts the request itself, but not the bodies open before it).
+      view.counted = false;
+      publish(state, view);
+      state.open = (state.open ?? 0) + cost;
+      return state;
+    }
     view.counted = remove(state, cost, units, expires);
+    if (answer.status === undefined && seq === 0 && state.open !== undefined) {
+      state.open = Math.min(state.open - cost, state.units) || undefined;
+    }
     return publish(state, view);
   },
   // No `expiresAt`: with nothing in flight the record stays, empty. A host that sends keeps

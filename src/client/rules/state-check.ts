@@ -129,6 +129,7 @@ const SPEC: Spec<HostState> = {
     requests: 'count',
     other: new Opt(UNITS),
     list: new List(new Tuple([FLIGHT, 'count', 'amount', new Opt(UNITS)] as const)),
+    open: new Opt('amount'),
   }),
   hold: new Opt({ until: HOLD, base: new Opt(SERVER), seq: new Opt(SEQ) }),
   refusal: new Opt({ since: PAST, count: 'count' }),

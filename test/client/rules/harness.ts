@@ -6,6 +6,7 @@
 import { isPushback } from '../../../src/client/answer.js';
 import type { Cost } from '../../../src/client/cost.js';
 import type { Request, Ticket, Verdict } from '../../../src/client/rules/contract.js';
+import { bodyEnd } from '../../../src/client/rules/flights.js';
 import type { LearnConfig } from '../../../src/client/rules/host-rules.js';
 import {
   type AdmitResult,
@@ -115,6 +116,14 @@ export class Host {
   /** No answer (a network error, or an admission given back). */
   noAnswer(ticket: Ticket, now: number): void {
     settle(this.rules, this.state, { ticket, pushback: false, now, random: 0 });
+  }
+
+  /**
+   * The body of an answered request ended: what the pipeline settles after an answer that left its
+   * request in flight (one declaring a concurrency policy; see `bodyEnd` in `rules/flights.ts`).
+   */
+  bodyEnds(ticket: Ticket, now: number): void {
+    this.noAnswer(bodyEnd(ticket), now);
   }
 
   /** The host's hold, 0 for none. */

@@ -121,8 +121,11 @@ describe('concurrency policies', () => {
   it('counts slots: a request frees its slot when it ends, and others wait for that', () => {
     const h = new Host(open);
     const first = h.send(0);
-    // Reported while `first` held a slot: 2 free besides it, 3 now that it ended.
+    // Reported while `first` held a slot: 2 free besides it. Its body still holds it (the server
+    // counts a request until its response ends); 3 once that ends.
     h.answer(first, 200, conc(2), 1);
+    expect(findPolicy(h.state.quota, 'slots')?.remaining).toBe(2);
+    h.bodyEnds(first, 1);
     expect(findPolicy(h.state.quota, 'slots')?.remaining).toBe(3);
     const held = [h.send(1), h.send(1), h.send(1)];
     expect(h.check(1, 1)).toMatchObject({ ok: false, waitMs: undefined, reason: 'learned-limit' });
