@@ -6,6 +6,7 @@
  * @module
  */
 import type { HostConfig } from './host-config.js';
+import { RequestView } from './request-view.js';
 import type { LimitedRequestInit } from './types.js';
 
 /** A call, ready for the pipeline. */
@@ -24,6 +25,8 @@ export interface PreparedRequest {
   hasKey: boolean;
   /** The key it carries, when it does and keys are on (what a host that honours it echoes). */
   key: string | undefined;
+  /** What the host's `cost` function is given, when it has one and the call no cost of its own. */
+  view: RequestView | undefined;
 }
 
 const BODYLESS = new Set(['GET', 'HEAD']);
@@ -134,6 +137,8 @@ function newKey(): string {
  * @param url the absolute URL (already resolved against a base URL when there is one).
  * @param input the caller's input when it is a `Request`, else `undefined`.
  * @param defaults client-wide headers, merged under the call's.
+ * @param view the call's view, when the `partition` function was given one: the `cost` function
+ *   gets the same (a body parsed for one is parsed for both).
  */
 export function prepareRequest(
   url: string,
@@ -141,6 +146,7 @@ export function prepareRequest(
   init: LimitedRequestInit | undefined,
   policy: HostConfig,
   defaults: HeadersInit | undefined,
+  view?: RequestView,
 ): PreparedRequest {
   const method = (init?.method ?? input?.method ?? 'GET').toUpperCase();
   const idem = policy.idempotency;
@@ -176,11 +182,15 @@ export function prepareRequest(
   else if (init?.body !== undefined) replayable = isReplayableBody(body);
   else replayable = !input || input.body === null || BODYLESS.has(method);
 
+  if (view === undefined && typeof policy.cost === 'function' && init?.cost === undefined) {
+    // Before `init` is merged into a `Request` below: its body is still the caller's.
+    view = new RequestView(url, input, init, defaults);
+  }
   let target: string | Request = url;
   if (input) {
     // A Request carries its own body and signal; merge the call's init into it once.
     target = finalInit ? new Request(input, finalInit) : input;
     finalInit = undefined;
   }
-  return { method, url, input: target, init: finalInit, replayable, hasKey, key };
+  return { method, url, input: target, init: finalInit, replayable, hasKey, key, view };
 }
