@@ -120,13 +120,15 @@ const TEXT_TYPE =
 export class RequestView implements CostContext {
   readonly method: string;
   readonly url: string;
-  readonly json: () => unknown;
   readonly #own: HeadersInit | undefined;
   readonly #defaults: HeadersInit | undefined;
   readonly #body: unknown;
   #headers: HeadersView | undefined;
   /** `null` until the body was looked at. */
   #text: string | undefined | null = null;
+  #parsed = false;
+  #value: unknown;
+  #json: (() => unknown) | undefined;
 
   /**
    * @param url the absolute URL.
@@ -144,17 +146,12 @@ export class RequestView implements CostContext {
     this.#own = init?.headers ?? input?.headers;
     this.#defaults = defaults;
     this.#body = init?.body;
-    let parsed = false;
-    let value: unknown;
-    // An own property, not a method: `({ json }) => json()` is how the docs' functions read.
-    this.json = () => {
-      if (!parsed) {
-        parsed = true;
-        const text = this.body;
-        if (text !== undefined) value = parseJson(text);
-      }
-      return value;
-    };
+  }
+
+  /** A function bound to this view, so that `({ json }) => json()` works; made on first read. */
+  get json(): () => unknown {
+    this.#json ??= () => this.#parse();
+    return this.#json;
   }
 
   get headers(): ReadonlyHeaders {
@@ -165,6 +162,15 @@ export class RequestView implements CostContext {
   get body(): string | undefined {
     if (this.#text === null) this.#text = this.#read();
     return this.#text;
+  }
+
+  #parse(): unknown {
+    if (!this.#parsed) {
+      this.#parsed = true;
+      const text = this.body;
+      if (text !== undefined) this.#value = parseJson(text);
+    }
+    return this.#value;
   }
 
   /** The call's headers over the defaults; the caller's own `Headers` as it is when alone. */
