@@ -113,7 +113,10 @@ export function readCall(
   };
 }
 
-/** A view of a request prepared without one (`prepareRequest` makes it when a cost function needs it). */
+/**
+ * A view of a request prepared without one: `prepareRequest` makes one whenever a cost function
+ * will read it, so this is a fallback for requests prepared otherwise.
+ */
 function viewOf(req: PreparedRequest): RequestView {
   return new RequestView(
     req.url,

@@ -1,7 +1,8 @@
 /**
  * Turning a call (`input`, `init`) into the request the pipeline sends: method and URL read once,
- * the idempotency key chosen once, the body checked for replayability. A JSON body given to
- * `post(path, object)` is serialised here, once, and the same string is sent on every attempt.
+ * the idempotency key chosen once, the body checked for replayability, and the view a `cost`
+ * function reads made once (see `request-view.ts`). A JSON body given to `post(path, object)` is
+ * serialised here, once, and the same string is sent on every attempt.
  *
  * @module
  */
