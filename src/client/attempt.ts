@@ -12,6 +12,7 @@ import { invalidOption } from '../option-checks.js';
 import { type Cost, costOf, costProblem, MAX_COST } from './cost.js';
 import type { HostConfig } from './host-config.js';
 import { type PreparedRequest, withoutCredentials } from './request.js';
+import { RequestView } from './request-view.js';
 import { defaultShouldRetry } from './retry/retry-rule.js';
 import { AbortScope, onAbort } from './signals.js';
 import type { LimitedRequestInit, ShouldRetry } from './types.js';
@@ -79,7 +80,7 @@ export function readCall(
   const given = own
     ? init.cost
     : typeof p.cost === 'function'
-      ? p.cost({ method: req.method, url: req.url })
+      ? p.cost(req.view ?? viewOf(req))
       : p.cost;
   const cost = costOf(given, p.maxCost);
   if (cost === undefined) {
@@ -110,6 +111,19 @@ export function readCall(
     ctx,
     fetch: send,
   };
+}
+
+/**
+ * A view of a request prepared without one: `prepareRequest` makes one whenever a cost function
+ * will read it, so this is a fallback for requests prepared otherwise.
+ */
+function viewOf(req: PreparedRequest): RequestView {
+  return new RequestView(
+    req.url,
+    typeof req.input === 'string' ? undefined : req.input,
+    req.init,
+    undefined,
+  );
 }
 
 /**

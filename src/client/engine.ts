@@ -15,6 +15,7 @@ import type { LimitedClientOptions } from './options.js';
 import { HostPipeline, type PipelineShared } from './pipeline.js';
 import { HostRegistry } from './registry.js';
 import { mergeHeaders, prepareRequest, withoutCredentials } from './request.js';
+import { RequestView } from './request-view.js';
 import { StateTime } from './state-time.js';
 import { addCounters, type Counters, newCounters } from './stats.js';
 import { MemoryStateStore, type StateStore } from './store.js';
@@ -130,9 +131,13 @@ export class Engine {
         return this.#passThrough(inner, target, input, init);
     }
     let partition: string | undefined;
+    let view: RequestView | undefined;
     try {
       checkCallOptions(init, target.url, input);
-      partition = this.#partitionOf(target, input, init);
+      if (init?.partition === undefined && this.options.partition !== undefined) {
+        view = new RequestView(target.url, input, init, this.options.headers);
+      }
+      partition = this.#partitionOf(target, input, init, view);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -151,7 +156,14 @@ export class Engine {
     );
     let prepared: ReturnType<typeof prepareRequest>;
     try {
-      prepared = prepareRequest(target.url, input, init, pipeline.policy, this.options.headers);
+      prepared = prepareRequest(
+        target.url,
+        input,
+        init,
+        pipeline.policy,
+        this.options.headers,
+        view,
+      );
     } catch (error) {
       return Promise.reject(error);
     }
@@ -200,27 +212,32 @@ export class Engine {
 
   /**
    * The call's partition: its own `partition` (checked with the call's options), else the option's
-   * function; `undefined` for the host's own. Throws an `InvalidOptionError` when the function
-   * returns anything but a string of at most {@link MAX_PARTITION_LENGTH} characters or
+   * function, given `view`; `undefined` for the host's own. Throws an `InvalidOptionError` when the
+   * function returns anything but a string of at most {@link MAX_PARTITION_LENGTH} characters or
    * `undefined`, and whatever the function throws.
    */
   #partitionOf(
     target: Target,
     input: Request | undefined,
     init: LimitedRequestInit | undefined,
+    view: RequestView | undefined,
   ): string | undefined {
-    const own = init?.partition;
     const fn = this.options.partition;
-    if (own === undefined && fn === undefined) return undefined;
-    const method = (init?.method ?? input?.method ?? 'GET').toUpperCase();
-    const value: unknown = own !== undefined ? own : fn?.({ method, url: target.url });
+    let value: unknown = init?.partition;
+    if (value === undefined) {
+      if (fn === undefined || view === undefined) return undefined;
+      value = fn(view);
+    }
     if (value === undefined || value === '') return undefined;
     if (typeof value !== 'string' || value.length > MAX_PARTITION_LENGTH) {
       throw invalidOption(
         'partition',
         `must return a string of at most ${MAX_PARTITION_LENGTH} characters, or undefined`,
         value,
-        { method, url: withoutCredentials(target.url) },
+        {
+          method: (init?.method ?? input?.method ?? 'GET').toUpperCase(),
+          url: withoutCredentials(target.url),
+        },
       );
     }
     return value;

@@ -9,9 +9,9 @@
 export { LimitedClient } from './client.js';
 export type { CostVector } from './cost.js';
 export type { Listener } from './events.js';
+export { limitedInit } from './limited-init.js';
 export type {
   CircuitBreakerOptions,
-  CostContext,
   HostOptions,
   IdempotencyOptions,
   LimitedClientOptions,
@@ -19,6 +19,7 @@ export type {
   RetryOptions,
 } from './options.js';
 export { DEFAULTS } from './options.js';
+export type { CostContext, ReadonlyHeaders } from './request-view.js';
 export { defaultShouldRetry } from './retry/retry-rule.js';
 export type { CircuitState } from './rules/breaker.js';
 export {
@@ -34,6 +35,8 @@ export type {
   EventBase,
   GiveUpReason,
   HostStats,
+  LimitedInit,
+  LimitedInitOptions,
   LimitedRequestInit,
   PolicyStats,
   RetryContext,

@@ -14,7 +14,7 @@
 import * as z from 'zod/mini';
 import { CLOCK_PROBLEM, type Clock, isClock } from '../clock.js';
 import { InvalidOptionError } from '../errors.js';
-import { optionError, type Same } from '../option-checks.js';
+import { invalidOption, optionError, type Same } from '../option-checks.js';
 import { checkBurst, checkBurstHasRate } from './burst-checks.js';
 import { type CostVector, costOf, costProblem } from './cost.js';
 import { hostPatternProblem } from './host-match.js';
@@ -42,7 +42,7 @@ import {
   strictObject,
 } from './schema-parts.js';
 import type { StateStore } from './store.js';
-import type { LimitedRequestInit, ShouldRetry } from './types.js';
+import type { LimitedInitOptions, LimitedRequestInit, ShouldRetry } from './types.js';
 
 const DAY_MS = 86_400_000;
 
@@ -236,6 +236,26 @@ const CALL_KEYS = Object.keys(callShape) as (keyof typeof callShape)[];
 /** The same as one object, for the compile-time check against `LimitedRequestInit`. */
 const callSchema = strictObject(callShape);
 
+/**
+ * What `limitedInit` takes: a call's own options but `createBody`, the cost checked at once. Made
+ * on first use, so that a bundle without `limitedInit` carries none of it.
+ */
+function makeInitSchema() {
+  return strictObject({
+    cost: optional(
+      z.custom<number | CostVector>((v) => costOf(v) !== undefined, {
+        error: (issue) => costProblem(issue.input),
+      }),
+    ),
+    idempotencyKey: callShape.idempotencyKey,
+    timeoutMs: callShape.timeoutMs,
+    attemptTimeoutMs: callShape.attemptTimeoutMs,
+    partition: callShape.partition,
+    retry: callShape.retry,
+  });
+}
+let initSchema: ReturnType<typeof makeInitSchema> | undefined;
+
 // The schemas and the documented types must describe the same thing (see `Same`): a field added,
 // removed or retyped on one side only stops this from compiling.
 type CallOptions = Omit<LimitedRequestInit, keyof RequestInit>;
@@ -248,7 +268,8 @@ const schemasMatchTypes: [
   Same<z.input<typeof circuitBreakerSchema>, CircuitBreakerOptions>,
   Same<z.input<typeof idempotencySchema>, IdempotencyOptions>,
   Same<z.input<typeof callSchema>, CallOptions>,
-] = [true, true, true, true, true, true, true, true];
+  Same<z.input<ReturnType<typeof makeInitSchema>>, LimitedInitOptions>,
+] = [true, true, true, true, true, true, true, true, true];
 void schemasMatchTypes;
 
 const declaredDefaults = {
@@ -338,4 +359,26 @@ function checkCallOption(
   if (result.success) return;
   const method = (init.method ?? input?.method ?? 'GET').toUpperCase();
   throw optionError(result.error.issues, value, `init.${key}`, { method, url });
+}
+
+/**
+ * The options of `limitedInit`, copied into a new object (each read once, getters included; a
+ * key `__proto__` stays a key) and checked. Throws {@link InvalidOptionError} naming the option
+ * (`limitedInit.cost`), the value and what is allowed; for an unknown key (`createBody` included)
+ * or anything but an object. A cost is checked against the most any cost may be here, and
+ * against the host's burst on each call.
+ */
+export function parseInitOptions(options: unknown): LimitedInitOptions {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw invalidOption('limitedInit', "must be an object of a call's own options", options);
+  }
+  const copy: Record<string, unknown> = {};
+  for (const key of Object.keys(options)) {
+    const value = (options as Record<string, unknown>)[key];
+    if (value !== undefined) Object.defineProperty(copy, key, { value, enumerable: true });
+  }
+  initSchema ??= makeInitSchema();
+  const result = initSchema.safeParse(copy);
+  if (!result.success) throw optionError(result.error.issues, copy, 'limitedInit');
+  return copy as LimitedInitOptions;
 }

@@ -8,14 +8,11 @@
  */
 import type { Clock } from '../clock.js';
 import type { CostVector } from './cost.js';
+import type { CostContext } from './request-view.js';
 import type { StateStore } from './store.js';
 import type { ShouldRetry } from './types.js';
 
-/** What a `cost` function is given. */
-export interface CostContext {
-  method: string;
-  url: string;
-}
+export type { CostContext } from './request-view.js';
 
 /** Retry options. */
 export interface RetryOptions {
@@ -162,8 +159,16 @@ export interface HostOptions {
    * What a request costs: a number (units of the `requests` kind: a search the server counts as 3
    * requests costs 3), a vector per unit (`{ requests: 1, tokens: 1200 }`: each of the server's
    * policies is charged the cost of its unit, see the README's "Costs per unit"), or a function of
-   * the request returning either. The `requests` part must not exceed `burst` when `rate` is set.
+   * the request returning either, synchronously, once per call (not per attempt). The function sees
+   * the method, URL, headers and, when it is text of at most 1 MiB, the body (`CostContext`: the
+   * body is decoded and parsed only if it asks). The `requests` part must not exceed `burst` when
+   * `rate` is set. A call's own `cost` wins over the option (the function is not called then).
    * @default 1
+   * @example
+   * cost: ({ json }) => {
+   *   const body = json() as { max_tokens?: unknown } | undefined;
+   *   return { requests: 1, tokens: typeof body?.max_tokens === 'number' ? body.max_tokens : 1000 };
+   * }
    */
   cost?: number | CostVector | ((request: CostContext) => number | CostVector);
 }
@@ -181,8 +186,10 @@ export interface LimitedClientOptions extends HostOptions {
    * per-route buckets, Azure OpenAI's deployments (one per path). Without it, the whole host is
    * one partition, so a spent `search` quota would also hold every `core` request until its reset.
    * `undefined` or `''` puts the request in the host's own partition; a call's `partition` wins
-   * over this function. Called once per call, before the queue; it must be cheap and must not throw (a throw
-   * rejects the call with that error). At most 256 characters.
+   * over this function. It sees what a `cost` function sees (`CostContext`: method, URL, headers,
+   * a text body of at most 1 MiB), and the same object: a body parsed for one is parsed for both.
+   * Called once per call, before the queue; it must be cheap and must not throw (a throw rejects
+   * the call with that error). At most 256 characters.
    * @default every request of a host in one partition
    * @example
    * partition: ({ url }) => (url.includes('/search/') ? 'search' : undefined)

@@ -1,11 +1,13 @@
 /**
  * Turning a call (`input`, `init`) into the request the pipeline sends: method and URL read once,
- * the idempotency key chosen once, the body checked for replayability. A JSON body given to
- * `post(path, object)` is serialised here, once, and the same string is sent on every attempt.
+ * the idempotency key chosen once, the body checked for replayability, and the view a `cost`
+ * function reads made once (see `request-view.ts`). A JSON body given to `post(path, object)` is
+ * serialised here, once, and the same string is sent on every attempt.
  *
  * @module
  */
 import type { HostConfig } from './host-config.js';
+import { RequestView } from './request-view.js';
 import type { LimitedRequestInit } from './types.js';
 
 /** A call, ready for the pipeline. */
@@ -24,6 +26,8 @@ export interface PreparedRequest {
   hasKey: boolean;
   /** The key it carries, when it does and keys are on (what a host that honours it echoes). */
   key: string | undefined;
+  /** What the host's `cost` function is given, when it has one and the call no cost of its own. */
+  view: RequestView | undefined;
 }
 
 const BODYLESS = new Set(['GET', 'HEAD']);
@@ -134,6 +138,8 @@ function newKey(): string {
  * @param url the absolute URL (already resolved against a base URL when there is one).
  * @param input the caller's input when it is a `Request`, else `undefined`.
  * @param defaults client-wide headers, merged under the call's.
+ * @param view the call's view, when the `partition` function was given one: the `cost` function
+ *   gets the same (a body parsed for one is parsed for both).
  */
 export function prepareRequest(
   url: string,
@@ -141,6 +147,7 @@ export function prepareRequest(
   init: LimitedRequestInit | undefined,
   policy: HostConfig,
   defaults: HeadersInit | undefined,
+  view?: RequestView,
 ): PreparedRequest {
   const method = (init?.method ?? input?.method ?? 'GET').toUpperCase();
   const idem = policy.idempotency;
@@ -176,11 +183,15 @@ export function prepareRequest(
   else if (init?.body !== undefined) replayable = isReplayableBody(body);
   else replayable = !input || input.body === null || BODYLESS.has(method);
 
+  if (view === undefined && typeof policy.cost === 'function' && init?.cost === undefined) {
+    // Before `init` is merged into a `Request` below: its body is still the caller's.
+    view = new RequestView(url, input, init, defaults);
+  }
   let target: string | Request = url;
   if (input) {
     // A Request carries its own body and signal; merge the call's init into it once.
     target = finalInit ? new Request(input, finalInit) : input;
     finalInit = undefined;
   }
-  return { method, url, input: target, init: finalInit, replayable, hasKey, key };
+  return { method, url, input: target, init: finalInit, replayable, hasKey, key, view };
 }

@@ -50,6 +50,20 @@ export interface LimitedRequestInit extends RequestInit {
   retry?: false | { retries?: number; shouldRetry?: ShouldRetry };
 }
 
+/**
+ * The options {@link LimitedInit} carries: a call's own options (see {@link LimitedRequestInit}),
+ * all but `createBody`, which would replace the body an SDK made.
+ */
+export type LimitedInitOptions = Omit<LimitedRequestInit, keyof RequestInit | 'createBody'>;
+
+/**
+ * A call's own options as a `RequestInit` without `body`, `headers`, `method` and `signal` (the
+ * fields an SDK sets itself): the type an SDK's `fetchOptions` takes (OpenAI's, Anthropic's...),
+ * so that per-call options reach the `wrapFetch` given as the SDK's `fetch`. Made by `limitedInit`.
+ */
+export type LimitedInit = Readonly<LimitedInitOptions> &
+  Omit<RequestInit, 'body' | 'headers' | 'method' | 'signal'>;
+
 /** Everything the retry predicate may look at. */
 export interface RetryContext {
   /** HTTP method, upper case. */

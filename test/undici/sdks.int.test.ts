@@ -4,7 +4,10 @@
  * (`GET /repos/{owner}/{repo}`), both declaring a limit in `X-RateLimit-*` headers. Each SDK runs
  * once through the interceptor (a composed dispatcher in its fetch options, or Node's global fetch
  * with `setGlobalDispatcher`) and once with `wrapFetch` as its fetch; with their own retries off,
- * every call must succeed with 0 x 429. The same calls with plain fetch get 429s.
+ * every call must succeed with 0 x 429. The same calls with plain fetch get 429s. Through the
+ * interceptor, a `cost` function reads `max_tokens` from the body the SDK sends (undici's fetch
+ * hands it over as a stream of known length, which the interceptor reads first), and the server
+ * charges what it estimated.
  */
 import { Octokit } from '@octokit/core';
 import OpenAI from 'openai';
@@ -127,6 +130,58 @@ describe('the openai SDK', () => {
     expect(server.stats().rejected).toBe(0);
     expect(fetch.stats().totals.requests).toBe(CALLS);
     await fetch.close();
+  });
+
+  it('through the interceptor, a cost function reads max_tokens from the body the SDK sends', async () => {
+    // Tokens charged from the JSON body on both sides, in a window that does not end meanwhile.
+    const server = await start({
+      routes: [
+        {
+          method: 'POST',
+          path: '/v1/chat/completions',
+          headers: 'openai',
+          limits: [
+            {
+              algorithm: 'fixed-window',
+              limit: 100_000,
+              windowMs: 3_600_000,
+              name: 'tokens',
+              unit: 'tokens',
+              cost: { json: 'max_tokens', default: 1 },
+            },
+          ],
+          response: { body: completion },
+        },
+      ],
+    });
+    const estimates: number[] = [];
+    const interceptor = limited({
+      cost: (request) => {
+        const body = request.json() as { max_tokens?: number } | undefined;
+        estimates.push(body?.max_tokens ?? -1);
+        return { requests: 1, tokens: body?.max_tokens ?? 1 };
+      },
+    });
+    const agent = new Agent();
+    agents.push(agent);
+    const openai = new OpenAI({
+      apiKey: 'sk-test',
+      baseURL: `${server.url}/v1`,
+      maxRetries: 0,
+      fetchOptions: { dispatcher: agent.compose(interceptor) },
+    });
+    const sent = [12, 300, 45];
+    for (const maxTokens of sent) {
+      await openai.chat.completions.create({
+        model: 'gpt-test',
+        max_tokens: maxTokens,
+        messages: [],
+      });
+    }
+    expect(estimates).toEqual(sent);
+    const tokens = interceptor.stats().hosts[server.url]?.policies.find((p) => p.name === 'tokens');
+    // What the server reported left after the last call: the client's estimates, to the token.
+    expect(tokens?.remaining).toBe(100_000 - 357);
   });
 
   it('with plain fetch, the same calls get 429s', async () => {
