@@ -78,8 +78,10 @@ export const CONCURRENT = 'concurrent-requests';
  * or the reset to wait for, or (spent, reset passed) a probe when none is out and no other answer
  * is pending. `need` undefined: the request does not say what it costs in `p`'s unit (tokens, for
  * a call that gave a number): it waits only while `p` is spent. A need above `p`'s whole limit can
- * never be met: refused (`cost-too-high`). `requests`: requests in flight. Shared with the timed
- * quota, whose one policy reads the same.
+ * never be met while that limit holds: refused (`cost-too-high`) until the policy's reset; past it
+ * the limit is taken as unknown and the request goes as the one probe (a server that raised its
+ * limit answers it). `requests`: requests in flight. Shared with the timed quota, whose one policy
+ * reads the same.
  */
 export function checkPolicy(
   p: LearnedPolicy,
@@ -90,7 +92,14 @@ export function checkPolicy(
   if (p.remaining === undefined) return GO;
   const policy = p.name ?? p.key;
   if (need !== undefined && p.limit !== undefined && need > p.limit && p.unit !== CONCURRENT) {
-    return { ok: false, waitMs: undefined, reason: 'cost-too-high', policy };
+    if (p.resetAt !== undefined && now < p.resetAt) {
+      return { ok: false, waitMs: undefined, reason: 'cost-too-high', policy };
+    }
+    // A limit past its reset is no longer known (the server may have raised it): one probe finds
+    // out, rather than refusing every call until the host is forgotten.
+    if (p.probes > 0 || requests > 0)
+      return { ok: false, waitMs: undefined, reason: 'probe', policy };
+    return GO;
   }
   if (need === undefined ? p.remaining > 0 : p.remaining >= need) return GO;
   if (p.unit === CONCURRENT && requests > 0) {
@@ -149,6 +158,26 @@ export function findPolicy(state: QuotaState | undefined, key: string): LearnedP
   return undefined;
 }
 
+/**
+ * The `k` most restrictive of `policies` (`compareRestrictiveness`), most restrictive first, in one
+ * pass: at most `k` comparisons per policy, and one for a policy roomier than the `k` kept (the
+ * parser lists them most restrictive first, so a long list costs about one comparison each).
+ */
+export function mostRestrictiveOf(policies: readonly QuotaPolicy[], k: number): QuotaPolicy[] {
+  const kept: QuotaPolicy[] = [];
+  for (const q of policies) {
+    if (kept.length === k) {
+      if (compareRestrictiveness(q, kept[k - 1] as QuotaPolicy) >= 0) continue;
+      kept.pop();
+    }
+    let i = kept.length;
+    // Stable: a policy goes after those it ties with.
+    while (i > 0 && compareRestrictiveness(q, kept[i - 1] as QuotaPolicy) < 0) i--;
+    kept.splice(i, 0, q);
+  }
+  return kept;
+}
+
 function policyKey(q: QuotaPolicy): string {
   return q.name ?? (q.windowMs !== undefined ? `#w${q.windowMs}` : '#');
 }
@@ -179,13 +208,19 @@ function apply(
   view: View,
   cost: number,
 ): void {
+  // Trimmed first, then applied, each found by its key in a map: a response naming 40,000 policies
+  // costs one pass over them, not one pass per policy over a list that grows with them.
+  const kept = mostRestrictiveOf(reported, MAX_POLICIES);
+  const byKey = new Map<string, LearnedPolicy>();
+  for (const p of state.policies) byKey.set(p.key, p);
   const seen = new Set<string>();
-  for (const q of reported) {
+  for (const q of kept) {
     const key = policyKey(q);
     seen.add(key);
-    let p = findPolicy(state, key);
+    let p = byKey.get(key);
     if (!p) {
       p = { key, probes: 0 };
+      byKey.set(key, p);
       state.policies.push(p);
     }
     if (q.name !== undefined) p.name = q.name;
