@@ -11,7 +11,8 @@
  * that overtake each other never raise the estimate. A concurrency policy
  * (`qu="concurrent-requests"`) counts slots: a request's slot comes back when it ends, and requests
  * wait for that rather than for a time. A reset (like a hold) is recorded for `maxHoldMs` at most:
- * past it one probe goes.
+ * past it one probe goes. A policy that declares its window (so its rate) need not wait for its
+ * whole-second reset: `refill.ts` learns how its units come back and when they are back.
  *
  * Policies are a list, at most {@link MAX_POLICIES}, the most restrictive: their names come from
  * the server, which may name a fresh one on every answer, and a name like `__proto__` must stay a
@@ -22,10 +23,20 @@
 import { compareRestrictiveness } from '../../headers/policy.js';
 import type { QuotaPolicy } from '../../headers/types.js';
 import { charge } from '../cost.js';
-import { GO, type Request, type Rule, type Verdict, type View } from './contract.js';
+import { type Answer, GO, type Request, type Rule, type Verdict, type View } from './contract.js';
+import {
+  isPaced,
+  learnRefill,
+  paceSpent,
+  type RefillFields,
+  rateOf,
+  refillAtOnce,
+  refilledAt,
+  trialWait,
+} from './refill.js';
 
-/** What the client knows about one of the server's policies. */
-export interface LearnedPolicy {
+/** What the client knows about one of the server's policies (and how it refills: `refill.ts`). */
+export interface LearnedPolicy extends RefillFields {
   /** The policy's key: its name, or `#w<windowMs>` for an unnamed one. */
   key: string;
   /** The server's name for the policy, when it has one. */
@@ -101,16 +112,26 @@ export function checkPolicy(
       return { ok: false, waitMs: undefined, reason: 'probe', policy };
     return GO;
   }
-  if (need === undefined ? p.remaining > 0 : p.remaining >= need) return GO;
+  if (need === undefined ? p.remaining > 0 : p.remaining >= need) {
+    const trial = trialWait(p, need ?? 1, now);
+    return trial > 0 ? { ok: false, waitMs: trial, reason: 'learned-limit', policy } : GO;
+  }
   if (p.unit === CONCURRENT && requests > 0) {
     // Slots come back when requests in flight end, not with time.
     return { ok: false, waitMs: undefined, reason: 'learned-limit', policy };
   }
-  if (p.resetAt !== undefined && now < p.resetAt) {
+  // The declared rate may say units are back before the whole-second reset (`refill.ts`).
+  const refilled = refilledAt(p, need ?? 1);
+  if (refilled !== undefined) {
+    if (now < refilled)
+      return { ok: false, waitMs: refilled - now, reason: 'learned-limit', policy };
+  } else if (p.resetAt !== undefined && now < p.resetAt) {
     const wait: Verdict = { ok: false, waitMs: p.resetAt - now, reason: 'learned-limit', policy };
     if (p.serverResetAt !== undefined) wait.serverWaitMs = p.serverResetAt - now;
     return wait;
   }
+  // A gradual policy is paced: its units come back one by one, whatever is in flight.
+  if (isPaced(p, now)) return GO;
   if (p.probes > 0 || requests > 0) {
     // One probe, sent when no other answer is pending (a pending answer may already tell).
     return { ok: false, waitMs: undefined, reason: 'probe', policy };
@@ -118,15 +139,24 @@ export function checkPolicy(
   return GO;
 }
 
-/** Spends `need` of `p`'s units (nothing when unknown), or counts a probe; whether it probes. */
+/**
+ * Spends `need` of `p`'s units (nothing when unknown), or counts a probe; whether it probes. `at`:
+ * when it is sent, for a paced policy (`refill.ts`), which spends past its estimate instead.
+ */
 export function spendOrProbe(
   p: LearnedPolicy,
   need: number | undefined,
   expires: number | undefined,
+  at?: number,
 ): boolean {
   if (p.remaining === undefined) return false;
   if (need === undefined ? p.remaining > 0 : p.remaining >= need) {
     p.remaining -= need ?? 0;
+    return false;
+  }
+  if (at !== undefined && need !== undefined && isPaced(p, at)) {
+    p.remaining -= need;
+    paceSpent(p, need, at);
     return false;
   }
   p.probes++;
@@ -203,11 +233,12 @@ function apply(
   state: QuotaState,
   reported: readonly QuotaPolicy[],
   fresh: boolean,
-  now: number,
+  answer: Answer,
   config: QuotaConfig,
   view: View,
-  cost: number,
 ): void {
+  const { now, ticket } = answer;
+  const cost = ticket.cost;
   // Trimmed first, then applied, each found by its key in a map: a response naming 40,000 policies
   // costs one pass over them, not one pass per policy over a list that grows with them.
   const kept = mostRestrictiveOf(reported, MAX_POLICIES);
@@ -229,7 +260,22 @@ function apply(
     if (q.unit !== undefined) p.unit = q.unit;
     if (!fresh) continue;
     if (q.remaining !== undefined) {
-      p.remaining = q.remaining - inFlightFor(p, view) + (p.unit === CONCURRENT ? cost : 0);
+      const before = p.remaining;
+      const inFlight = inFlightFor(p, view);
+      p.remaining = q.remaining - inFlight + (p.unit === CONCURRENT ? cost : 0);
+      if (rateOf(p) !== undefined) {
+        learnRefill(p, {
+          before,
+          remaining: q.remaining,
+          need: charge(ticket.cost, ticket.units, p.unit, p.name) ?? 0,
+          inFlight,
+          accepted: answer.status !== undefined && answer.status < 400,
+          probe: ticket.probed?.includes(p.key) ?? false,
+          sentAt: ticket.at,
+          now,
+          resetMs: q.resetMs,
+        });
+      }
       p.probes = 0;
       if (q.resetMs !== undefined) setReset(p, now, q.resetMs, config.maxHoldMs);
       // No reset in the headers (Shopify's leaky bucket, Azure): when spent, wait a little before
@@ -287,7 +333,10 @@ export const quota = {
     if (!view.replaying) {
       const probed: string[] = [];
       for (const p of state.policies) {
-        if (spendOrProbe(p, needOf(p, request), ticket.expires)) probed.push(p.key);
+        const need = needOf(p, request);
+        // `view.units` counts this request already (the requests-in-flight rule commits first).
+        if (need !== undefined) refillAtOnce(p, need, now, inFlightFor(p, view) - need);
+        if (spendOrProbe(p, need, ticket.expires, now)) probed.push(p.key);
       }
       ticket.probed = probed;
       return state;
@@ -299,7 +348,9 @@ export const quota = {
     for (const p of state.policies) {
       if (p.remaining === undefined) continue;
       if (!probed.includes(p.key)) {
-        if (!lost || p.unit !== CONCURRENT) p.remaining -= needOf(p, request) ?? 0;
+        const need = needOf(p, request) ?? 0;
+        if (!lost || p.unit !== CONCURRENT) p.remaining -= need;
+        paceSpent(p, need, ticket.at);
       } else if (!lost) {
         p.probes++;
         if (ticket.expires !== undefined) {
@@ -327,7 +378,7 @@ export const quota = {
     // old until `seq` caught up.
     const fresh = ticket.seq > state.applied && ticket.seq <= view.seq;
     if (fresh) state.applied = ticket.seq;
-    apply(state, view.declared, fresh, answer.now, config, view, ticket.cost);
+    apply(state, view.declared, fresh, answer, config, view);
     return state;
   },
 } satisfies Rule<QuotaState, QuotaConfig>;
