@@ -30,9 +30,7 @@
  *   `refill: 'at-once'`, and no more trials). That costs a window that time, once.
  *
  * A gradual policy, spent, is paced: one unit each `w / q`, from the answer that found it spent
- * (`paceAt`), several in flight if the answers take longer than that. So is a policy found full
- * with one unit (`peak` 1): at once and gradually are then the same, and a pace anchored on that
- * answer does not lose a round trip per unit as waiting for each answer would. The server's word still
+ * (`paceAt`), several in flight if the answers take longer than that. The server's word still
  * bounds the model: a reset of two seconds or more says nothing comes back in the first `t - 1` of
  * them, and a model that disagrees is not used (`notBefore`).
  *
@@ -75,12 +73,13 @@ export interface RefillFields {
 const CONCURRENT = 'concurrent-requests';
 
 /**
- * Whether a spent policy is paced, one unit each `w / q`: it refills gradually, or it was found
- * to hold one unit at most when full (then at once and gradually are the same thing: one unit per
- * unit's time).
+ * Whether a spent policy is paced, one unit each `w / q`. Not one that holds a single unit, though
+ * at once and gradually are the same for it: a pace anchored on one answer, against a window of
+ * one unit, is refused whenever a send's latency outgrows the round trip it started with (it was,
+ * over loopback on a busy machine); counted from each answer, it pays a round trip per unit.
  */
 function gradual(p: RefillFields): boolean {
-  return p.refill === 'gradual' || (p.refill === 'at-once' && p.peak === 1);
+  return p.refill === 'gradual';
 }
 
 /** Units per millisecond the policy declares (`q / w`), or `undefined` without a window. */
