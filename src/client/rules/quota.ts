@@ -24,6 +24,7 @@ import { compareRestrictiveness } from '../../headers/policy.js';
 import type { QuotaPolicy } from '../../headers/types.js';
 import { charge } from '../cost.js';
 import { type Answer, GO, type Request, type Rule, type Verdict, type View } from './contract.js';
+import { type LateResetFields, lateResetAt, learnLateReset } from './late-reset.js';
 import {
   isPaced,
   learnRefill,
@@ -35,8 +36,11 @@ import {
   trialWait,
 } from './refill.js';
 
-/** What the client knows about one of the server's policies (and how it refills: `refill.ts`). */
-export interface LearnedPolicy extends RefillFields {
+/**
+ * What the client knows about one of the server's policies (and how it refills: `refill.ts`, or
+ * without a window, whether its reset runs late: `late-reset.ts`).
+ */
+export interface LearnedPolicy extends RefillFields, LateResetFields {
   /** The policy's key: its name, or `#w<windowMs>` for an unnamed one. */
   key: string;
   /** The server's name for the policy, when it has one. */
@@ -120,9 +124,13 @@ export function checkPolicy(
     // Slots come back when requests in flight end, not with time.
     return { ok: false, waitMs: undefined, reason: 'learned-limit', policy };
   }
-  // The declared rate may say units are back before the whole-second reset (`refill.ts`).
-  const refilled = refilledAt(p, need ?? 1);
-  if (refilled !== undefined) {
+  // The declared rate may say units are back before the whole-second reset (`refill.ts`), or
+  // without one, the windows seen may say the reset runs late (`late-reset.ts`).
+  const refilled = refilledAt(p, need ?? 1) ?? lateResetAt(p);
+  // A reset capped at `maxHoldMs` stays the server's word (the caller may refuse to wait it),
+  // unless the model says sooner.
+  const capped = p.serverResetAt !== undefined && p.resetAt !== undefined;
+  if (refilled !== undefined && (!capped || refilled < (p.resetAt as number))) {
     if (now < refilled)
       return { ok: false, waitMs: refilled - now, reason: 'learned-limit', policy };
   } else if (p.resetAt !== undefined && now < p.resetAt) {
@@ -263,19 +271,19 @@ function apply(
       const before = p.remaining;
       const inFlight = inFlightFor(p, view);
       p.remaining = q.remaining - inFlight + (p.unit === CONCURRENT ? cost : 0);
-      if (rateOf(p) !== undefined) {
-        learnRefill(p, {
-          before,
-          remaining: q.remaining,
-          need: charge(ticket.cost, ticket.units, p.unit, p.name) ?? 0,
-          inFlight,
-          accepted: answer.status !== undefined && answer.status < 400,
-          probe: ticket.probed?.includes(p.key) ?? false,
-          sentAt: ticket.at,
-          now,
-          resetMs: q.resetMs,
-        });
-      }
+      const report = {
+        before,
+        remaining: q.remaining,
+        need: charge(ticket.cost, ticket.units, p.unit, p.name) ?? 0,
+        inFlight,
+        accepted: answer.status !== undefined && answer.status < 400,
+        probe: ticket.probed?.includes(p.key) ?? false,
+        sentAt: ticket.at,
+        now,
+        resetMs: q.resetMs,
+      };
+      if (rateOf(p) !== undefined) learnRefill(p, report);
+      else if (p.unit !== CONCURRENT) learnLateReset(p, report);
       p.probes = 0;
       if (q.resetMs !== undefined) setReset(p, now, q.resetMs, config.maxHoldMs);
       // No reset in the headers (Shopify's leaky bucket, Azure): when spent, wait a little before

@@ -105,6 +105,11 @@ export interface Simulation {
   start?: number;
   /** Gives up past this, milliseconds of simulated time. @default 3,600,000 */
   maxMs?: number;
+  /**
+   * A server of another kind, in place of `server`'s algorithm and the mock server's fields: the
+   * answer to a request arriving at `at` (a limiter nobody here wrote, emulated).
+   */
+  respond?: (at: number) => { status: number; headers: Record<string, string> };
 }
 
 /** What a simulation came to. */
@@ -151,6 +156,7 @@ export function simulate(sim: Simulation): Outcome {
 
   /** The server's answer to a request arriving at `at`. */
   function serve(ticket: Ticket, at: number): Flight {
+    if (sim.respond) return { ticket, at: at + latency, ...sim.respond(at) };
     const d = decide(server.logic, server.config, state, at, 1);
     if (d.result.allowed) state = d.state;
     const report: PolicyReport = {
@@ -231,10 +237,15 @@ export function leastTime(sim: Simulation): number {
     answers.sort((a, b) => a - b);
     const free = answers.length < concurrency ? start : (answers.shift() as number);
     let at = Math.max(free + latency, previous);
-    at += server.logic.delayUntil(state, at, 1, server.config);
-    previous = at;
-    const d = decide(server.logic, server.config, state, at, 1);
+    let d = decide(server.logic, server.config, state, at, 1);
+    // At epoch-sized times an algorithm's floating-point arithmetic may refuse a hair after its
+    // own delay said yes: a millisecond more.
+    for (let tries = 0; !d.result.allowed && tries < 1000; tries++) {
+      at += Math.max(1, server.logic.delayUntil(state, at, 1, server.config));
+      d = decide(server.logic, server.config, state, at, 1);
+    }
     if (!d.result.allowed) throw new Error(`oracle refused at ${at}`);
+    previous = at;
     state = d.state;
     const answer = at + (d.result.delayMs ?? 0) + latency;
     answers.push(answer);
