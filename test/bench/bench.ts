@@ -5,6 +5,7 @@
  *   npm run bench -- [results.json] [--quick] [--only peers|overhead|goodput|outage|wild|undici]
  *     [--concurrency 1,16,50,200] [--host quiet,declared] [--built] [--before <dir>/index.ts]
  *     (the overhead section; `--before`: a second copy of the package in the same rounds)
+ *     [--scenario <name part>] (the wild section: only the scenarios whose name contains it)
  *
  * Sections (each prints a markdown table of ratios; the raw numbers go to the JSON file):
  * 1. peers: requests per second of every contender against an unlimited loopback endpoint,
@@ -66,6 +67,7 @@ const { values, positionals } = parseArgs({
     host: { type: 'string' },
     built: { type: 'boolean', default: false },
     before: { type: 'string' },
+    scenario: { type: 'string' },
   },
 });
 const jsonPath = values.json ?? positionals[0];
@@ -433,7 +435,7 @@ if (sections.has('wild')) {
   console.log(
     "5. In the wild: limiters nobody here wrote, and providers' dialects (each contender on its own instance, all at once)",
   );
-  const { results, skipped } = await wild(peers, quick);
+  const { results, skipped } = await wild(peers, quick, values.scenario);
   report.wild = { results, skipped };
   const names = [...new Set(results.map((r) => r.client))];
   const scenarios = [...new Set(results.map((r) => r.scenario))];

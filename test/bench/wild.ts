@@ -9,7 +9,10 @@
  * - the same secondary limit GitHub-style: `403 + retry-after: 1` with `x-ratelimit-*`;
  * - Reddit-style decimal counts (`x-ratelimit-remaining: 9.0`, `-used`, `-reset` in seconds), 10
  *   requests per 2 s window, plain 429s;
- * - koa-ratelimit, 10 per 1 s window (`Retry-After: 0`, fractional epoch reset).
+ * - koa-ratelimit, 10 per 1 s window (`Retry-After: 0`, fractional epoch reset);
+ * - Flask-Limiter, 10 per 2 s (its default fixed window, which starts at the first hit; the
+ *   reset it announces is up to a second late, `Retry-After` truncated; real Python, see
+ *   test/peers/flask-limiter.ts).
  *
  * Each contender runs against its own instance of the scenario's server, all contenders of a
  * scenario at the same time. Cells as in the goodput section: elapsed over the theoretical
@@ -21,6 +24,7 @@
 import { startRedditStyle, startSecondaryLimit } from '../peers/api-styles.js';
 import { admitted, type PeerServer, rejected } from '../peers/counting.js';
 import { runBatch } from '../peers/drive.js';
+import { flaskLimiterUnavailable, startFlaskLimiter } from '../peers/flask-limiter.js';
 import { nginxUnavailable, startNginx } from '../peers/nginx.js';
 import { startKoa } from '../peers/node-limiters.js';
 import type { Contender, LimitedContender } from './lib/peers.js';
@@ -37,6 +41,7 @@ interface WildScenario {
   rate: number;
   start(): Promise<PeerServer>;
   nginx?: boolean;
+  flask?: boolean;
 }
 
 /** One contender's figures in one scenario. */
@@ -115,6 +120,16 @@ function scenarios(quick: boolean): WildScenario[] {
       rate: 10,
       start: () => startKoa({ limit: 10, windowMs: 1000 }),
     },
+    {
+      name: 'Flask-Limiter 10 per 2 s',
+      method: 'GET',
+      requests: quick ? 40 : 60,
+      concurrency: 10,
+      burst: 10,
+      rate: 5,
+      start: () => startFlaskLimiter({ limit: '10 per 2 seconds' }),
+      flask: true,
+    },
   ];
 }
 
@@ -163,20 +178,24 @@ async function runOne(scenario: WildScenario, contender: Contender): Promise<Wil
 
 /**
  * Runs every scenario with every contender (fresh ones from `factories` per scenario), printing
- * one line per scenario as it ends. nginx scenarios are skipped, with the reason in `skipped`,
- * where nginx cannot run.
+ * one line per scenario as it ends. nginx and Flask-Limiter scenarios are skipped, with the
+ * reason in `skipped`, where they cannot run. `only`: the scenarios whose name contains it.
  */
 export async function wild(
   factories: (() => Contender)[],
   quick: boolean,
+  only?: string,
 ): Promise<{ results: WildResult[]; skipped: string[] }> {
   const results: WildResult[] = [];
   const skipped: string[] = [];
   const noNginx = await nginxUnavailable();
+  const noFlask = await flaskLimiterUnavailable();
   for (const scenario of scenarios(quick)) {
-    if (scenario.nginx && noNginx) {
-      skipped.push(`${scenario.name}: ${noNginx}`);
-      console.log(`  ${scenario.name}: SKIPPED, nginx cannot run here (${noNginx})`);
+    if (only !== undefined && !scenario.name.includes(only)) continue;
+    const missing = (scenario.nginx && noNginx) || (scenario.flask && noFlask) || undefined;
+    if (missing !== undefined) {
+      skipped.push(`${scenario.name}: ${missing}`);
+      console.log(`  ${scenario.name}: SKIPPED, it cannot run here (${missing})`);
       continue;
     }
     const runs = await Promise.all(factories.map((make) => runOne(scenario, make())));
