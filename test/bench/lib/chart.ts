@@ -6,7 +6,7 @@
  *
  * A bar panel's scale stops at five times the sustained limit per bin (at least twice it), so the
  * limit's line stands a fifth of the panel or more above the axis even beside a loop that sends
- * sixty times too much: taller bars are cut at the top and carry their count. The last panel's
+ * sixty times too much: taller bars are cut at the top and carry their count inside it. The last panel's
  * legend sits under its axis, where no line runs. Elements carry classes (`rate-line`, `axis-x`,
  * `legend`) for the tests.
  */
@@ -85,8 +85,9 @@ export function renderChart({ title, binMs, ratePerSecond, burst, panels }: Char
       }
       const total = bin.ok + bin.rejected + bin.failed;
       if (total > yMax) {
+        // Inside the bar's top, in white: above it is the panel's title.
         out.push(
-          `<text x="${(x + barWidth / 2).toFixed(1)}" y="${y0 - 2}" text-anchor="middle" font-size="9">${total}</text>`,
+          `<text x="${(x + barWidth / 2).toFixed(1)}" y="${y0 + 10}" text-anchor="middle" font-size="9" fill="white">${total}</text>`,
         );
       }
     });
