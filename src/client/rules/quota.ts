@@ -31,7 +31,6 @@ import {
   paceSpent,
   type RefillFields,
   rateOf,
-  refillAtOnce,
   refilledAt,
   trialWait,
 } from './refill.js';
@@ -139,7 +138,7 @@ export function checkPolicy(
     return wait;
   }
   // A gradual policy is paced: its units come back one by one, whatever is in flight.
-  if (isPaced(p, now)) return GO;
+  if (isPaced(p)) return GO;
   if (p.probes > 0 || requests > 0) {
     // One probe, sent when no other answer is pending (a pending answer may already tell).
     return { ok: false, waitMs: undefined, reason: 'probe', policy };
@@ -162,7 +161,7 @@ export function spendOrProbe(
     p.remaining -= need ?? 0;
     return false;
   }
-  if (at !== undefined && need !== undefined && isPaced(p, at)) {
+  if (at !== undefined && need !== undefined && isPaced(p)) {
     p.remaining -= need;
     paceSpent(p, need, at);
     return false;
@@ -341,10 +340,7 @@ export const quota = {
     if (!view.replaying) {
       const probed: string[] = [];
       for (const p of state.policies) {
-        const need = needOf(p, request);
-        // `view.units` counts this request already (the requests-in-flight rule commits first).
-        if (need !== undefined) refillAtOnce(p, need, now, inFlightFor(p, view) - need);
-        if (spendOrProbe(p, need, ticket.expires, now)) probed.push(p.key);
+        if (spendOrProbe(p, needOf(p, request), ticket.expires, now)) probed.push(p.key);
       }
       ticket.probed = probed;
       return state;

@@ -30,9 +30,12 @@
  *   `refill: 'at-once'`, and no more trials). That costs a window that time, once.
  *
  * A gradual policy, spent, is paced: one unit each `w / q`, from the answer that found it spent
- * (`paceAt`), several in flight if the answers take longer than that. The server's word still
- * bounds the model: a reset of two seconds or more says nothing comes back in the first `t - 1` of
- * them, and a model that disagrees is not used (`notBefore`).
+ * (`paceAt`), several in flight if the answers take longer than that. A paced request refused
+ * means the units do not come back at that rate after all (a sliding-window counter gives back
+ * what its previous window held, and a request delayed into the next window leaves it one short):
+ * from then on the policy waits for its announced reset (`refill: 'reset'`), as without a window.
+ * The server's word still bounds the model: a reset of two seconds or more says nothing comes back
+ * in the first `t - 1` of them, and a model that disagrees is not used (`notBefore`).
  *
  * Without a rate (no `w`, as in `X-RateLimit-*`), none of this applies: a spent policy waits for its
  * reset and sends one probe (`quota.ts`). Measured against the mock server, for every algorithm:
@@ -55,8 +58,11 @@ export interface RefillFields {
   resetAt?: number;
   /** The most units seen available at once: a report's remaining plus its request's own units. */
   peak?: number;
-  /** How units come back, once learned (see the module comment); `undefined`: not yet known. */
-  refill?: 'gradual' | 'at-once';
+  /**
+   * How units come back, once learned (see the module comment); `undefined`: not yet known;
+   * `reset`: a request the model let go was refused, and only the announced reset is trusted.
+   */
+  refill?: 'gradual' | 'at-once' | 'reset';
   /** Not known to be gradual, spent: when all of `peak` is surely back, epoch milliseconds. */
   refillAt?: number;
   /** Gradual, spent: when the next unit is back, epoch milliseconds. */
@@ -99,7 +105,7 @@ export function rateOf(p: RefillFields): number | undefined {
  */
 export function refilledAt(p: RefillFields, need: number): number | undefined {
   const rate = rateOf(p);
-  if (rate === undefined) return undefined;
+  if (rate === undefined || p.refill === 'reset') return undefined;
   const ruledOut = (t: number) => p.notBefore !== undefined && t <= p.notBefore;
   if (gradual(p)) {
     if (p.paceAt === undefined) return undefined;
@@ -116,26 +122,13 @@ export function refilledAt(p: RefillFields, need: number): number | undefined {
 
 /**
  * Whether a spent policy lets requests go without the one-probe rule once {@link refilledAt} has
- * passed: a gradual one by its pace, several in flight; one known to refill at once, up to its
- * `peak` ({@link refillAtOnce}).
+ * passed: a gradual one, by its pace, several in flight. One known to refill at once still sends
+ * one probe first and the rest on its answer: sent whole, blind, a refill that a sliding-window
+ * counter (taken for a window while its bursts fell at a window's end) gave back in part was
+ * refused nine times in ten, where the probe costs a round trip.
  */
-export function isPaced(p: RefillFields, now: number): boolean {
-  if (gradual(p)) return p.paceAt !== undefined;
-  // At once: full at `refillAt`; an earlier announced reset promises some units, not all of
-  // them (a sliding log's oldest entry), so that one goes as a probe.
-  return p.refill === 'at-once' && p.refillAt !== undefined && now >= p.refillAt;
-}
-
-/**
- * Before a request of `need` units is sent at `now`: a policy known to refill at once, spent, whose
- * refill time has come, is full again: its estimate becomes `peak` less what is still in flight
- * (`inFlight`, besides this request).
- */
-export function refillAtOnce(p: RefillFields, need: number, now: number, inFlight: number): void {
-  if (p.refill !== 'at-once' || gradual(p) || p.peak === undefined) return;
-  if ((p.remaining ?? 0) >= need || !isPaced(p, now)) return;
-  p.remaining = p.peak - inFlight;
-  delete p.refillAt;
+export function isPaced(p: RefillFields): boolean {
+  return gradual(p) && p.paceAt !== undefined;
 }
 
 /**
@@ -192,10 +185,12 @@ export function learnRefill(p: RefillFields, report: RefillReport): void {
   if (rate === undefined) return;
   const { before, remaining, need, inFlight, now } = report;
   if (report.accepted) p.peak = Math.max(p.peak ?? 0, remaining + need);
-  else if (p.refill === 'at-once' && p.peak !== undefined && p.peak > 1) {
-    // Refused after a refill taken as whole: it holds less than the most once seen (another
-    // client spends it too, or its arithmetic rounds a unit away): count one less.
-    p.peak--;
+  else if (p.refill === 'gradual') {
+    // Refused while paced: its units do not come back at the declared rate after all (a
+    // sliding-window counter gives back what its previous window held, which a late request
+    // made one short): its announced reset is waited for from now on.
+    p.refill = 'reset';
+    delete p.paceAt;
   }
   const peak = p.peak ?? 0;
   const wholeTurn = remaining + need + inFlight >= peak;

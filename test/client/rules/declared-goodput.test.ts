@@ -30,12 +30,14 @@ const LATENCY_MS = 0.25;
 const SHORT_QUEUE = { bursts: [2, 5], within: 1.6 };
 
 /**
- * A refill is counted from the answer that found the policy spent (never early), so each costs a
- * round trip: where a burst refills in under ten round trips (a burst of 1 at 200/s: 5 ms against
- * 0.5 ms) the bound is that round trip per refill, 1 + RTT * R / B.
+ * A refill is counted from the answer that found the policy spent (never early), and its first
+ * request goes alone, as a probe, the rest on its answer: a refill costs a round trip for a burst
+ * of 1, two for more. Where a burst refills in under ten of them (a burst of 1 or 2 at 200/s:
+ * 5 or 10 ms against 0.5 ms) the bound is those round trips, 1 + k * RTT * R / B.
  */
 function bound(rate: number, burst: number): number {
-  return Math.max(1.1, 1 + (1.01 * 2 * LATENCY_MS * rate) / 1000 / burst);
+  const roundTrips = burst > 1 ? 2 : 1;
+  return Math.max(1.1, 1 + (1.01 * roundTrips * 2 * LATENCY_MS * rate) / 1000 / burst);
 }
 
 function cell(algorithm: (typeof RATE_ALGORITHMS)[number], rate: number, burst: number) {

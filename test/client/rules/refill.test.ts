@@ -41,7 +41,7 @@ describe('refill of a declared policy', () => {
     expect(h.check(1, 806).ok).toBe(true);
   });
 
-  it('a window found full at its refill is sent to whole, all at once, each refill after', () => {
+  it('a window found full at its refill waits its turn whole, then one probe, then the rest', () => {
     const h = new Host(open);
     // 10 per 1 s as a fixed window of 5 per 500 ms: five at once.
     h.answer(h.send(0), 200, tenPerSecond(4), 1);
@@ -53,10 +53,14 @@ describe('refill of a declared policy', () => {
     // Sent at 653, the window had given nothing back: at once it is.
     h.answer(h.send(653), 200, tenPerSecond(0), 654);
     expect(findPolicy(h.state.quota, 's')?.refill).toBe('at-once');
-    // Whole again 500 ms after that answer: all five go at once, no probe first.
+    // Whole again 500 ms after that answer: one probe, whose answer lets the rest go.
     expect(h.check(1, 1153).ok).toBe(false);
-    for (let i = 0; i < 5; i++) expect(h.send(1154).probed).toEqual([]);
-    expect(h.check(1, 1154).ok).toBe(false);
+    const probe = h.send(1154);
+    expect(probe.probed).toEqual(['s']);
+    expect(h.check(1, 1154)).toMatchObject({ ok: false, reason: 'probe' });
+    h.answer(probe, 200, tenPerSecond(4), 1155);
+    for (let i = 0; i < 4; i++) h.send(1155);
+    expect(h.check(1, 1155).ok).toBe(false);
   });
 
   it('a reset of 2 s or more is believed over a model that says sooner', () => {
@@ -66,22 +70,21 @@ describe('refill of a declared policy', () => {
     expect(h.check(1, 1999)).toMatchObject({ ok: false, waitMs: 1001 });
   });
 
-  it('refused after a refill taken as whole, it counts one unit less', () => {
+  it('a paced request refused puts the policy back on its announced resets', () => {
     const h = new Host(open);
-    h.answer(h.send(0), 200, tenPerSecond(2), 1);
-    h.answer(h.send(1), 200, tenPerSecond(1), 2);
-    h.answer(h.send(2), 200, tenPerSecond(0), 3);
-    h.answer(h.send(303), 200, tenPerSecond(2), 304);
-    const policy = () => findPolicy(h.state.quota, 's');
-    // Three seen at once; the trial holds the last unit 150 ms and finds nothing came back.
-    h.answer(h.send(304), 200, tenPerSecond(1), 305);
-    h.answer(h.send(455), 200, tenPerSecond(0), 456);
-    expect(policy()).toMatchObject({ refill: 'at-once', peak: 3 });
-    const refill = [h.send(756), h.send(756), h.send(756)];
-    h.answer(refill[0]!, 200, tenPerSecond(1), 757);
-    h.answer(refill[1]!, 200, tenPerSecond(0), 757);
-    h.answer(refill[2]!, 429, { ...tenPerSecond(0), 'retry-after': '1' }, 757);
-    expect(policy()?.peak).toBe(2);
+    h.answer(h.send(0), 200, tenPerSecond(5), 1);
+    for (let i = 0; i < 5; i++) h.answer(h.send(1), 200, tenPerSecond(4 - i), 2);
+    h.answer(h.send(602), 200, tenPerSecond(2), 603);
+    h.answer(h.send(603), 200, tenPerSecond(1), 604);
+    h.answer(h.send(604), 200, tenPerSecond(0), 605);
+    expect(findPolicy(h.state.quota, 's')?.refill).toBe('gradual');
+    // The paced request at 705 is refused: the units do not come back at 10/s after all.
+    h.answer(h.send(705), 429, { ...tenPerSecond(0), 'retry-after': '1' }, 706);
+    expect(findPolicy(h.state.quota, 's')).toMatchObject({ refill: 'reset', resetAt: 1706 });
+    expect(findPolicy(h.state.quota, 's')?.paceAt).toBeUndefined();
+    // Once the hold is over, a success without a window's turn is no evidence again: still reset.
+    h.answer(h.send(1800), 200, tenPerSecond(3), 1801);
+    expect(findPolicy(h.state.quota, 's')?.refill).toBe('reset');
   });
 
   it('keeps its state plain JSON', () => {
