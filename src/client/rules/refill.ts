@@ -17,7 +17,9 @@
  * while it does not know, assumes at once, which is never early: a spent policy has all of `peak`
  * back at most `peak / rate` after the answer that found it spent (a window of `peak` per that
  * period has turned; a bucket has refilled `peak`), or at the announced reset, whichever comes
- * first (`refillAt`). Gradual refill is learned, never assumed (`refill: 'gradual'`):
+ * first (`refillAt`); there one probe goes, and its answer lets the rest go. (A reset seen to give
+ * back only some units, a sliding log's oldest entries, is not waited for again: `partialReset`.)
+ * Gradual refill is learned, never assumed (`refill: 'gradual'`):
  *
  * - an answer shows units back beyond what was left minus what was sent since, but fewer than a
  *   window's turn would give (the remaining, plus what is in flight and the request's own units,
@@ -38,8 +40,9 @@
  * in the first `t - 1` of them, and a model that disagrees is not used (`notBefore`).
  *
  * Without a rate (no `w`, as in `X-RateLimit-*`), none of this applies: a spent policy waits for its
- * reset and sends one probe (`quota.ts`). Measured against the mock server, for every algorithm:
- * docs/how-it-works.md, docs/benchmarks.md.
+ * reset, or for what its windows tell when its reset runs late (`late-reset.ts`), and sends one
+ * probe (`quota.ts`). Measured against the mock server, for every algorithm: docs/how-it-works.md,
+ * docs/benchmarks.md.
  *
  * @module
  */
