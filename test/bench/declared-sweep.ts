@@ -31,6 +31,8 @@ export interface SweepOptions {
   seconds: number;
   /** Calls in flight. */
   concurrency: number;
+  /** Only these algorithms (all when absent). */
+  algorithms?: string[];
 }
 
 /** One cell's figures. */
@@ -90,6 +92,7 @@ async function runCell(
 export async function declaredSweep(options: SweepOptions): Promise<SweepCell[]> {
   const cells: SweepCell[] = [];
   for (const algorithm of RATE_ALGORITHMS) {
+    if (options.algorithms && !options.algorithms.includes(algorithm)) continue;
     for (const rate of options.rates) {
       for (const burst of options.bursts) {
         // A burst that takes longer than the run to refill makes it one window long: left out.

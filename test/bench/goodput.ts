@@ -6,7 +6,8 @@
  *
  *   npm run bench:goodput -- [--n 200] [--c 16] [--rate 20] [--burst 20] [--json out.json]
  *   npm run bench:goodput -- --sweep [--rates 0.5,2.5,10,50,200] [--bursts 1,5,20,100]
- *     [--seconds 10]    (every algorithm over a grid, IETF fields: see declared-sweep.ts)
+ *     [--seconds 10] [--algorithms gcra,...]  (every algorithm over a grid, IETF fields: see
+ *     declared-sweep.ts)
  *
  * Loopback only, bounded in requests and time; it stops by itself.
  */
@@ -34,6 +35,7 @@ const { values } = parseArgs({
     rates: { type: 'string', default: '0.5,2.5,10,50,200' },
     bursts: { type: 'string', default: '1,5,20,100' },
     seconds: { type: 'string', default: '10' },
+    algorithms: { type: 'string' },
   },
 });
 
@@ -44,6 +46,7 @@ if (values.sweep) {
     bursts: list(values.bursts),
     seconds: Number(values.seconds),
     concurrency: Number(values.c),
+    algorithms: values.algorithms?.split(','),
   };
   console.log(
     `goodput sweep: IETF fields, ${options.concurrency} in flight, ${options.seconds} s of each rate beyond the burst`,

@@ -35,7 +35,7 @@
  * (`paceAt`), several in flight if the answers take longer than that. A paced request refused
  * means the units do not come back at that rate after all (a sliding-window counter gives back
  * what its previous window held, and a request delayed into the next window leaves it one short):
- * from then on the policy waits for its announced reset (`refill: 'reset'`), as without a window.
+ * from then on it is refilled as a window (`refill: 'at-once'`), each refill probed first.
  * The server's word still bounds the model: a reset of two seconds or more says nothing comes back
  * in the first `t - 1` of them, and a model that disagrees is not used (`notBefore`).
  *
@@ -61,11 +61,8 @@ export interface RefillFields {
   resetAt?: number;
   /** The most units seen available at once: a report's remaining plus its request's own units. */
   peak?: number;
-  /**
-   * How units come back, once learned (see the module comment); `undefined`: not yet known;
-   * `reset`: a request the model let go was refused, and only the announced reset is trusted.
-   */
-  refill?: 'gradual' | 'at-once' | 'reset';
+  /** How units come back, once learned (see the module comment); `undefined`: not yet known. */
+  refill?: 'gradual' | 'at-once';
   /** Not known to be gradual, spent: when all of `peak` is surely back, epoch milliseconds. */
   refillAt?: number;
   /** Gradual, spent: when the next unit is back, epoch milliseconds. */
@@ -108,7 +105,7 @@ export function rateOf(p: RefillFields): number | undefined {
  */
 export function refilledAt(p: RefillFields, need: number): number | undefined {
   const rate = rateOf(p);
-  if (rate === undefined || p.refill === 'reset') return undefined;
+  if (rate === undefined) return undefined;
   const ruledOut = (t: number) => p.notBefore !== undefined && t <= p.notBefore;
   if (gradual(p)) {
     if (p.paceAt === undefined) return undefined;
@@ -191,8 +188,8 @@ export function learnRefill(p: RefillFields, report: RefillReport): void {
   else if (p.refill === 'gradual') {
     // Refused while paced: its units do not come back at the declared rate after all (a
     // sliding-window counter gives back what its previous window held, which a late request
-    // made one short): its announced reset is waited for from now on.
-    p.refill = 'reset';
+    // made one short): from now on it is refilled as a window, each refill probed first.
+    p.refill = 'at-once';
     delete p.paceAt;
   }
   const peak = p.peak ?? 0;

@@ -70,7 +70,7 @@ describe('refill of a declared policy', () => {
     expect(h.check(1, 1999)).toMatchObject({ ok: false, waitMs: 1001 });
   });
 
-  it('a paced request refused puts the policy back on its announced resets', () => {
+  it('a paced request refused ends the pace: refilled as a window from then on', () => {
     const h = new Host(open);
     h.answer(h.send(0), 200, tenPerSecond(5), 1);
     for (let i = 0; i < 5; i++) h.answer(h.send(1), 200, tenPerSecond(4 - i), 2);
@@ -80,11 +80,11 @@ describe('refill of a declared policy', () => {
     expect(findPolicy(h.state.quota, 's')?.refill).toBe('gradual');
     // The paced request at 705 is refused: the units do not come back at 10/s after all.
     h.answer(h.send(705), 429, { ...tenPerSecond(0), 'retry-after': '1' }, 706);
-    expect(findPolicy(h.state.quota, 's')).toMatchObject({ refill: 'reset', resetAt: 1706 });
+    expect(findPolicy(h.state.quota, 's')).toMatchObject({ refill: 'at-once', resetAt: 1706 });
     expect(findPolicy(h.state.quota, 's')?.paceAt).toBeUndefined();
-    // Once the hold is over, a success without a window's turn is no evidence again: still reset.
+    // Once the hold is over, a partial refill is no evidence of a pace again.
     h.answer(h.send(1800), 200, tenPerSecond(3), 1801);
-    expect(findPolicy(h.state.quota, 's')?.refill).toBe('reset');
+    expect(findPolicy(h.state.quota, 's')?.refill).toBe('at-once');
   });
 
   it('keeps its state plain JSON', () => {
