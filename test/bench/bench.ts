@@ -6,6 +6,7 @@
  *     [--concurrency 1,16,50,200] [--host quiet,declared] [--built] [--before <dir>/index.ts]
  *     (the overhead and undici sections; `--before`: a second copy of the package in the same
  *     rounds)
+ *     [--scenario <name part>] (the wild section: only the scenarios whose name contains it)
  *
  * Sections (each prints a markdown table of ratios; the raw numbers go to the JSON file):
  * 1. peers: requests per second of every contender against an unlimited loopback endpoint,
@@ -67,6 +68,7 @@ const { values, positionals } = parseArgs({
     host: { type: 'string' },
     built: { type: 'boolean', default: false },
     before: { type: 'string' },
+    scenario: { type: 'string' },
   },
 });
 const jsonPath = values.json ?? positionals[0];
@@ -434,7 +436,7 @@ if (sections.has('wild')) {
   console.log(
     "5. In the wild: limiters nobody here wrote, and providers' dialects (each contender on its own instance, all at once)",
   );
-  const { results, skipped } = await wild(peers, quick);
+  const { results, skipped } = await wild(peers, quick, values.scenario);
   report.wild = { results, skipped };
   const names = [...new Set(results.map((r) => r.client))];
   const scenarios = [...new Set(results.map((r) => r.scenario))];

@@ -5,6 +5,9 @@
  * the 429s the client received. Both should be close to 1 and to 0.
  *
  *   npm run bench:goodput -- [--n 200] [--c 16] [--rate 20] [--burst 20] [--json out.json]
+ *   npm run bench:goodput -- --sweep [--rates 0.5,2.5,10,50,200] [--bursts 1,5,20,100]
+ *     [--seconds 10] [--algorithms gcra,...]  (every algorithm over a grid, IETF fields: see
+ *     declared-sweep.ts)
  *
  * Loopback only, bounded in requests and time; it stops by itself.
  */
@@ -17,6 +20,7 @@ import {
   type LimitConfig,
   type RetryAfterFormat,
 } from '../../src/server/index.js';
+import { declaredSweep, sweepTable } from './declared-sweep.js';
 import { markdownTable } from './lib/table.js';
 
 const { values } = parseArgs({
@@ -27,8 +31,32 @@ const { values } = parseArgs({
     burst: { type: 'string', default: '20' },
     json: { type: 'string' },
     only: { type: 'string' },
+    sweep: { type: 'boolean', default: false },
+    rates: { type: 'string', default: '0.5,2.5,10,50,200' },
+    bursts: { type: 'string', default: '1,5,20,100' },
+    seconds: { type: 'string', default: '10' },
+    algorithms: { type: 'string' },
   },
 });
+
+if (values.sweep) {
+  const list = (s: string) => s.split(',').map(Number);
+  const options = {
+    rates: list(values.rates),
+    bursts: list(values.bursts),
+    seconds: Number(values.seconds),
+    concurrency: Number(values.c),
+    algorithms: values.algorithms?.split(','),
+  };
+  console.log(
+    `goodput sweep: IETF fields, ${options.concurrency} in flight, ${options.seconds} s of each rate beyond the burst`,
+  );
+  const cells = await declaredSweep(options);
+  console.log('\nelapsed / least time (or the calls that failed) / 429s received');
+  console.log(sweepTable(cells, options.bursts));
+  if (values.json) writeFileSync(values.json, `${JSON.stringify({ options, cells }, null, 2)}\n`);
+  process.exit(0);
+}
 const N = Number(values.n);
 const C = Number(values.c);
 const R = Number(values.rate);

@@ -12,6 +12,9 @@
  * - koa-ratelimit, 10 per 1 s window (`Retry-After: 0`, fractional epoch reset);
  * - HAProxy's stick table, 20 per 10 s and 20 per 4 s (`http_req_rate` with `deny`): a bare 429,
  *   and every refused request counts against the client (real HAProxy, see test/peers/haproxy.ts).
+ * - Flask-Limiter, 10 per 2 s (its default fixed window, which starts at the first hit; the
+ *   reset it announces is up to a second late, `Retry-After` truncated; real Python, see
+ *   test/peers/flask-limiter.ts).
  *
  * Each contender runs against its own instance of the scenario's server, all contenders of a
  * scenario at the same time. Cells as in the goodput section: elapsed over the theoretical
@@ -24,6 +27,7 @@
 import { startRedditStyle, startSecondaryLimit } from '../peers/api-styles.js';
 import { admitted, type PeerServer, rejected } from '../peers/counting.js';
 import { runBatch } from '../peers/drive.js';
+import { flaskLimiterUnavailable, startFlaskLimiter } from '../peers/flask-limiter.js';
 import { haproxyLeastMs, haproxyUnavailable, startHaproxy } from '../peers/haproxy.js';
 import { nginxUnavailable, startNginx } from '../peers/nginx.js';
 import { startKoa } from '../peers/node-limiters.js';
@@ -44,6 +48,7 @@ interface WildScenario {
   minimumMs?: number;
   nginx?: boolean;
   haproxy?: boolean;
+  flask?: boolean;
 }
 
 /** One contender's figures in one scenario. */
@@ -135,6 +140,16 @@ function scenarios(quick: boolean): WildScenario[] {
         haproxy: true,
       }),
     ),
+    {
+      name: 'Flask-Limiter 10 per 2 s',
+      method: 'GET',
+      requests: quick ? 40 : 60,
+      concurrency: 10,
+      burst: 10,
+      rate: 5,
+      start: () => startFlaskLimiter({ limit: '10 per 2 seconds' }),
+      flask: true,
+    },
   ];
 }
 
@@ -184,20 +199,27 @@ async function runOne(scenario: WildScenario, contender: Contender): Promise<Wil
 
 /**
  * Runs every scenario with every contender (fresh ones from `factories` per scenario), printing
- * one line per scenario as it ends. nginx and HAProxy scenarios are skipped, with the reason in
- * `skipped`, where the program cannot run.
+ * one line per scenario as it ends. nginx, HAProxy and Flask-Limiter scenarios are skipped, with
+ * the reason in `skipped`, where they cannot run. `only`: the scenarios whose name contains it.
  */
 export async function wild(
   factories: (() => Contender)[],
   quick: boolean,
+  only?: string,
 ): Promise<{ results: WildResult[]; skipped: string[] }> {
   const results: WildResult[] = [];
   const skipped: string[] = [];
   const noNginx = await nginxUnavailable();
   const noHaproxy = await haproxyUnavailable();
+  const noFlask = await flaskLimiterUnavailable();
   for (const scenario of scenarios(quick)) {
-    const missing = (scenario.nginx && noNginx) || (scenario.haproxy && noHaproxy) || undefined;
-    if (missing) {
+    if (only !== undefined && !scenario.name.includes(only)) continue;
+    const missing =
+      (scenario.nginx && noNginx) ||
+      (scenario.haproxy && noHaproxy) ||
+      (scenario.flask && noFlask) ||
+      undefined;
+    if (missing !== undefined) {
       skipped.push(`${scenario.name}: ${missing}`);
       console.log(`  ${scenario.name}: SKIPPED, it cannot run here (${missing})`);
       continue;

@@ -210,13 +210,12 @@ function flatten(value: object, prefix = ''): [string, unknown][] {
   );
 }
 
-/** The client's defaults by option path: `initialWindow` is `coldStart.initialWindow`. */
-const clientDefaults = new Map(
-  flatten(DEFAULTS).map(([path, value]) => [
-    path === 'initialWindow' ? 'coldStart.initialWindow' : path,
-    value,
-  ]),
-);
+/**
+ * The client's defaults by path: as `DEFAULTS` spells them, and `initialWindow` also as the option
+ * it is the default of, `coldStart.initialWindow`.
+ */
+const clientDefaults = new Map(flatten(DEFAULTS));
+clientDefaults.set('coldStart.initialWindow', DEFAULTS.initialWindow);
 
 // ---------------------------------------------------------------------------------------------
 
@@ -234,9 +233,11 @@ const TABLES: { heading: string; options: Set<string>; defaults: Map<string, unk
   },
   // A call's own options default to the client's options, which the rows name in words.
   { heading: "A call's own options", options: callInit, defaults: new Map() },
+  // Every entry of `DEFAULTS` whose path is not an option's, as `DEFAULTS` spells it (issue 23:
+  // `initialWindow` stands at its top level, the option is `coldStart.initialWindow`).
   {
     heading: 'Other defaults',
-    options: new Set([...clientDefaults.keys()].filter((path) => !client.has(path))),
+    options: new Set(flatten(DEFAULTS).flatMap(([path]) => (client.has(path) ? [] : [path]))),
     defaults: clientDefaults,
   },
   {
@@ -284,7 +285,18 @@ const TABLES: { heading: string; options: Set<string>; defaults: Map<string, unk
   },
 ];
 
+const COUNT_WORDS = ['no', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine'];
+
 describe('docs/options.md', () => {
+  it('says how many values DEFAULTS holds besides the options, as many as its table lists', () => {
+    const extra = flatten(DEFAULTS).filter(([path]) => !client.has(path));
+    const said = /`DEFAULTS` also holds (\w+) values?/.exec(page)?.[1];
+    expect(said).toBe(COUNT_WORDS[extra.length]);
+    expect(table('Other defaults').flatMap((row) => row.names)).toEqual(
+      extra.map(([path]) => path),
+    );
+  });
+
   it('reads the option types (a check of the reader itself)', () => {
     expect([...policy]).toEqual(
       expect.arrayContaining(['rate', 'retry', 'retry.retries', 'coldStart.initialWindow']),

@@ -11,7 +11,8 @@
  * that overtake each other never raise the estimate. A concurrency policy
  * (`qu="concurrent-requests"`) counts slots: a request's slot comes back when it ends, and requests
  * wait for that rather than for a time. A reset (like a hold) is recorded for `maxHoldMs` at most:
- * past it one probe goes.
+ * past it one probe goes. A policy that declares its window (so its rate) need not wait for its
+ * whole-second reset: `refill.ts` learns how its units come back and when they are back.
  *
  * Policies are a list, at most {@link MAX_POLICIES}, the most restrictive: their names come from
  * the server, which may name a fresh one on every answer, and a name like `__proto__` must stay a
@@ -22,10 +23,23 @@
 import { compareRestrictiveness } from '../../headers/policy.js';
 import type { QuotaPolicy } from '../../headers/types.js';
 import { charge } from '../cost.js';
-import { GO, type Request, type Rule, type Verdict, type View } from './contract.js';
+import { type Answer, GO, type Request, type Rule, type Verdict, type View } from './contract.js';
+import { type LateResetFields, lateResetAt, learnLateReset } from './late-reset.js';
+import {
+  isPaced,
+  learnRefill,
+  paceSpent,
+  type RefillFields,
+  rateOf,
+  refilledAt,
+  trialWait,
+} from './refill.js';
 
-/** What the client knows about one of the server's policies. */
-export interface LearnedPolicy {
+/**
+ * What the client knows about one of the server's policies (and how it refills: `refill.ts`, or
+ * without a window, whether its reset runs late: `late-reset.ts`).
+ */
+export interface LearnedPolicy extends RefillFields, LateResetFields {
   /** The policy's key: its name, or `#w<windowMs>` for an unnamed one. */
   key: string;
   /** The server's name for the policy, when it has one. */
@@ -78,8 +92,10 @@ export const CONCURRENT = 'concurrent-requests';
  * or the reset to wait for, or (spent, reset passed) a probe when none is out and no other answer
  * is pending. `need` undefined: the request does not say what it costs in `p`'s unit (tokens, for
  * a call that gave a number): it waits only while `p` is spent. A need above `p`'s whole limit can
- * never be met: refused (`cost-too-high`). `requests`: requests in flight. Shared with the timed
- * quota, whose one policy reads the same.
+ * never be met while that limit holds: refused (`cost-too-high`) until the policy's reset; past it
+ * the limit is taken as unknown and the request goes as the one probe (a server that raised its
+ * limit answers it). `requests`: requests in flight. Shared with the timed quota, whose one policy
+ * reads the same.
  */
 export function checkPolicy(
   p: LearnedPolicy,
@@ -90,18 +106,39 @@ export function checkPolicy(
   if (p.remaining === undefined) return GO;
   const policy = p.name ?? p.key;
   if (need !== undefined && p.limit !== undefined && need > p.limit && p.unit !== CONCURRENT) {
-    return { ok: false, waitMs: undefined, reason: 'cost-too-high', policy };
+    if (p.resetAt !== undefined && now < p.resetAt) {
+      return { ok: false, waitMs: undefined, reason: 'cost-too-high', policy };
+    }
+    // A limit past its reset is no longer known (the server may have raised it): one probe finds
+    // out, rather than refusing every call until the host is forgotten.
+    if (p.probes > 0 || requests > 0)
+      return { ok: false, waitMs: undefined, reason: 'probe', policy };
+    return GO;
   }
-  if (need === undefined ? p.remaining > 0 : p.remaining >= need) return GO;
+  if (need === undefined ? p.remaining > 0 : p.remaining >= need) {
+    const trial = trialWait(p, need ?? 1, now);
+    return trial > 0 ? { ok: false, waitMs: trial, reason: 'learned-limit', policy } : GO;
+  }
   if (p.unit === CONCURRENT && requests > 0) {
     // Slots come back when requests in flight end, not with time.
     return { ok: false, waitMs: undefined, reason: 'learned-limit', policy };
   }
-  if (p.resetAt !== undefined && now < p.resetAt) {
+  // The declared rate may say units are back before the whole-second reset (`refill.ts`), or
+  // without one, the windows seen may say the reset runs late (`late-reset.ts`).
+  const refilled = refilledAt(p, need ?? 1) ?? lateResetAt(p);
+  // A reset capped at `maxHoldMs` stays the server's word (the caller may refuse to wait it),
+  // unless the model says sooner.
+  const capped = p.serverResetAt !== undefined && p.resetAt !== undefined;
+  if (refilled !== undefined && (!capped || refilled < (p.resetAt as number))) {
+    if (now < refilled)
+      return { ok: false, waitMs: refilled - now, reason: 'learned-limit', policy };
+  } else if (p.resetAt !== undefined && now < p.resetAt) {
     const wait: Verdict = { ok: false, waitMs: p.resetAt - now, reason: 'learned-limit', policy };
     if (p.serverResetAt !== undefined) wait.serverWaitMs = p.serverResetAt - now;
     return wait;
   }
+  // A gradual policy is paced: its units come back one by one, whatever is in flight.
+  if (isPaced(p)) return GO;
   if (p.probes > 0 || requests > 0) {
     // One probe, sent when no other answer is pending (a pending answer may already tell).
     return { ok: false, waitMs: undefined, reason: 'probe', policy };
@@ -109,15 +146,24 @@ export function checkPolicy(
   return GO;
 }
 
-/** Spends `need` of `p`'s units (nothing when unknown), or counts a probe; whether it probes. */
+/**
+ * Spends `need` of `p`'s units (nothing when unknown), or counts a probe; whether it probes. `at`:
+ * when it is sent, for a paced policy (`refill.ts`), which spends past its estimate instead.
+ */
 export function spendOrProbe(
   p: LearnedPolicy,
   need: number | undefined,
   expires: number | undefined,
+  at?: number,
 ): boolean {
   if (p.remaining === undefined) return false;
   if (need === undefined ? p.remaining > 0 : p.remaining >= need) {
     p.remaining -= need ?? 0;
+    return false;
+  }
+  if (at !== undefined && need !== undefined && isPaced(p)) {
+    p.remaining -= need;
+    paceSpent(p, need, at);
     return false;
   }
   p.probes++;
@@ -149,6 +195,26 @@ export function findPolicy(state: QuotaState | undefined, key: string): LearnedP
   return undefined;
 }
 
+/**
+ * The `k` most restrictive of `policies` (`compareRestrictiveness`), most restrictive first, in one
+ * pass: at most `k` comparisons per policy, and one for a policy roomier than the `k` kept (the
+ * parser lists them most restrictive first, so a long list costs about one comparison each).
+ */
+export function mostRestrictiveOf(policies: readonly QuotaPolicy[], k: number): QuotaPolicy[] {
+  const kept: QuotaPolicy[] = [];
+  for (const q of policies) {
+    if (kept.length === k) {
+      if (compareRestrictiveness(q, kept[k - 1] as QuotaPolicy) >= 0) continue;
+      kept.pop();
+    }
+    let i = kept.length;
+    // Stable: a policy goes after those it ties with.
+    while (i > 0 && compareRestrictiveness(q, kept[i - 1] as QuotaPolicy) < 0) i--;
+    kept.splice(i, 0, q);
+  }
+  return kept;
+}
+
 function policyKey(q: QuotaPolicy): string {
   return q.name ?? (q.windowMs !== undefined ? `#w${q.windowMs}` : '#');
 }
@@ -174,18 +240,25 @@ function apply(
   state: QuotaState,
   reported: readonly QuotaPolicy[],
   fresh: boolean,
-  now: number,
+  answer: Answer,
   config: QuotaConfig,
   view: View,
-  cost: number,
 ): void {
+  const { now, ticket } = answer;
+  const cost = ticket.cost;
+  // Trimmed first, then applied, each found by its key in a map: a response naming 40,000 policies
+  // costs one pass over them, not one pass per policy over a list that grows with them.
+  const kept = mostRestrictiveOf(reported, MAX_POLICIES);
+  const byKey = new Map<string, LearnedPolicy>();
+  for (const p of state.policies) byKey.set(p.key, p);
   const seen = new Set<string>();
-  for (const q of reported) {
+  for (const q of kept) {
     const key = policyKey(q);
     seen.add(key);
-    let p = findPolicy(state, key);
+    let p = byKey.get(key);
     if (!p) {
       p = { key, probes: 0 };
+      byKey.set(key, p);
       state.policies.push(p);
     }
     if (q.name !== undefined) p.name = q.name;
@@ -194,7 +267,22 @@ function apply(
     if (q.unit !== undefined) p.unit = q.unit;
     if (!fresh) continue;
     if (q.remaining !== undefined) {
-      p.remaining = q.remaining - inFlightFor(p, view) + (p.unit === CONCURRENT ? cost : 0);
+      const before = p.remaining;
+      const inFlight = inFlightFor(p, view);
+      p.remaining = q.remaining - inFlight + (p.unit === CONCURRENT ? cost : 0);
+      const report = {
+        before,
+        remaining: q.remaining,
+        need: charge(ticket.cost, ticket.units, p.unit, p.name) ?? 0,
+        inFlight,
+        accepted: answer.status !== undefined && answer.status < 400,
+        probe: ticket.probed?.includes(p.key) ?? false,
+        sentAt: ticket.at,
+        now,
+        resetMs: q.resetMs,
+      };
+      if (rateOf(p) !== undefined) learnRefill(p, report);
+      else if (p.unit !== CONCURRENT) learnLateReset(p, report);
       p.probes = 0;
       if (q.resetMs !== undefined) setReset(p, now, q.resetMs, config.maxHoldMs);
       // No reset in the headers (Shopify's leaky bucket, Azure): when spent, wait a little before
@@ -252,7 +340,7 @@ export const quota = {
     if (!view.replaying) {
       const probed: string[] = [];
       for (const p of state.policies) {
-        if (spendOrProbe(p, needOf(p, request), ticket.expires)) probed.push(p.key);
+        if (spendOrProbe(p, needOf(p, request), ticket.expires, now)) probed.push(p.key);
       }
       ticket.probed = probed;
       return state;
@@ -264,7 +352,9 @@ export const quota = {
     for (const p of state.policies) {
       if (p.remaining === undefined) continue;
       if (!probed.includes(p.key)) {
-        if (!lost || p.unit !== CONCURRENT) p.remaining -= needOf(p, request) ?? 0;
+        const need = needOf(p, request) ?? 0;
+        if (!lost || p.unit !== CONCURRENT) p.remaining -= need;
+        paceSpent(p, need, ticket.at);
       } else if (!lost) {
         p.probes++;
         if (ticket.expires !== undefined) {
@@ -292,7 +382,7 @@ export const quota = {
     // old until `seq` caught up.
     const fresh = ticket.seq > state.applied && ticket.seq <= view.seq;
     if (fresh) state.applied = ticket.seq;
-    apply(state, view.declared, fresh, answer.now, config, view, ticket.cost);
+    apply(state, view.declared, fresh, answer, config, view);
     return state;
   },
 } satisfies Rule<QuotaState, QuotaConfig>;

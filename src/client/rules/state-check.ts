@@ -80,11 +80,13 @@ type Spec<T> = [T] extends [number]
     ? string extends T
       ? 'text'
       : readonly T[]
-    : [T] extends [readonly (infer U)[]]
-      ? number extends T['length']
-        ? List<Spec<U>>
-        : Tuple<{ readonly [I in keyof T]-?: FieldSpec<T[I]> }>
-      : { readonly [K in keyof T]-?: FieldSpec<T[K]> };
+    : [T] extends [boolean]
+      ? readonly T[]
+      : [T] extends [readonly (infer U)[]]
+        ? number extends T['length']
+          ? List<Spec<U>>
+          : Tuple<{ readonly [I in keyof T]-?: FieldSpec<T[I]> }>
+        : { readonly [K in keyof T]-?: FieldSpec<T[K]> };
 
 /** Any spec, as the walk reads it. */
 type AnySpec = string | readonly unknown[] | Upto | List<AnySpec> | Tuple<readonly AnySpec[]> | Obj;
@@ -116,6 +118,22 @@ const POLICY: Spec<LearnedPolicy> = {
   probes: 'count',
   probesUntil: new Opt(FLIGHT),
   serverResetAt: new Opt(SERVER),
+  // How its units come back (refill.ts): moments of the future capped as a reset is.
+  peak: new Opt('amount'),
+  refill: new Opt(['gradual', 'at-once'] as const),
+  refillAt: new Opt(HOLD),
+  paceAt: new Opt(HOLD),
+  notBefore: new Opt(HOLD),
+  trialAt: new Opt(HOLD),
+  partialReset: new Opt([true] as const),
+  // Where its reset runs late (late-reset.ts).
+  windowBoundMs: new Opt('amount'),
+  windowFirstAt: new Opt(PAST),
+  lateReset: new Opt([true, false] as const),
+  exactReset: new Opt([true] as const),
+  windows: new Opt('count'),
+  windowFloorMs: new Opt('amount'),
+  wholeSeconds: new Opt([false] as const),
 };
 const ring: Spec<number[]> = new List('amount', SLOTS, SLOTS);
 

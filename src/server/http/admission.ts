@@ -6,7 +6,7 @@
 import type { Acquisition } from '../algorithms/limiter.js';
 import type { TakeResult } from '../types.js';
 import type { CompiledLimit, CompiledRoute } from './compile.js';
-import type { PolicyReport } from './rate-limit-headers.js';
+import type { PolicyField, PolicyReport } from './rate-limit-headers.js';
 
 /** A store call that failed while a request was being decided. */
 export interface StoreFailure {
@@ -65,6 +65,8 @@ export async function admit(
   const { limits } = route;
   const acquisitions: Acquisition[] = [];
   const results: TakeResult[] = [];
+  // The declared quota of the limiter that decided: a local copy declares its own share.
+  const fields: PolicyField[] = limits.map((limit) => limit.field);
   const failures: StoreFailure[] = [];
   let rejected = -1;
   for (let i = 0; i < limits.length; i++) {
@@ -89,6 +91,7 @@ export async function admit(
         };
       }
       const local = limit.local(route.failOpenShare);
+      fields[i] = limit.localField(route.failOpenShare);
       acquisition = await local.acquire(key, localOptions(local, options));
     }
     results.push(acquisition.result);
@@ -110,13 +113,16 @@ export async function admit(
       } catch (error) {
         failures.push({ limit: i, operation: 'peek', error });
         const local = limit.local(route.failOpenShare);
+        fields[i] = limit.localField(route.failOpenShare);
         results[i] = await local.peek(key, localOptions(local, options));
       }
     }
   }
   const reports: PolicyReport[] = [];
   for (let i = 0; i < limits.length; i++) {
-    reports.push(report(limits[i] as CompiledLimit, results[i] as TakeResult));
+    reports.push(
+      report(limits[i] as CompiledLimit, results[i] as TakeResult, fields[i] as PolicyField),
+    );
   }
   return { allowed: rejected < 0, failedClosed: false, acquisitions, results, reports, failures };
 }
@@ -144,8 +150,8 @@ async function giveBack(acquisitions: Acquisition[], failures: StoreFailure[]): 
   }
 }
 
-function report(limit: CompiledLimit, result: TakeResult): PolicyReport {
-  const out: PolicyReport = {
+function report(limit: CompiledLimit, result: TakeResult, field: PolicyField): PolicyReport {
+  return {
     name: limit.name,
     limit: result.limit,
     remaining: result.remaining,
@@ -153,10 +159,8 @@ function report(limit: CompiledLimit, result: TakeResult): PolicyReport {
     retryAfterMs: result.retryAfterMs,
     concurrency: limit.concurrency,
     unit: limit.unit,
-    field: limit.field,
+    field,
   };
-  if (limit.windowMs !== undefined) out.windowMs = limit.windowMs;
-  return out;
 }
 
 /** The stats key of a request: its limits' keys, without `global` unless that is all there is. */

@@ -29,6 +29,7 @@ import {
   staticCost,
 } from './config.js';
 import { type CompiledCost, compileCost } from './costs.js';
+import { declaredQuota } from './declared-quota.js';
 import { FAULT_DEFAULTS, ROUTE_DEFAULTS } from './defaults.js';
 import { Trigger } from './faults.js';
 import { compileKey, type KeyFunction, keyScope } from './keys.js';
@@ -44,20 +45,21 @@ export interface CompiledLimit {
   keyOf: KeyFunction;
   scope: string;
   description: string;
-  windowMs: number | undefined;
   concurrency: boolean;
   leaky: boolean;
   /** What it counts: `requests`, `tokens`..., `concurrent-requests` for a concurrency limit. */
   unit: string;
   /** What a request spends in it on this route. */
   cost: CompiledCost;
-  /** Its name and quota as the IETF fields write them, serialised once. */
+  /** Its name and declared quota as the header fields write them, serialised once. */
   field: PolicyField;
   /**
    * This limit scaled to `share`, in this server's memory, created on first use: what a route
    * failing open decides on while the limit's store fails.
    */
   local(share: number): RateLimiter;
+  /** {@link field} for the copy {@link local} returns (its own, scaled, declared quota). */
+  localField(share: number): PolicyField;
 }
 
 /** A route ready to serve. */
@@ -200,10 +202,26 @@ function compileLimit(
   fallback: Fallback,
   route?: RouteConfig,
 ): CompiledLimit {
-  const locals = new Map<number, RateLimiter>();
+  const locals = new Map<number, { limiter: RateLimiter; field: PolicyField }>();
   const described = describeLimit(limit);
   const limiter = makeLimiter(limit, { store: limit.store ?? store, clock, name: namespace });
   const unit = described.concurrency ? 'concurrent-requests' : (limit.unit ?? 'requests');
+  const fieldOf = (config: LimitConfig, slots: number) =>
+    describePolicy(name, declaredQuota(config) ?? { slots }, unit);
+  const localCopy = (share: number) => {
+    let local = locals.get(share);
+    if (local === undefined) {
+      const scaled = scaleLimit(limit, share, fallback.minUnits);
+      const copy = makeLimiter(scaled, {
+        store: fallback.store,
+        clock,
+        name: `${namespace}@${share}`,
+      });
+      local = { limiter: copy, field: fieldOf(scaled, copy.limit) };
+      locals.set(share, local);
+    }
+    return local;
+  };
   return {
     ...described,
     name,
@@ -213,20 +231,9 @@ function compileLimit(
     limiter,
     unit,
     cost: compileCost(limit.cost, route?.cost ?? ROUTE_DEFAULTS.cost),
-    field: describePolicy(name, limiter.limit, described.windowMs, unit),
-    local(share) {
-      let local = locals.get(share);
-      if (local === undefined) {
-        const scaled = scaleLimit(limit, share, fallback.minUnits);
-        local = makeLimiter(scaled, {
-          store: fallback.store,
-          clock,
-          name: `${namespace}@${share}`,
-        });
-        locals.set(share, local);
-      }
-      return local;
-    },
+    field: fieldOf(limit, limiter.limit),
+    local: (share) => localCopy(share).limiter,
+    localField: (share) => localCopy(share).field,
   };
 }
 
@@ -267,10 +274,10 @@ function makeLimiter(
   }
 }
 
-/** What the headers and error bodies say about a limit. */
+/** What the error bodies say about a limit. */
 function describeLimit(
   limit: LimitConfig,
-): Pick<CompiledLimit, 'windowMs' | 'description' | 'concurrency' | 'leaky'> {
+): Pick<CompiledLimit, 'description' | 'concurrency' | 'leaky'> {
   const flags = { concurrency: limit.algorithm === 'concurrency', leaky: false };
   switch (limit.algorithm) {
     case 'fixed-window':
@@ -278,30 +285,23 @@ function describeLimit(
     case 'sliding-window-counter':
       return {
         ...flags,
-        windowMs: limit.windowMs,
         description: `${limit.limit} per ${duration(limit.windowMs)}, ${limit.algorithm}`,
       };
     case 'token-bucket':
       return {
         ...flags,
-        windowMs: (limit.capacity * 1000) / limit.refillPerSecond,
         description: `a bucket of ${limit.capacity} refilled at ${limit.refillPerSecond}/s`,
       };
     case 'gcra':
-      return {
-        ...flags,
-        windowMs: ((limit.burst + 1) * 1000) / limit.rate,
-        description: `${limit.rate}/s with a burst of ${limit.burst}`,
-      };
+      return { ...flags, description: `${limit.rate}/s with a burst of ${limit.burst}` };
     case 'leaky-bucket':
       return {
         ...flags,
         leaky: true,
-        windowMs: (limit.capacity * 1000) / limit.rate,
         description: `a queue of ${limit.capacity} drained at ${limit.rate}/s`,
       };
     case 'concurrency':
-      return { ...flags, windowMs: undefined, description: `${limit.limit} in flight` };
+      return { ...flags, description: `${limit.limit} in flight` };
   }
 }
 

@@ -1,7 +1,8 @@
 /**
  * Writes what the limits decided as response header fields, in each family a server may speak.
  * Every time is rounded up to whole seconds (the `openai` family's durations are exact to the
- * millisecond), so a client acting on a header is never early. The
+ * millisecond), so a client acting on a header is never early. A declared quota is the limit's
+ * true sustained rate over whole seconds (`declared-quota.ts`), never a window rounded up. The
  * structured fields are written from parts serialised once per limit ({@link describePolicy}):
  * per request only integers are added, each within the range a structured field allows.
  *
@@ -10,6 +11,7 @@
 import { serializeItem } from 'structured-headers';
 import { compareRestrictiveness } from '../../headers/policy.js';
 import type { HeaderFamily, RetryAfterFormat } from './config.js';
+import type { DeclaredQuota } from './declared-quota.js';
 
 /** One limit's state as the headers describe it. */
 export interface PolicyReport {
@@ -23,11 +25,6 @@ export interface PolicyReport {
   resetMs: number;
   /** Milliseconds until a request of this request's cost would be admitted (0 if it would be). */
   retryAfterMs: number;
-  /**
-   * The window a client should read `limit` against: the window, or for bucket algorithms the time
-   * to refill `limit` units from empty. Absent for concurrency limits.
-   */
-  windowMs?: number;
   /** A concurrency limit: counts requests in flight, not requests per window. */
   concurrency: boolean;
   /** What the limit counts: `requests`, `tokens`..., `concurrent-requests`. */
@@ -37,19 +34,21 @@ export interface PolicyReport {
 }
 
 /**
- * A policy's part of the IETF fields, serialised once per limit (not per request): its name as a
- * structured-field string, and its `RateLimit-Policy` item for the limit's own quota.
+ * A policy's part of the header fields, serialised once per limit (not per request): its name as a
+ * structured-field string, its `RateLimit-Policy` item, and the quota the drafts' fields carry.
  */
 export interface PolicyField {
   /** `"name"`. */
   token: string;
-  /** The quota `declared` describes. */
-  limit: number;
   /**
    * `"name";q=100;w=60`, `"name";q=600;w=10;qu="tokens"`, or
    * `"name";q=8;qu="concurrent-requests"`.
    */
   declared: string;
+  /** The declared quota per window (`q`), or a concurrency limit's slots. */
+  quota: number;
+  /** The declared window in whole seconds; `undefined` for a concurrency limit. */
+  windowSeconds: number | undefined;
 }
 
 /** The largest integer a structured field carries; larger numbers are written as this. */
@@ -66,38 +65,35 @@ function sfInteger(n: number): string {
  */
 function declaredItem(
   token: string,
-  limit: number,
-  windowMs: number | undefined,
+  quota: number,
+  windowSeconds: number | undefined,
   unit: string,
 ): string {
-  const window = windowMs === undefined ? '' : `;w=${sfInteger(windowSeconds(windowMs))}`;
+  const window = windowSeconds === undefined ? '' : `;w=${sfInteger(windowSeconds)}`;
   const quotaUnit = unit === 'requests' ? '' : `;qu=${serializeItem(unit)}`;
-  return `${token};q=${sfInteger(limit)}${window}${quotaUnit}`;
+  return `${token};q=${sfInteger(quota)}${window}${quotaUnit}`;
 }
 
 /**
  * Serialises a policy's name and declared quota, once, for every report of its limit.
- * @param windowMs `undefined` for a concurrency limit (no window).
+ * @param declared its quota per whole seconds (`declared-quota.ts`), or for a concurrency limit
+ *   (no window) its slots.
  * @param unit what it counts; `requests` is written as no `qu` at all.
  */
 export function describePolicy(
   name: string,
-  limit: number,
-  windowMs: number | undefined,
+  declared: DeclaredQuota | { slots: number },
   unit: string,
 ): PolicyField {
   const token = serializeItem(name);
-  return { token, limit, declared: declaredItem(token, limit, windowMs, unit) };
+  const quota = 'slots' in declared ? declared.slots : declared.quota;
+  const windowSeconds = 'slots' in declared ? undefined : declared.windowSeconds;
+  return { token, declared: declaredItem(token, quota, windowSeconds, unit), quota, windowSeconds };
 }
 
 /** Milliseconds as whole seconds, rounded up: never earlier than the truth. */
 export function ceilSeconds(ms: number): number {
   return Math.ceil(ms / 1000);
-}
-
-/** A window as whole seconds, rounded up, at least 1. */
-function windowSeconds(ms: number): number {
-  return Math.max(1, ceilSeconds(ms));
 }
 
 /**
@@ -123,14 +119,6 @@ export function mostRestrictive(
   return top;
 }
 
-/** A policy's `RateLimit-Policy` item: serialised once for its limit, unless the limit moved. */
-function declaredOf(p: PolicyReport): string {
-  const { field } = p;
-  return p.limit === field.limit
-    ? field.declared
-    : declaredItem(field.token, p.limit, p.windowMs, p.unit);
-}
-
 /** A policy's `RateLimit` item: `"name";r=99;t=60`, no `t` for a concurrency limit. */
 function currentOf(p: PolicyReport): string {
   const reset = p.concurrency ? '' : `;t=${sfInteger(ceilSeconds(p.resetMs))}`;
@@ -145,7 +133,7 @@ function ietfFields(policies: readonly PolicyReport[]): string[] {
       declared += ', ';
       current += ', ';
     }
-    declared += declaredOf(p);
+    declared += p.field.declared;
     current += currentOf(p);
   }
   return ['RateLimit-Policy', declared, 'RateLimit', current];
@@ -197,9 +185,12 @@ function openAiFields(policies: readonly PolicyReport[], rejected: boolean): str
   return out;
 }
 
+/** The drafts' `RateLimit-Policy`: the declared quota and its window, `10;w=1`. */
 function legacyPolicy(p: PolicyReport): string {
-  const limit = sfInteger(p.limit);
-  return p.windowMs === undefined ? limit : `${limit};w=${sfInteger(windowSeconds(p.windowMs))}`;
+  const { quota, windowSeconds } = p.field;
+  return windowSeconds === undefined
+    ? sfInteger(quota)
+    : `${sfInteger(quota)};w=${sfInteger(windowSeconds)}`;
 }
 
 /**
@@ -210,11 +201,12 @@ function legacyPolicy(p: PolicyReport): string {
  *   a unit other than requests is written `qu="tokens"`; a concurrency limit says
  *   `qu="concurrent-requests"` and has no `w` or `t`.
  * - `draft-7` (the most restrictive policy): `RateLimit: limit=100, remaining=99, reset=60` and
- *   `RateLimit-Policy: 100;w=60`.
+ *   `RateLimit-Policy: 100;w=60`; `limit` is the declared quota, as in the policy.
  * - `draft-6` (the most restrictive): `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset`
- *   (delta seconds) and `RateLimit-Policy`.
+ *   (delta seconds) and `RateLimit-Policy`, the limit again the declared quota.
  * - `x-ratelimit` (the most restrictive): `X-RateLimit-Limit`, `X-RateLimit-Remaining` and
- *   `X-RateLimit-Reset` as Unix seconds, as GitHub and most `X-` servers send it.
+ *   `X-RateLimit-Reset` as Unix seconds, as GitHub and most `X-` servers send it. With no window
+ *   to read a quota against, the limit is the most the limit holds at once (a bucket's capacity).
  * - `openai` (the most restrictive of each unit): `x-ratelimit-limit-requests: 10`,
  *   `x-ratelimit-limit-tokens: 600`, `x-ratelimit-remaining-requests: 9`,
  *   `x-ratelimit-remaining-tokens: 550`, `x-ratelimit-reset-requests: 750ms`,
@@ -238,14 +230,14 @@ export function rateLimitFields(
     case 'draft-7':
       return [
         'RateLimit',
-        `limit=${sfInteger(top.limit)}, remaining=${sfInteger(top.remaining)}, reset=${sfInteger(reset)}`,
+        `limit=${sfInteger(top.field.quota)}, remaining=${sfInteger(top.remaining)}, reset=${sfInteger(reset)}`,
         'RateLimit-Policy',
         legacyPolicy(top),
       ];
     case 'draft-6':
       return [
         'RateLimit-Limit',
-        String(top.limit),
+        String(top.field.quota),
         'RateLimit-Remaining',
         String(top.remaining),
         'RateLimit-Reset',
@@ -275,7 +267,6 @@ export function fieldNames(
   policies: readonly { unit: string; concurrency: boolean }[],
 ): string[] {
   const reports = policies.map(({ unit, concurrency }, i): PolicyReport => {
-    const windowMs = concurrency ? undefined : 1000;
     const name = `p${i}`;
     return {
       name,
@@ -283,10 +274,13 @@ export function fieldNames(
       remaining: 0,
       resetMs: 1000,
       retryAfterMs: 1000,
-      ...(windowMs === undefined ? {} : { windowMs }),
       concurrency,
       unit,
-      field: describePolicy(name, 1, windowMs, unit),
+      field: describePolicy(
+        name,
+        concurrency ? { slots: 1 } : { quota: 1, windowSeconds: 1 },
+        unit,
+      ),
     };
   });
   const fields = rateLimitFields(family, reports, true, 0);

@@ -3,6 +3,12 @@
  * answered 2xx / 429 / other) with a dashed line at the server's sustained limit per bin; then one
  * panel of cumulative successes for every contender against the most the server can admit by each
  * moment (its burst plus its rate times the elapsed time).
+ *
+ * A bar panel's scale stops at five times the sustained limit per bin (at least twice it), so the
+ * limit's line stands a fifth of the panel or more above the axis even beside a loop that sends
+ * sixty times too much: taller bars are cut at the top and carry their count inside it. The last panel's
+ * legend sits under its axis, where no line runs. Elements carry classes (`rate-line`, `axis-x`,
+ * `legend`) for the tests.
  */
 import type { Bin } from './timeline.js';
 
@@ -38,14 +44,12 @@ export function renderChart({ title, binMs, ratePerSecond, burst, panels }: Char
   const top = 50;
   const gap = 60;
   const binCount = Math.max(1, ...panels.map((p) => p.bins.length));
-  const peak = Math.max(
-    limitPerBin * 1.5,
-    ...panels.flatMap((p) => p.bins.map((b) => b.ok + b.rejected + b.failed)),
-  );
-  const yMax = Math.ceil(peak / 5) * 5 || 5;
+  const peak = Math.max(...panels.flatMap((p) => p.bins.map((b) => b.ok + b.rejected + b.failed)));
+  const yMax = Math.min(Math.max(peak, 2 * limitPerBin), 5 * limitPerBin);
   const plotWidth = width - left - right;
   const barWidth = plotWidth / binCount;
-  const height = top + (panels.length + 1) * (panelHeight + gap) + 10;
+  const legendHeight = 14 * panels.length + 24;
+  const height = top + (panels.length + 1) * (panelHeight + gap) + legendHeight;
   const out: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="12">`,
     `<rect width="100%" height="100%" fill="white"/>`,
@@ -60,27 +64,36 @@ export function renderChart({ title, binMs, ratePerSecond, burst, panels }: Char
     const yOf = (v: number) => y0 + panelHeight - (v / yMax) * panelHeight;
     out.push(`<text x="${left}" y="${y0 - 6}" font-weight="bold">${escapeXml(panel.label)}</text>`);
     out.push(
-      `<line x1="${left}" y1="${y0 + panelHeight}" x2="${width - right}" y2="${y0 + panelHeight}" stroke="#333"/>`,
+      `<line class="axis-x" x1="${left}" y1="${y0 + panelHeight}" x2="${width - right}" y2="${y0 + panelHeight}" stroke="#333"/>`,
     );
     out.push(`<line x1="${left}" y1="${y0}" x2="${left}" y2="${y0 + panelHeight}" stroke="#333"/>`);
     for (const tick of [0, yMax / 2, yMax]) {
-      out.push(`<text x="${left - 6}" y="${yOf(tick) + 4}" text-anchor="end">${tick}</text>`);
+      const label = Number.isInteger(tick) ? String(tick) : tick.toFixed(1);
+      out.push(`<text x="${left - 6}" y="${yOf(tick) + 4}" text-anchor="end">${label}</text>`);
     }
     panel.bins.forEach((bin, i) => {
       const x = left + i * barWidth;
       let base = 0;
       for (const kind of ['ok', 'rejected', 'failed'] as const) {
-        const v = bin[kind];
-        if (v === 0) continue;
+        // Cut at the top of the scale; the bar's count is written above it.
+        const v = Math.min(bin[kind], Math.max(0, yMax - base));
+        if (v <= 0) continue;
         out.push(
           `<rect x="${x.toFixed(1)}" y="${yOf(base + v).toFixed(1)}" width="${Math.max(1, barWidth - 1).toFixed(1)}" height="${((v / yMax) * panelHeight).toFixed(1)}" fill="${COLORS[kind]}"/>`,
         );
         base += v;
       }
+      const total = bin.ok + bin.rejected + bin.failed;
+      if (total > yMax) {
+        // Inside the bar's top, in white: above it is the panel's title.
+        out.push(
+          `<text x="${(x + barWidth / 2).toFixed(1)}" y="${y0 + 10}" text-anchor="middle" font-size="9" fill="white">${total}</text>`,
+        );
+      }
     });
     const ly = yOf(limitPerBin).toFixed(1);
     out.push(
-      `<line x1="${left}" y1="${ly}" x2="${width - right}" y2="${ly}" stroke="${COLORS.limit}" stroke-dasharray="6 4" stroke-width="2"/>`,
+      `<line class="rate-line" x1="${left}" y1="${ly}" x2="${width - right}" y2="${ly}" stroke="${COLORS.limit}" stroke-dasharray="6 4" stroke-width="2"/>`,
     );
     const seconds = (binCount * binMs) / 1000;
     out.push(
@@ -99,7 +112,7 @@ export function renderChart({ title, binMs, ratePerSecond, burst, panels }: Char
     `<text x="${left}" y="${y0 - 6}" font-weight="bold">Successful requests so far, against the most the server admits</text>`,
   );
   out.push(
-    `<line x1="${left}" y1="${y0 + panelHeight}" x2="${width - right}" y2="${y0 + panelHeight}" stroke="#333"/>`,
+    `<line class="axis-x" x1="${left}" y1="${y0 + panelHeight}" x2="${width - right}" y2="${y0 + panelHeight}" stroke="#333"/>`,
   );
   out.push(`<line x1="${left}" y1="${y0}" x2="${left}" y2="${y0 + panelHeight}" stroke="#333"/>`);
   for (const tick of [0, Math.round(yTop / 2), Math.round(yTop)]) {
@@ -120,8 +133,9 @@ export function renderChart({ title, binMs, ratePerSecond, burst, panels }: Char
     out.push(
       `<polyline fill="none" stroke="${color}" stroke-width="2" points="${points.join(' ')}"/>`,
     );
+    // Under the axis and its time labels: the envelope and the lines run through the top right.
     out.push(
-      `<text x="${width - right - 4}" y="${y0 + 14 + index * 14}" text-anchor="end" fill="${color}">${escapeXml(panel.label)}: ${total}</text>`,
+      `<text class="legend" x="${left}" y="${y0 + panelHeight + 34 + index * 14}" fill="${color}">— ${escapeXml(panel.label)}: ${total}</text>`,
     );
   });
   out.push(

@@ -1,0 +1,102 @@
+/**
+ * Issue 23, section 4: the demo (`npm run demo`, test/bench/demo.ts) through its pure parts.
+ *
+ * - its progress line said `120/120 done` when 42 succeeded: it counts successes and failures;
+ * - its table read "elapsed / minimum 0.25" for the naive loop (which gave up on most calls)
+ *   against 1.03 for the client: a contender is read against the least time for the calls it
+ *   completed, with the failed ones in a column of their own;
+ * - `npm run demo -- --help` crashed with a stack trace: it prints its usage, and a bad flag its
+ *   message;
+ * - the chart's sustained-rate line sat on the axis beside the naive loop's bars, and the last
+ *   panel's labels lay over its lines.
+ *
+ * `npm run demo -- --rate 50 --burst 10` within 1.1x of the least time is checked on fake time in
+ * test/client/rules/declared-goodput.test.ts (and measured in docs/benchmarks.md).
+ */
+import { describe, expect, it } from 'vitest';
+import { renderChart } from './lib/chart.js';
+import { elapsedOverLeast, parseDemoArgs, progressLine } from './lib/demo-report.js';
+import type { Bin } from './lib/timeline.js';
+
+describe('the demo', () => {
+  it('its progress line counts the calls that succeeded and those that failed', () => {
+    const line = progressLine({
+      name: 'fetch + naive retry',
+      calls: 120,
+      succeeded: 42,
+      failed: 78,
+      attempts: 970,
+      rejected: 928,
+      elapsedMs: 1300,
+    });
+    expect(line).toBe(
+      '  fetch + naive retry: 42 ok, 78 failed of 120, 970 attempts, 928 × 429, 1.3 s',
+    );
+    expect(line).not.toContain('120/120');
+  });
+
+  it('reads a loop that gave up against the least time for what it completed', () => {
+    // 42 of 120 in 1.3 s against 20/s with a burst of 20: the least time for 42 is 1.1 s.
+    expect(elapsedOverLeast(1300, 42, 20, 20)).toBe('1.18');
+    // The client: all 120 in 5.15 s, least time 5 s.
+    expect(elapsedOverLeast(5150, 120, 20, 20)).toBe('1.03');
+    // Nothing past the burst: no least time to read against.
+    expect(elapsedOverLeast(300, 15, 20, 20)).toBe('-');
+  });
+
+  it('--help prints its usage; a bad flag says what is wrong, no stack trace', () => {
+    const help = parseDemoArgs(['--help']);
+    expect(help).toHaveProperty('help');
+    expect((help as { help: string }).help).toContain('--rate');
+    expect(parseDemoArgs(['--bogus'])).toEqual({ error: expect.stringContaining('--bogus') });
+    expect(parseDemoArgs(['--rate', '0'])).toEqual({
+      error: expect.stringContaining('positive integers'),
+    });
+    expect(parseDemoArgs(['--rate', '50', '--burst', '10'])).toEqual({
+      options: { n: 120, rate: 50, burst: 10, svg: 'test/bench/results/demo.svg' },
+    });
+  });
+
+  describe('its chart', () => {
+    const bins = (perBin: number[]): Bin[] =>
+      perBin.map((n) => ({ ok: Math.min(n, 2), rejected: Math.max(0, n - 2), failed: 0 }));
+    // 20/s in bins of 100 ms: 2 a bin; the naive loop sends 120 in its first bin.
+    const svg = renderChart({
+      title: 't',
+      binMs: 100,
+      ratePerSecond: 20,
+      burst: 20,
+      panels: [
+        { label: 'LimitedClient', bins: bins([20, 2, 2, 2, 2]) },
+        { label: 'naive', bins: bins([120, 60, 40, 0, 0]) },
+      ],
+    });
+    const lines = (cls: string) =>
+      [...svg.matchAll(new RegExp(`<line class="${cls}"[^>]* y1="([\\d.]+)"`, 'g'))].map((m) =>
+        Number(m[1]),
+      );
+
+    it('draws the sustained rate a fifth of the panel or more above the axis', () => {
+      const axes = lines('axis-x');
+      const rates = lines('rate-line');
+      expect(rates).toHaveLength(2);
+      rates.forEach((y, i) => {
+        // 220 px panels.
+        expect((axes[i] as number) - y).toBeGreaterThanOrEqual(0.2 * 220);
+      });
+      // Cut bars carry their count.
+      expect(svg).toContain('>120</text>');
+    });
+
+    it('puts the last panel’s legend under its axis, off its lines', () => {
+      const axis = lines('axis-x').at(-1) as number;
+      const legend = [...svg.matchAll(/<text class="legend"[^>]* y="([\d.]+)"/g)].map((m) =>
+        Number(m[1]),
+      );
+      expect(legend).toHaveLength(2);
+      for (const y of legend) expect(y).toBeGreaterThan(axis + 16);
+      const height = Number(/<svg[^>]* height="([\d.]+)"/.exec(svg)?.[1]);
+      for (const y of legend) expect(y).toBeLessThan(height);
+    });
+  });
+});
