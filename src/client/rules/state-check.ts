@@ -118,13 +118,14 @@ const POLICY: Spec<LearnedPolicy> = {
   probes: 'count',
   probesUntil: new Opt(FLIGHT),
   serverResetAt: new Opt(SERVER),
-  // How its units come back (refill.ts): moments of the future capped as a reset is.
+  // How its units come back (refill.ts): moments the model or the server's reset sets, as far
+  // as the longest delay the parser reports (a day's quota refills over a day).
   peak: new Opt('amount'),
   refill: new Opt(['gradual', 'at-once'] as const),
-  refillAt: new Opt(HOLD),
-  paceAt: new Opt(HOLD),
-  notBefore: new Opt(HOLD),
-  trialAt: new Opt(HOLD),
+  refillAt: new Opt(SERVER),
+  paceAt: new Opt(SERVER),
+  notBefore: new Opt(SERVER),
+  trialAt: new Opt(SERVER),
   partialReset: new Opt([true] as const),
   // Where its reset runs late (late-reset.ts).
   windowBoundMs: new Opt('amount'),
