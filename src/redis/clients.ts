@@ -46,9 +46,10 @@ export interface RedisScriptingClient {
  */
 export interface IoRedisScriptingClient {
   /**
-   * ioredis: `'ready'` when a command goes out at once. In any other state (`'connecting'`,
-   * `'reconnecting'`, `'wait'` of a `lazyConnect` client never connected, `'end'`) calls fail fast
-   * rather than wait in ioredis's offline queue.
+   * ioredis: `'ready'` when a command goes out at once. Once the client was ready, calls fail fast
+   * in any other state (`'reconnecting'`, `'connecting'`, `'end'`...) rather than wait in ioredis's
+   * offline queue; before its first connection (`'wait'` of a `lazyConnect` client, which a
+   * command connects, `'connecting'`, `'connect'`) they wait for it, within the store's timeout.
    */
   readonly status: string;
   /** ioredis: any command, its arguments in one array. */
@@ -191,6 +192,8 @@ class NodeRedisCalls implements ScriptCalls {
  */
 class IoRedisCalls implements ScriptCalls {
   readonly #client: IoRedisScriptingClient;
+  /** Whether the client was seen ready: from then on, any other status is a lost connection. */
+  #wasReady = false;
   /** The library load under way, shared by the calls that found no function. */
   #loading: Promise<unknown> | undefined;
 
@@ -198,8 +201,19 @@ class IoRedisCalls implements ScriptCalls {
     this.#client = client;
   }
 
+  /**
+   * `'ready'`; or the client's first connection under way, which a call waits for (`new Redis()`
+   * connects in the background, and a `lazyConnect` client on its first command), as a call
+   * waits for its answer: within the store's timeout. After a lost connection, not ready until
+   * ioredis says so: its offline queue would hold calls past the timeout and send them late.
+   */
   ready(): boolean {
-    return this.#client.status === 'ready';
+    const status = this.#client.status;
+    if (status === 'ready') {
+      this.#wasReady = true;
+      return true;
+    }
+    return !this.#wasReady && FIRST_CONNECTION.has(status);
   }
 
   readonly fcall = (name: string, keys: string[], args: string[]): Promise<unknown> =>
@@ -232,6 +246,9 @@ class IoRedisCalls implements ScriptCalls {
     return this.#loading;
   }
 }
+
+/** The states of an ioredis client on its way to its first connection. */
+const FIRST_CONNECTION = new Set(['wait', 'connecting', 'connect']);
 
 /** `FCALL name numkeys keys... args...`, the raw command. */
 function fcallCommand(name: string, keys: readonly string[], args: readonly string[]): string[] {

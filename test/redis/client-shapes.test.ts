@@ -72,14 +72,29 @@ describe('an ioredis client', () => {
     return { runner, sent, client };
   }
 
-  it.each(['wait', 'connecting', 'connect', 'reconnecting', 'close', 'end'])(
-    "status '%s': not sent (ioredis would queue it), refused at once",
+  it.each(['reconnecting', 'close', 'end'])(
+    "status '%s' (a lost or closed connection): not sent (ioredis would queue it), refused at once",
     async (status) => {
       const { runner, sent } = runnerOn(status, () => 'sent');
       const error = await rejection(runner.run(script, ['k'], ['a'], 'take'));
       expect(error.message).toBe('store take: not tried: the client is not connected');
       expect(sent).toEqual([]);
       expect(runner.health()).toMatchObject({ available: false, refused: 1 });
+    },
+  );
+
+  it.each(['wait', 'connecting', 'connect'])(
+    "status '%s': sent before the first connection (it waits for it), refused once the client was ready",
+    async (status) => {
+      const { runner, sent, client } = runnerOn(status, () => 'sent');
+      expect(await runner.run(script, ['k'], ['a'], 'take')).toBe('sent');
+      client.status = 'ready';
+      expect(await runner.run(script, ['k'], ['a'], 'take')).toBe('sent');
+      // Connected once: now the same state is a reconnection.
+      client.status = status;
+      const error = await rejection(runner.run(script, ['k'], ['a'], 'take'));
+      expect(error.message).toBe('store take: not tried: the client is not connected');
+      expect(sent).toHaveLength(2);
     },
   );
 

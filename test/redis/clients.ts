@@ -53,6 +53,12 @@ export interface ClientKind {
   connect(url: string): Promise<Connection>;
   /** A new connected cluster client, from the nodes' URLs. */
   connectCluster(urls: readonly string[]): Promise<Connection>;
+  /**
+   * ioredis only: a new client whose first connection is under way (`new Redis(url)`), or, `lazy`,
+   * not started (`lazyConnect`: its first command starts it). node-redis has none: its client
+   * takes no command before `connect()`.
+   */
+  unconnected?(url: string, lazy: boolean): Connection;
 }
 
 /** Reconnects after 100, 200, 400, 500, 500... ms: quick, so that no test waits long. */
@@ -195,6 +201,11 @@ function ioRedisKind(
       const client = new Redis(url, { lazyConnect: true, retryStrategy: backoff });
       client.on('error', () => {});
       await client.connect();
+      return ioRedisConnection(client);
+    },
+    unconnected(url, lazy) {
+      const client = new Redis(url, { lazyConnect: lazy, retryStrategy: backoff });
+      client.on('error', () => {});
       return ioRedisConnection(client);
     },
     async connectCluster(urls) {

@@ -26,6 +26,7 @@ import {
   connectAdmin,
   deleteKeys,
   describeRedis,
+  REDIS_URL,
   uniquePrefix,
 } from './helpers.js';
 
@@ -256,6 +257,23 @@ describeRedis(
       // Refused once: scripts from then on.
       expect(refused).toBe(1);
       expect(store.health()).toMatchObject({ available: true, failed: 0 });
+    });
+
+    it.runIf(kind.unconnected !== undefined).each([
+      ['connecting in the background (new Redis(url))', false],
+      ['not connected yet (lazyConnect: its first command connects it)', true],
+    ])('a store on a client %s: the first calls wait for the connection', async (_what, lazy) => {
+      const connection = kind.unconnected?.(REDIS_URL as string, lazy) as Connection;
+      try {
+        expect(connection.connected()).toBe(false);
+        const store = new RedisStore(connection.client, { prefix, timeoutMs: 5000 });
+        const limiter = new FixedWindow({ limit: 2, windowMs: 1e12, store, name: `early-${lazy}` });
+        const results = await Promise.all([1, 2, 3].map(() => limiter.take('k')));
+        expect(results.map((r) => r.allowed)).toEqual([true, true, false]);
+        expect(store.health()).toMatchObject({ available: true, failed: 0, refused: 0 });
+      } finally {
+        await connection.close();
+      }
     });
 
     it('checks its options', () => {
