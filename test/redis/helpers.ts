@@ -28,7 +28,7 @@ export const REDIS_URL = process.env.REDIS_URL;
  * How many clients a file runs against. `'full'`: every client (the store, the differential test,
  * the cluster, outages and error replies: what differs from one client to another). `'subset'`:
  * node-redis 5 and ioredis 6, one of each family (the rest, which runs through the same adapter:
- * a full matrix there would add a minute and a half to the suite; see docs/redis.md).
+ * the full matrix there would add the slowest files twice more, about 45 s; see docs/redis.md).
  */
 export type Matrix = 'full' | 'subset';
 
