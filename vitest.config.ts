@@ -1,6 +1,15 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * `LIMITED_CLIENT_UNDICI=8`: the tests' `undici` is undici 8 (the `undici8` dev dependency, an npm
+ * alias), for test/undici run under Node 22 by test/undici/undici8.test.ts. Only the modules vite
+ * compiles (tests and src/) are aliased; no dependency imports undici itself.
+ */
+const undiciAlias: Record<string, string> =
+  process.env.LIMITED_CLIENT_UNDICI === '8' ? { undici: 'undici8' } : {};
+
 export default defineConfig({
+  resolve: { alias: undiciAlias },
   test: {
     testTimeout: 20_000,
     hookTimeout: 20_000,

@@ -1,15 +1,20 @@
 /**
  * limited-client/redis: state in Redis, shared by every process that uses the same Redis (Node
- * only). Built on the `redis` package (node-redis v5), an optional peer dependency: install it
- * yourself and pass your own connected client.
+ * only). Takes your own connected client of node-redis 5 or 6 (the `redis` package) or ioredis 5
+ * or 6, optional peer dependencies: the store imports neither.
  *
  * @module
  */
 export { isStoreUnavailableError, StoreUnavailableError } from '../errors.js';
+export type {
+  EvalOptions,
+  IoRedisScriptingClient,
+  RedisScriptingClient,
+  RedisStoreClient,
+} from './clients.js';
 export {
   RedisStore,
   type RedisStoreEvents,
   type RedisStoreHealth,
   type RedisStoreOptions,
 } from './redis-store.js';
-export type { EvalOptions, RedisScriptingClient } from './runner.js';

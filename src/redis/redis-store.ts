@@ -13,16 +13,11 @@ import { describe } from '../server/algorithms/logic.js';
 import { nonNegativeInteger, parseOptions, positiveInteger } from '../server/options.js';
 import type { LimiterSpec, RateLimitStore, StoreDecision, StoreRequest } from '../server/store.js';
 import type { TakeResult } from '../server/types.js';
+import { isStoreClient, NOT_A_CLIENT, type RedisStoreClient } from './clients.js';
 import { LIMITER_SCRIPTS, type LimiterScript } from './lua/index.js';
 import { RedisClock } from './redis-clock.js';
 import { readFields } from './reply-fields.js';
-import {
-  notApplied,
-  type RedisScriptingClient,
-  type RunnerHealth,
-  type RunOptions,
-  ScriptRunner,
-} from './runner.js';
+import { notApplied, type RunnerHealth, type RunOptions, ScriptRunner } from './runner.js';
 import { SharedState, type SharedStateCounters } from './shared-state.js';
 import { STATE_CODECS, type StateCodec } from './states.js';
 
@@ -163,16 +158,6 @@ const optionsSchema = z.strictObject({
   maxReplay: nonNegativeInteger.optional(),
 });
 
-function isClient(value: unknown): value is RedisScriptingClient {
-  const c = value as RedisScriptingClient | null;
-  return (
-    typeof c === 'object' &&
-    c !== null &&
-    typeof c.evalSha === 'function' &&
-    typeof c.eval === 'function'
-  );
-}
-
 /**
  * State in Redis, shared by every process using the same Redis: both sides of limited-client.
  *
@@ -257,16 +242,13 @@ export class RedisStore implements RateLimitStore, StateStore {
   );
 
   /**
-   * @param client a connected node-redis v5 client or cluster (`createClient()`,
-   *   `createCluster()` from the `redis` package). The store never closes it.
-   * @throws InvalidOptionError for a bad option, naming it.
+   * @param client a connected client or cluster: node-redis 5 or 6 (`createClient()`,
+   *   `createCluster()` from the `redis` package) or ioredis 5 or 6 (`new Redis()`,
+   *   `new Cluster()`). The store never closes it.
+   * @throws TypeError for anything else; InvalidOptionError for a bad option, naming it.
    */
-  constructor(client: RedisScriptingClient, options: RedisStoreOptions = {}) {
-    if (!isClient(client)) {
-      throw new TypeError(
-        'RedisStore: expected a node-redis v5 client (createClient() or createCluster())',
-      );
-    }
+  constructor(client: RedisStoreClient, options: RedisStoreOptions = {}) {
+    if (!isStoreClient(client)) throw new TypeError(NOT_A_CLIENT);
     const parsed = { ...DEFAULTS, ...stripUndefined(parseOptions(optionsSchema, options)) };
     this.prefix = parsed.prefix;
     this.#timeSource = parsed.timeSource;

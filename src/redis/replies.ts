@@ -60,9 +60,10 @@ const UNAVAILABLE_REPLIES = new Set([
 
 /**
  * The error code of an error Redis answered (`WRONGTYPE`, `ERR`, `BUSY`, ...), or `undefined` for
- * any other failure (a connection error, a closed client). node-redis rejects with Redis's own
- * text, which starts with the code in capitals; its connection errors do not (`Socket closed
- * unexpectedly`, `The client is closed`, `connect ECONNREFUSED ...`).
+ * any other failure (a connection error, a closed client). node-redis (`ErrorReply`) and ioredis
+ * (`ReplyError`) reject with Redis's own text, which starts with the code in capitals; their
+ * connection errors do not (`Socket closed unexpectedly`, `The client is closed`, `connect
+ * ECONNREFUSED ...`; ioredis's `Connection is closed.`, `Command timed out`, ...).
  */
 export function replyCode(error: unknown): string | undefined {
   if (!(error instanceof Error)) return undefined;

@@ -1,9 +1,9 @@
 /**
- * Runs Lua on the user's node-redis client: a script's function by `FCALL` when the client and the
- * server can (its library loaded by `FUNCTION LOAD` when Redis answers "Function not found", after
- * a restart or on a new cluster node), else `EVALSHA`, then `EVAL` on `NOSCRIPT`; a timeout on
- * every call; and after Redis failed to answer, a short spell of failing fast instead of making
- * every caller wait for the timeout again.
+ * Runs Lua on the user's Redis client (node-redis or ioredis, through `clients.ts`): a script's
+ * function by `FCALL` when the client and the server can (its library loaded by `FUNCTION LOAD`
+ * when Redis answers "Function not found", after a restart or on a new cluster node), else
+ * `EVALSHA`, then `EVAL` on `NOSCRIPT`; a timeout on every call; and after Redis failed to
+ * answer, a short spell of failing fast instead of making every caller wait for the timeout again.
  *
  * "Redis is down" means no answer: a timeout, a connection error, or a reply saying Redis cannot
  * serve anything right now (`LOADING`, `BUSY`, `MASTERDOWN`, ...). Any other error Redis answers
@@ -13,8 +13,9 @@
  */
 import { StoreUnavailableError } from '../errors.js';
 import { Call, TIMED_OUT } from './call.js';
+import { type RedisStoreClient, type ScriptCalls, scriptCalls } from './clients.js';
 import { Deadlines } from './deadlines.js';
-import type { FunctionLibrary, LuaScript } from './lua/index.js';
+import type { LuaScript } from './lua/index.js';
 import {
   isNoFunction,
   isNoScript,
@@ -25,36 +26,6 @@ import {
 } from './replies.js';
 
 export { maybeApplied, notApplied, replyCode } from './replies.js';
-
-/** Arguments of `EVAL` / `EVALSHA` in node-redis v5. */
-export interface EvalOptions {
-  keys: string[];
-  arguments: string[];
-}
-
-/**
- * What the Redis store needs of a client: the scripting commands of node-redis v5. A connected
- * `createClient()` or `createCluster()` (from the `redis` package) has them; the cluster routes each
- * call by its key.
- */
-export interface RedisScriptingClient {
-  evalSha(sha1: string, options: EvalOptions): Promise<unknown>;
-  eval(script: string, options: EvalOptions): Promise<unknown>;
-  /** node-redis: `false` while the client is (re)connecting. Calls then fail fast. */
-  readonly isReady?: boolean;
-  /**
-   * node-redis: `FCALL`. Optional: without it (or on a server that refuses functions) every call
-   * is a script (`EVALSHA`).
-   */
-  fCall?(name: string, options: EvalOptions): Promise<unknown>;
-  /** node-redis: `FUNCTION LOAD`, on a single node. */
-  functionLoad?(code: string, options?: { REPLACE?: boolean }): Promise<unknown>;
-  /**
-   * node-redis: a raw command. A cluster's (`(firstKey, isReadonly, args)`, told apart by its
-   * `masters`) loads the library on the node serving a key.
-   */
-  sendCommand?(...args: never[]): Promise<unknown>;
-}
 
 /** How the runner behaves; normalised by the store. */
 export interface RunnerOptions {
@@ -111,17 +82,12 @@ export interface RunOptions {
 
 /** Runs scripts with a timeout, fails fast while Redis is known to be down. */
 export class ScriptRunner {
-  readonly #client: RedisScriptingClient;
+  readonly #calls: ScriptCalls;
   readonly #options: RunnerOptions;
   readonly #listeners: RunnerListeners;
   readonly #deadlines: Deadlines;
-  /**
-   * How functions are called: by the raw command of a node-redis client or cluster, by `fCall`
-   * (any other client), or `'off'` (no `fCall`, or Redis refused functions: scripts only).
-   */
-  #functions: 'client' | 'cluster' | 'fCall' | 'off';
-  /** The library load under way (single node), shared by the calls that found no function. */
-  #loading: Promise<unknown> | undefined;
+  /** Whether scripts run as functions: `'off'` when the client cannot, or Redis refused them. */
+  #functions: 'on' | 'off';
   #downUntil = 0;
   #probing = false;
   readonly #health: RunnerHealth = {
@@ -132,12 +98,13 @@ export class ScriptRunner {
     lastError: undefined,
   };
 
-  constructor(client: RedisScriptingClient, options: RunnerOptions, listeners: RunnerListeners) {
-    this.#client = client;
+  /** @throws TypeError when `client` is not a client `RedisStore` takes. */
+  constructor(client: RedisStoreClient, options: RunnerOptions, listeners: RunnerListeners) {
+    this.#calls = scriptCalls(client);
     this.#options = options;
     this.#listeners = listeners;
     this.#deadlines = new Deadlines(options.timeoutMs);
-    this.#functions = functionsOf(client);
+    this.#functions = this.#calls.fcall === undefined ? 'off' : 'on';
   }
 
   /** A copy of the counters. */
@@ -163,7 +130,7 @@ export class ScriptRunner {
   ): Promise<unknown> {
     if (options.background) return this.#background(script, keys, args, operation);
     const health = this.#health;
-    if (this.#client.isReady === false) {
+    if (!this.#calls.ready()) {
       health.refused += 1;
       return Promise.reject(
         notApplied(
@@ -233,20 +200,9 @@ export class ScriptRunner {
     return error;
   }
 
-  /** `FCALL` by the cheapest way the client offers. */
+  /** `FCALL` (only called while functions are on, so the client has it). */
   #fcall(name: string, keys: string[], args: string[]): Promise<unknown> {
-    const client = this.#client as RedisScriptingClient & {
-      sendCommand: (...a: unknown[]) => Promise<unknown>;
-      fCall: NonNullable<RedisScriptingClient['fCall']>;
-    };
-    switch (this.#functions) {
-      case 'client':
-        return client.sendCommand(fcallCommand(name, keys, args));
-      case 'cluster':
-        return client.sendCommand(keys[0], false, fcallCommand(name, keys, args));
-      default:
-        return client.fCall(name, { keys, arguments: args });
-    }
+    return (this.#calls.fcall as NonNullable<ScriptCalls['fcall']>)(name, keys, args);
   }
 
   /**
@@ -264,11 +220,11 @@ export class ScriptRunner {
   }
 
   #script(script: LuaScript, keys: string[], args: string[]): Promise<unknown> {
-    const options = { keys, arguments: args };
-    return this.#client
-      .evalSha(script.sha, options)
+    const calls = this.#calls;
+    return calls
+      .evalSha(script.sha, keys, args)
       .catch((error: unknown) =>
-        isNoScript(error) ? this.#client.eval(script.source, options) : Promise.reject(error),
+        isNoScript(error) ? calls.eval(script.source, keys, args) : Promise.reject(error),
       );
   }
 
@@ -287,7 +243,7 @@ export class ScriptRunner {
     }
     if (!isNoFunction(error)) throw error;
     try {
-      await this.#load(fn.library, keys[0] ?? '');
+      await this.#calls.load(fn.library.source, keys[0] ?? '');
     } catch (loadError) {
       if (replyCode(loadError) === undefined || meansDown(loadError)) throw loadError;
       // Redis answered that it will not load it: scripts from now on.
@@ -295,30 +251,6 @@ export class ScriptRunner {
       return this.#script(script, keys, args);
     }
     return this.#fcall(fn.name, keys, args);
-  }
-
-  /** Loads `library` on the node that serves `key` (the only node of a single Redis). */
-  #load(library: FunctionLibrary, key: string): Promise<unknown> {
-    const client = this.#client as RedisScriptingClient & {
-      masters?: unknown;
-      sendCommand?: (...args: unknown[]) => Promise<unknown>;
-    };
-    const command = ['FUNCTION', 'LOAD', 'REPLACE', library.source];
-    if (client.masters !== undefined && typeof client.sendCommand === 'function') {
-      return client.sendCommand(key, false, command);
-    }
-    if (this.#loading === undefined) {
-      const load =
-        typeof client.functionLoad === 'function'
-          ? client.functionLoad(library.source, { REPLACE: true })
-          : typeof client.sendCommand === 'function'
-            ? client.sendCommand(command)
-            : Promise.reject(new Error('ERR unknown command: the client cannot load functions'));
-      this.#loading = load.finally(() => {
-        this.#loading = undefined;
-      });
-    }
-    return this.#loading;
   }
 
   /** A call on the side: no gate, no counters, no transitions (see {@link RunOptions}). */
@@ -383,19 +315,4 @@ export class ScriptRunner {
 
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-/** `FCALL name numkeys keys... args...`, built in one array (no spread). */
-function fcallCommand(name: string, keys: readonly string[], args: readonly string[]): string[] {
-  const command = ['FCALL', name, keys.length === 1 ? '1' : String(keys.length)];
-  for (const key of keys) command.push(key);
-  for (const arg of args) command.push(arg);
-  return command;
-}
-
-/** How a client calls functions (see `ScriptRunner`). */
-function functionsOf(client: RedisScriptingClient): 'client' | 'cluster' | 'fCall' | 'off' {
-  if (typeof client.fCall !== 'function') return 'off';
-  if (typeof client.sendCommand !== 'function') return 'fCall';
-  return 'masters' in client ? 'cluster' : 'client';
 }

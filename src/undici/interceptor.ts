@@ -104,7 +104,9 @@ const LEGACY_CALLBACKS = ['onConnect', 'onHeaders', 'onData', 'onComplete', 'onE
 
 /**
  * Refuses what is not a handler, and a handler of undici's legacy API (`onConnect`, `onHeaders`,
- * ...) given directly: `compose()` converts those before they reach an interceptor.
+ * ...) given directly: undici 7's `compose()` converts those before they reach an interceptor;
+ * undici 8's does not, and its `Dispatcher1Wrapper` does (Node's built-in fetch given a
+ * `dispatcher` sends such handlers).
  */
 function checkHandler(handler: unknown): asserts handler is Dispatcher.DispatchHandler {
   if (typeof handler !== 'object' || handler === null) {
@@ -117,7 +119,7 @@ function checkHandler(handler: unknown): asserts handler is Dispatcher.DispatchH
     LEGACY_CALLBACKS.some((name) => typeof h[name] === 'function')
   ) {
     throw new TypeError(
-      'limited-client/undici: a handler of the legacy API (onConnect, onHeaders, onData...) must go through dispatcher.compose(), which converts it',
+      'limited-client/undici: a handler of the legacy API (onConnect, onHeaders, onData...) must be converted first: undici 7 converts it in dispatcher.compose(); with undici 8, wrap the dispatcher in new Dispatcher1Wrapper(dispatcher) (as the dispatcher option of the fetch built into Node needs)',
     );
   }
 }

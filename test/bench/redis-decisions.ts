@@ -1,7 +1,9 @@
 /**
  * Decisions per second of each server algorithm on Redis (`RedisStore`, one `EVALSHA` per
  * decision), next to rate-limiter-flexible's `RateLimiterRedis` (a fixed window of `INCRBY` and
- * `PEXPIRE` in one `EVAL`) on the same Redis, through the same node-redis v5 connection, in one run.
+ * `PEXPIRE` in one `EVAL`) on the same Redis, through the same connection, in one run: node-redis
+ * 5's, or with `--client ioredis` an ioredis (6) connection for both (rate-limiter-flexible then
+ * runs its ioredis path).
  *
  *   REDIS_URL=redis://127.0.0.1:6379 npm run bench:redis    (or: npx tsx test/bench/redis-decisions.ts [decisions])
  *
@@ -30,6 +32,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
+import { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { createClient } from 'redis';
 import { RedisStore } from '../../src/redis/index.js';
@@ -49,6 +52,11 @@ const RUNS = Number(flag('runs')) || 5;
 const ONLY = flag('only')?.split(',');
 const IN_FLIGHT: readonly number[] = flag('in-flight') ? [Number(flag('in-flight'))] : [1, 32];
 const BEFORE = flag('before');
+const CLIENT = flag('client') ?? 'node-redis';
+if (CLIENT !== 'node-redis' && CLIENT !== 'ioredis') {
+  console.error(`--client: 'node-redis' or 'ioredis', got ${JSON.stringify(CLIENT)}`);
+  process.exit(2);
+}
 
 const url = process.env.REDIS_URL;
 if (!url) {
@@ -59,6 +67,10 @@ if (!url) {
 const client = createClient({ url });
 client.on('error', (error: Error) => console.error(`redis: ${error.message}`));
 await client.connect();
+/** The connection the contenders decide through (`client` reads Redis's statistics). */
+const io = CLIENT === 'ioredis' ? new Redis(url, { lazyConnect: true }) : undefined;
+await io?.connect();
+const storeClient = io ?? client;
 const prefix = `lc-bench:${randomUUID().slice(0, 8)}:`;
 const keys = Array.from({ length: KEYS }, (_, i) => `client-${i}`);
 
@@ -85,7 +97,7 @@ function ours(limiter: RateLimiter): Decide {
 /** Our contenders on `checkout`'s code, their keys under `keyPrefix`, names ending with `suffix`. */
 function ourContenders(checkout: Checkout, keyPrefix: string, suffix: string) {
   const s = checkout.server;
-  const store = new checkout.RedisStore(client, { prefix: keyPrefix, timeoutMs: 10_000 });
+  const store = new checkout.RedisStore(storeClient, { prefix: keyPrefix, timeoutMs: 10_000 });
   return [
     {
       name: 'fixed-window',
@@ -110,8 +122,8 @@ function ourContenders(checkout: Checkout, keyPrefix: string, suffix: string) {
 }
 
 const flexible = new RateLimiterRedis({
-  storeClient: client,
-  useRedisPackage: true,
+  storeClient,
+  useRedisPackage: io === undefined,
   keyPrefix: `${prefix}rlf`,
   points: 100,
   duration: 1,
@@ -199,7 +211,7 @@ async function main(): Promise<void> {
   const info = await client.info('server');
   const version = /redis_version:(\S+)/.exec(info)?.[1];
   console.log(
-    `Redis ${version} at ${url}; ${DECISIONS.toLocaleString('en')} decisions over ${KEYS} keys per run, median of ${RUNS} runs (Node ${process.version}, Redis time ${seconds})\n`,
+    `Redis ${version} at ${url}, through ${CLIENT}; ${DECISIONS.toLocaleString('en')} decisions over ${KEYS} keys per run, median of ${RUNS} runs (Node ${process.version}, Redis time ${seconds})\n`,
   );
   // Warm up: load every script and let the JIT settle.
   for (const c of contenders) await measure(c.decide, 8, 2000);
@@ -258,4 +270,5 @@ try {
     if (batch.length > 0) await client.del(batch);
   }
   client.destroy();
+  io?.disconnect();
 }

@@ -1,7 +1,7 @@
 /**
  * The package as a user gets it from npm (issue 28): the tarball `npm pack` makes, installed with a
  * plain `npm install` (no flag) into a fresh project that already holds the current majors of the
- * optional peers (node-redis 6, undici 8), then used from ESM, CommonJS and TypeScript (`nodenext`),
+ * optional peers (node-redis 6, undici 8, ioredis 6), then used from ESM, CommonJS and TypeScript (`nodenext`),
  * and through undici 8 under Node 22 when one is found (undici 8 needs Node 22.19). Also: every
  * relative link of the README reaches a file of the installed package.
  *
@@ -29,7 +29,7 @@ const run = promisify(execFile);
 const INSTALL_TIMEOUT_MS = 240_000;
 const RUN_TIMEOUT_MS = 60_000;
 /** The majors a user may already have; the peer ranges must take them without a flag. */
-const PEERS = ['redis@6', 'undici@8'];
+const PEERS = ['redis@6', 'undici@8', 'ioredis@6'];
 
 const dir = mkdtempSync(join(tmpdir(), 'limited-client-installed-'));
 const pkg = join(dir, 'node_modules/limited-client');
@@ -80,7 +80,9 @@ function expectRedisShared(result: Record<string, unknown>): void {
   expect(result.redisClientStats).toBe('object');
 }
 
-describe('the tarball installed next to redis 6 and undici 8', { timeout: RUN_TIMEOUT_MS }, () => {
+describe('the tarball installed next to redis 6, undici 8 and ioredis 6', {
+  timeout: RUN_TIMEOUT_MS,
+}, () => {
   it('installs with a plain npm install: no peer conflict', () => {
     expect(installLog).not.toMatch(/ERESOLVE|peer dep|conflict/i);
     const versions = PEERS.map((spec) => {
@@ -91,7 +93,7 @@ describe('the tarball installed next to redis 6 and undici 8', { timeout: RUN_TI
         }
       ).version;
     });
-    expect(versions.map((v) => v.split('.')[0])).toEqual(['6', '8']);
+    expect(versions.map((v) => v.split('.')[0])).toEqual(['6', '8', '6']);
   });
 
   it('works from ESM, with a RedisStore on node-redis 6', async () => {
@@ -101,10 +103,11 @@ describe('the tarball installed next to redis 6 and undici 8', { timeout: RUN_TI
     expectRedisShared(result);
   });
 
-  it('works from CommonJS, with a RedisStore on node-redis 6', async () => {
+  it('works from CommonJS, with a RedisStore on node-redis 6 and one on ioredis 6', async () => {
     const result = await runJson('cjs.cjs');
     expectHeld(result);
     expectRedisShared(result);
+    if (process.env.REDIS_URL) expect(result.ioredisTakes).toEqual([true, true, false]);
   });
 
   it('type-checks and runs from TypeScript with module nodenext', async () => {

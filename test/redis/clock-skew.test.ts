@@ -5,13 +5,12 @@
  * `Retry-After: 1`, holds a correctly set process for about a second, not for an hour (or 31 s).
  * Over loopback and the real Redis; each "process" has its own connection, store and client.
  */
-import type { RedisClientType } from 'redis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type Clock, systemClock } from '../../src/clock.js';
 import { LimitedClient } from '../../src/index.js';
 import { RedisStore } from '../../src/redis/index.js';
 import { type ScriptedServer, scriptedServer } from '../hostile/helpers.js';
-import { connect, deleteKeys, describeRedis, uniquePrefix } from './helpers.js';
+import { type Connection, cleanUp, connect, describeRedis, uniquePrefix } from './helpers.js';
 
 /** The real clock, `aheadMs` ahead. */
 const ahead = (aheadMs: number): Clock => ({
@@ -20,15 +19,15 @@ const ahead = (aheadMs: number): Clock => ({
   random: systemClock.random,
 });
 
-describeRedis('processes whose clocks disagree, sharing a host through Redis', () => {
+describeRedis('processes whose clocks disagree, sharing a host through Redis', (kind) => {
   const prefix = uniquePrefix('skew');
-  const clients: RedisClientType[] = [];
+  const clients: Connection[] = [];
   let server: ScriptedServer;
   /** Whether the next request is refused with `Retry-After: 1`. */
   let refuse = false;
 
   beforeAll(async () => {
-    for (let i = 0; i < 2; i++) clients.push(await connect());
+    for (let i = 0; i < 2; i++) clients.push(await connect(kind));
     server = await scriptedServer(() => {
       if (!refuse) return { status: 200, body: 'ok' };
       refuse = false;
@@ -37,8 +36,7 @@ describeRedis('processes whose clocks disagree, sharing a host through Redis', (
   });
   afterAll(async () => {
     await server.close();
-    await deleteKeys(clients[0] as RedisClientType, prefix);
-    for (const client of clients) client.destroy();
+    await cleanUp(prefix, clients);
   });
 
   it.each([
@@ -52,11 +50,11 @@ describeRedis('processes whose clocks disagree, sharing a host through Redis', (
       const skewed = new LimitedClient(server.url, {
         ...options,
         clock: ahead(skewMs),
-        store: new RedisStore(clients[0] as RedisClientType, { prefix: storePrefix }),
+        store: new RedisStore((clients[0] as Connection).client, { prefix: storePrefix }),
       });
       const correct = new LimitedClient(server.url, {
         ...options,
-        store: new RedisStore(clients[1] as RedisClientType, { prefix: storePrefix }),
+        store: new RedisStore((clients[1] as Connection).client, { prefix: storePrefix }),
       });
       refuse = true;
       expect((await skewed.get('/a')).status).toBe(429);

@@ -1,9 +1,11 @@
 /**
- * RedisStore on a real Redis Cluster, when `REDIS_CLUSTER_NODES` names its nodes
+ * RedisStore on a real Redis Cluster, through each client's cluster (node-redis's `createCluster`,
+ * ioredis's `Cluster`), when `REDIS_CLUSTER_NODES` names its nodes
  * (`redis://127.0.0.1:7101,redis://127.0.0.1:7102`); skipped with a reason otherwise (CI has a
  * single node). Every call is routed by its key; nodes that never saw the function library answer
- * "Function not found" and get it by `FUNCTION LOAD` (nodes that never saw a script answer
- * `NOSCRIPT` and get it by `EVAL`); a limit shared by clients on different connections stays exact.
+ * "Function not found" and get it by `FUNCTION LOAD` (on the key's node with node-redis, on every
+ * master with ioredis; nodes that never saw a script answer `NOSCRIPT` and get it by `EVAL`); a
+ * limit shared by clients on different connections stays exact.
  */
 import { randomUUID } from 'node:crypto';
 import { createCluster } from 'redis';
@@ -12,6 +14,7 @@ import type { Transaction } from '../../src/client/store.js';
 import { RedisStore } from '../../src/redis/index.js';
 import { LIMITER_LIBRARY } from '../../src/redis/lua/index.js';
 import { FixedWindow, Gcra, type RateLimiter, TokenBucket } from '../../src/server/index.js';
+import { type ClientKind, type Connection, kindsFor } from './helpers.js';
 
 const NODES = process.env.REDIS_CLUSTER_NODES?.split(',').filter(Boolean) ?? [];
 
@@ -21,34 +24,34 @@ if (NODES.length === 0) {
   );
 }
 
-(NODES.length > 0 ? describe : describe.skip)('RedisStore on Redis Cluster', () => {
+/** The suite, once per client (its three cluster connections of that client). */
+function clusterSuite(kind: ClientKind) {
   const prefix = `lc-test:cluster:${randomUUID().slice(0, 8)}:`;
   type Cluster = ReturnType<typeof createCluster>;
-  const clusters: Cluster[] = [];
+  /** The test's own cluster connection (node-redis 5): it looks at the nodes and cleans up. */
+  let admin: Cluster;
+  /** Cluster connections of the client under test. */
+  const clusters: Connection[] = [];
 
   beforeAll(async () => {
-    for (let i = 0; i < 3; i++) {
-      const cluster = createCluster({ rootNodes: NODES.map((url) => ({ url })) });
-      cluster.on('error', () => {});
-      await cluster.connect();
-      clusters.push(cluster);
-    }
+    admin = createCluster({ rootNodes: NODES.map((url) => ({ url })) });
+    admin.on('error', () => {});
+    await admin.connect();
+    for (let i = 0; i < 3; i++) clusters.push(await kind.connectCluster(NODES));
   });
   afterAll(async () => {
-    const cluster = clusters[0];
-    if (cluster) {
-      for (const node of cluster.masters) {
-        const client = await cluster.nodeClient(node);
-        for await (const keys of client.scanIterator({ MATCH: `${prefix}*`, COUNT: 1000 })) {
-          for (const key of keys) await cluster.del(key);
-        }
+    for (const node of admin.masters) {
+      const client = await admin.nodeClient(node);
+      for await (const keys of client.scanIterator({ MATCH: `${prefix}*`, COUNT: 1000 })) {
+        for (const key of keys) await admin.del(key);
       }
     }
-    for (const c of clusters) c.destroy();
+    admin.destroy();
+    for (const c of clusters) await c.close();
   });
 
   it('decides exactly on keys spread over every node, through three cluster clients', async () => {
-    const stores = clusters.map((c) => new RedisStore(c, { prefix, timeoutMs: 5000 }));
+    const stores = clusters.map((c) => new RedisStore(c.client, { prefix, timeoutMs: 5000 }));
     const makers: ((store: RedisStore) => RateLimiter)[] = [
       (store: RedisStore) => new FixedWindow({ limit: 5, windowMs: 1e12, store, name: 'fw' }),
       (store: RedisStore) =>
@@ -65,9 +68,8 @@ if (NODES.length === 0) {
         );
         expect(results.filter((r) => r.allowed)).toHaveLength(5);
         const redisKey = stores[0]?.keyOf('fw', key) as string;
-        const cluster = clusters[0] as Cluster;
         slots.add(
-          String(await cluster.sendCommand(redisKey, true, ['CLUSTER', 'KEYSLOT', redisKey])),
+          String(await admin.sendCommand(redisKey, true, ['CLUSTER', 'KEYSLOT', redisKey])),
         );
       }
     }
@@ -76,20 +78,19 @@ if (NODES.length === 0) {
   });
 
   it('loads the function library on each node that lacks it (a fresh node, a FUNCTION DELETE)', async () => {
-    const cluster = clusters[0] as Cluster;
-    for (const node of cluster.masters) {
-      const client = await cluster.nodeClient(node);
+    for (const node of admin.masters) {
+      const client = await admin.nodeClient(node);
       await client.sendCommand(['FUNCTION', 'DELETE', LIMITER_LIBRARY.name]).catch(() => {});
     }
-    const store = new RedisStore(cluster, { prefix, timeoutMs: 5000 });
+    const store = new RedisStore((clusters[0] as Connection).client, { prefix, timeoutMs: 5000 });
     const limiter = new TokenBucket({ capacity: 2, refillPerSecond: 0.001, store, name: 'fresh' });
     for (let k = 0; k < 30; k++) {
       const results = [];
       for (let i = 0; i < 3; i++) results.push((await limiter.take(`fresh-${k}`)).allowed);
       expect(results).toEqual([true, true, false]);
     }
-    for (const node of cluster.masters) {
-      const client = await cluster.nodeClient(node);
+    for (const node of admin.masters) {
+      const client = await admin.nodeClient(node);
       const listed = (await client.sendCommand([
         'FUNCTION',
         'LIST',
@@ -102,7 +103,7 @@ if (NODES.length === 0) {
   });
 
   it('keeps client state (two keys of one slot per update) without losing an update', async () => {
-    const stores = clusters.map((c) => new RedisStore(c, { prefix, timeoutMs: 5000 }));
+    const stores = clusters.map((c) => new RedisStore(c.client, { prefix, timeoutMs: 5000 }));
     const increment: Transaction<{ n: number }, number> = {
       run: (state) => {
         const next = { n: (state?.n ?? 0) + 1 };
@@ -121,4 +122,13 @@ if (NODES.length === 0) {
     }
     expect(stores.every((s) => s.health().localUpdates === 0)).toBe(true);
   });
-});
+}
+
+if (NODES.length > 0) {
+  for (const kind of kindsFor('full')) {
+    describe(`RedisStore on Redis Cluster (${kind.name})`, () => clusterSuite(kind));
+  }
+} else {
+  describe.skip('RedisStore on Redis Cluster', () =>
+    clusterSuite(kindsFor('full')[0] as ClientKind));
+}

@@ -17,7 +17,6 @@
  * searches deeper.
  */
 import fc from 'fast-check';
-import type { RedisClientType } from 'redis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { RedisStore } from '../../src/redis/index.js';
 import { concurrencyLimit } from '../../src/server/algorithms/concurrency-limit.js';
@@ -36,7 +35,7 @@ import {
   type StoreRequest,
   type TakeResult,
 } from '../../src/server/index.js';
-import { connect, deleteKeys, describeRedis, uniquePrefix } from './helpers.js';
+import { type Connection, cleanUp, connect, describeRedis, uniquePrefix } from './helpers.js';
 
 const RUNS = Number(process.env.FC_RUNS) || 30;
 const BASE = 1_764_500_000_000;
@@ -217,45 +216,46 @@ async function compare(
   }
 }
 
-describeRedis('Lua scripts against the TypeScript algorithms', () => {
-  let client: RedisClientType;
-  let store: RedisStore;
-  const prefix = uniquePrefix('differential');
+describeRedis(
+  'Lua scripts against the TypeScript algorithms',
+  (kind) => {
+    let connection: Connection;
+    let store: RedisStore;
+    const prefix = uniquePrefix('differential');
 
-  beforeAll(async () => {
-    client = await connect();
-    // Leases of 100 days: the sequences' times move a few minutes at most.
-    store = new RedisStore(client, {
-      prefix,
-      timeSource: 'caller',
-      timeoutMs: 5000,
-      inFlightTtlMs: 8_640_000_000,
+    beforeAll(async () => {
+      connection = await connect(kind);
+      // Leases of 100 days: the sequences' times move a few minutes at most.
+      store = new RedisStore(connection.client, {
+        prefix,
+        timeSource: 'caller',
+        timeoutMs: 5000,
+        inFlightTtlMs: 8_640_000_000,
+      });
     });
-  });
-  afterAll(async () => {
-    await deleteKeys(client, prefix);
-    client.destroy();
-  });
+    afterAll(() => cleanUp(prefix, [connection]));
 
-  for (const algorithm of algorithms) {
-    const name = algorithm.logic.algorithm;
+    for (const algorithm of algorithms) {
+      const name = algorithm.logic.algorithm;
 
-    it(`${name}: time moving forward, the same answers as the MemoryStore`, async () => {
-      await fc.assert(
-        fc.asyncProperty(algorithm.config, ops(forward), (config, sequence) =>
-          compare(algorithm, config, sequence, new MemoryStore(), store),
-        ),
-        { numRuns: RUNS },
-      );
-    });
+      it(`${name}: time moving forward, the same answers as the MemoryStore`, async () => {
+        await fc.assert(
+          fc.asyncProperty(algorithm.config, ops(forward), (config, sequence) =>
+            compare(algorithm, config, sequence, new MemoryStore(), store),
+          ),
+          { numRuns: RUNS },
+        );
+      });
 
-    it(`${name}: time also jumping back, the same answers as the memory store's arithmetic`, async () => {
-      await fc.assert(
-        fc.asyncProperty(algorithm.config, ops(backward), (config, sequence) =>
-          compare(algorithm, config, sequence, new ReferenceStore(), store),
-        ),
-        { numRuns: RUNS },
-      );
-    });
-  }
-});
+      it(`${name}: time also jumping back, the same answers as the memory store's arithmetic`, async () => {
+        await fc.assert(
+          fc.asyncProperty(algorithm.config, ops(backward), (config, sequence) =>
+            compare(algorithm, config, sequence, new ReferenceStore(), store),
+          ),
+          { numRuns: RUNS },
+        );
+      });
+    }
+  },
+  'full',
+);

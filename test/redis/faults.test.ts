@@ -1,6 +1,6 @@
 /**
- * RedisStore when single calls go wrong, against the real Redis through a client that injects
- * faults into chosen calls (no `CLIENT PAUSE`: other users of the Redis are not slowed): a reply
+ * RedisStore when single calls go wrong, against the real Redis through a client (of the kind
+ * under test) that injects faults into chosen calls (no `CLIENT PAUSE`: other users of the Redis are not slowed): a reply
  * held back past the timeout (Redis applied the call), a call sent past its deadline, a release
  * that never comes (its process died). No concurrency slot is lost for longer than
  * `inFlightTtlMs`, and a take that rejects was not applied. (Which errors mean "Redis is down":
@@ -12,10 +12,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { RedisClientType } from 'redis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
-  type EvalOptions,
   isStoreUnavailableError,
-  type RedisScriptingClient,
   RedisStore,
+  type RedisStoreClient,
   type StoreUnavailableError,
 } from '../../src/redis/index.js';
 import {
@@ -24,47 +23,52 @@ import {
   type RateLimiter,
   TokenBucket,
 } from '../../src/server/index.js';
-import { connect, deleteKeys, describeRedis, uniquePrefix } from './helpers.js';
+import type { ScriptCall } from './clients.js';
+import {
+  type Connection,
+  connect,
+  connectAdmin,
+  deleteKeys,
+  describeRedis,
+  uniquePrefix,
+} from './helpers.js';
 
-/** What happens to one `EVALSHA`. */
+/** What happens to one script call (`EVALSHA` or `FCALL`). */
 type Fault =
   /** Sent at once; its reply (Redis applied the call) reaches the store `ms` later. */
   | { slowReply: number }
   /** Sent `ms` late, as if stuck behind a busy Redis: Redis runs it that much later. */
   | { slowSend: number };
 
-/** The real client, with faults for its next `EVALSHA` calls, in order. */
-class FaultyClient implements RedisScriptingClient {
+/** A client of the kind under test, with faults for its next script calls, in order. */
+class FaultyClient {
   /** Faults for the next calls, first first. */
   readonly faults: Fault[] = [];
   /** What Redis answered to each faulty call (its raw reply), once it did. */
   readonly answers: Promise<unknown>[] = [];
+  /** The client to give the store. */
+  readonly client: RedisStoreClient;
 
-  constructor(readonly real: RedisClientType) {}
-
-  get isReady(): boolean {
-    return this.real.isReady;
+  constructor(real: Connection) {
+    this.client = real.intercept((call) => this.#send(call));
   }
 
-  evalSha(sha1: string, options: EvalOptions): Promise<unknown> {
-    const fault = this.faults.shift();
-    if (fault === undefined) return this.real.evalSha(sha1, options);
+  #send(call: ScriptCall): Promise<unknown> {
+    // An EVAL follows a NOSCRIPT: the call the fault was for.
+    const fault = call.command === 'EVAL' ? undefined : this.faults.shift();
+    if (fault === undefined) return call.send();
     let answer: Promise<unknown>;
     if ('slowReply' in fault) {
-      answer = this.real.evalSha(sha1, options);
+      answer = call.send();
       this.answers.push(answer);
       return answer.then(async (reply) => {
         await sleep(fault.slowReply);
         return reply;
       });
     }
-    answer = sleep(fault.slowSend).then(() => this.real.evalSha(sha1, options));
+    answer = sleep(fault.slowSend).then(() => call.send());
     this.answers.push(answer);
     return answer;
-  }
-
-  eval(script: string, options: EvalOptions): Promise<unknown> {
-    return this.real.eval(script, options);
   }
 }
 
@@ -88,19 +92,24 @@ async function until(condition: () => Promise<boolean> | boolean, what: string):
   throw new Error(`never happened: ${what}`);
 }
 
-describeRedis('RedisStore when single calls go wrong', () => {
+describeRedis('RedisStore when single calls go wrong', (kind) => {
   const prefix = uniquePrefix('faults');
+  /** The test's own connection: it looks at Redis's clock and the leases. */
   let admin: RedisClientType;
-  let real: RedisClientType;
+  /** Two connections of the client under test. */
+  let real: Connection;
+  let other: Connection;
 
   beforeAll(async () => {
-    admin = await connect();
-    real = await connect();
+    admin = await connectAdmin();
+    real = await connect(kind);
+    other = await connect(kind);
   });
   afterAll(async () => {
     await deleteKeys(admin, prefix);
     admin.destroy();
-    real.destroy();
+    await real.close();
+    await other.close();
   });
 
   /**
@@ -109,7 +118,7 @@ describeRedis('RedisStore when single calls go wrong', () => {
    */
   async function faultyStore(options: { timeoutMs: number; inFlightTtlMs?: number }) {
     const client = new FaultyClient(real);
-    const store = new RedisStore(client, { prefix, recheckMs: 0, ...options });
+    const store = new RedisStore(client.client, { prefix, recheckMs: 0, ...options });
     const warm = new ConcurrencyLimit({ limit: 1, store, name: 'warm' });
     const bucket = new TokenBucket({ capacity: 1, refillPerSecond: 1, store, name: 'warm-tb' });
     for (let i = 0; i < 5; i++) {
@@ -190,8 +199,8 @@ describeRedis('RedisStore when single calls go wrong', () => {
 
   it('a slot whose release never comes (its process died) comes back after inFlightTtlMs, under steady traffic', async () => {
     const inFlightTtlMs = 500;
-    const live = new RedisStore(real, { prefix, timeoutMs: 5000, inFlightTtlMs });
-    const dead = new RedisStore(admin, { prefix, timeoutMs: 5000, inFlightTtlMs });
+    const live = new RedisStore(real.client, { prefix, timeoutMs: 5000, inFlightTtlMs });
+    const dead = new RedisStore(other.client, { prefix, timeoutMs: 5000, inFlightTtlMs });
     const options = { limit: 2, name: 'dead' };
     const key = live.keyOf('dead', 'k');
 

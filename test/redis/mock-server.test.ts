@@ -2,29 +2,25 @@
  * Several mock servers sharing one Redis enforce one limit, over real HTTP on loopback and the
  * real Redis. (What they do when Redis pauses is in `outage.test.ts`.)
  */
-import type { RedisClientType } from 'redis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { RedisStore } from '../../src/redis/index.js';
 import { createMockServer, type LimitConfig, type MockServer } from '../../src/server/index.js';
-import { connect, deleteKeys, describeRedis, uniquePrefix } from './helpers.js';
+import { type Connection, cleanUp, connect, describeRedis, uniquePrefix } from './helpers.js';
 
 const INSTANCES = 3;
 
-describeRedis('mock servers sharing Redis', () => {
+describeRedis('mock servers sharing Redis', (kind) => {
   const prefix = uniquePrefix('mock-server');
-  const clients: RedisClientType[] = [];
+  const clients: Connection[] = [];
 
   beforeAll(async () => {
-    for (let i = 0; i < INSTANCES; i++) clients.push(await connect());
+    for (let i = 0; i < INSTANCES; i++) clients.push(await connect(kind));
   });
-  afterAll(async () => {
-    await deleteKeys(clients[0] as RedisClientType, prefix);
-    for (const client of clients) client.destroy();
-  });
+  afterAll(() => cleanUp(prefix, clients));
 
   async function fleet(limit: LimitConfig, round: string): Promise<MockServer[]> {
     return Promise.all(
-      clients.map((client) =>
+      clients.map(({ client }) =>
         createMockServer({
           store: new RedisStore(client, { prefix: `${prefix}${round}:`, timeoutMs: 5000 }),
           routes: [{ path: '/x', limits: [{ ...limit, key: 'global' }] }],
@@ -35,7 +31,7 @@ describeRedis('mock servers sharing Redis', () => {
 
   it(`an OpenAI-style route: ${INSTANCES} servers admit exactly 12 of 60 simultaneous 50-token calls under 600 tokens, and the 48 refused spend no request`, async () => {
     const servers = await Promise.all(
-      clients.map((client) =>
+      clients.map(({ client }) =>
         createMockServer({
           store: new RedisStore(client, { prefix: `${prefix}openai:`, timeoutMs: 5000 }),
           routes: [

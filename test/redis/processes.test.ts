@@ -1,21 +1,21 @@
 /**
- * Several processes, each with its own Redis connection, share one client-side token bucket
+ * Several processes, each with its own Redis connection (of the client under test), share one client-side token bucket
  * through a RedisStore, against a mock server that enforces the same rate: together they get
  * (almost) no 429s and hold the rate. Real child processes, real HTTP, the real Redis.
  */
 import type { RedisClientType } from 'redis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { expectCleanExits, runFleet, THREE_AT_40 } from './fleet/fleet.js';
-import { connect, deleteKeys, describeRedis, REDIS_URL, uniquePrefix } from './helpers.js';
+import { connectAdmin, deleteKeys, describeRedis, REDIS_URL, uniquePrefix } from './helpers.js';
 
 const RATE = THREE_AT_40.rate;
 
-describeRedis('a fleet of processes sharing a rate through Redis', () => {
+describeRedis('a fleet of processes sharing a rate through Redis', (kind) => {
   const prefix = uniquePrefix('fleet');
   let admin: RedisClientType;
 
   beforeAll(async () => {
-    admin = await connect();
+    admin = await connectAdmin();
   });
   afterAll(async () => {
     await deleteKeys(admin, prefix);
@@ -35,6 +35,7 @@ describeRedis('a fleet of processes sharing a rate through Redis', () => {
       // process to its local third (it did, and the fleet's rate read 28 of 40 a second).
       storeTimeoutMs: 1000,
       redisUrl: REDIS_URL as string,
+      client: kind.name,
       prefix,
     });
     expectCleanExits(run);

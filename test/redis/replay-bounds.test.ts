@@ -10,33 +10,38 @@ import type { RedisClientType } from 'redis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Transaction } from '../../src/client/store.js';
 import { wrapFetch } from '../../src/index.js';
-import { type RedisScriptingClient, RedisStore } from '../../src/redis/index.js';
+import { RedisStore } from '../../src/redis/index.js';
 import { REPLAY_CONCURRENCY } from '../../src/redis/shared-state.js';
 import { createMockServer, type MockServer } from '../../src/server/index.js';
-import { connect, deleteKeys, describeRedis, uniquePrefix } from './helpers.js';
+import {
+  type Connection,
+  connect,
+  connectAdmin,
+  deleteKeys,
+  describeRedis,
+  uniquePrefix,
+} from './helpers.js';
 
 /**
  * The real client behind a switch: while `down`, it says it is not connected (calls fail at once,
  * as during a reconnection); it counts the scripts in flight on the keys `watched` picks.
  */
-function switchable(real: RedisClientType, watched: (key: string) => boolean) {
+function switchable(real: Connection, watched: (key: string) => boolean) {
   const seen = { down: false, inFlight: 0, maxInFlight: 0, calls: 0 };
-  const track = (key: string | undefined, reply: Promise<unknown>) => {
-    if (key === undefined || !watched(key)) return reply;
-    seen.calls++;
-    seen.inFlight++;
-    seen.maxInFlight = Math.max(seen.maxInFlight, seen.inFlight);
-    return reply.finally(() => {
-      seen.inFlight--;
-    });
-  };
-  const client: RedisScriptingClient = {
-    get isReady() {
-      return !seen.down;
+  const client = real.intercept(
+    (call) => {
+      const key = call.keys[0];
+      const reply = call.send();
+      if (key === undefined || !watched(key)) return reply;
+      seen.calls++;
+      seen.inFlight++;
+      seen.maxInFlight = Math.max(seen.maxInFlight, seen.inFlight);
+      return reply.finally(() => {
+        seen.inFlight--;
+      });
     },
-    evalSha: (sha, options) => track(options.keys[0], real.evalSha(sha, options)),
-    eval: (script, options) => track(options.keys[0], real.eval(script, options)),
-  };
+    () => !seen.down,
+  );
   return { client, seen };
 }
 
@@ -46,25 +51,30 @@ async function until(done: () => boolean): Promise<void> {
   expect(done()).toBe(true);
 }
 
-describeRedis('the replay log of a Redis outage with many hosts', () => {
+describeRedis('the replay log of a Redis outage with many hosts', (kind) => {
   const prefix = uniquePrefix('replay');
+  /** The test's own connection, which reads what was replayed. */
   let admin: RedisClientType;
+  /** The client under test, behind the switch. */
+  let real: Connection;
   let server: MockServer;
 
   beforeAll(async () => {
-    admin = await connect();
+    admin = await connectAdmin();
+    real = await connect(kind);
     server = await createMockServer({ routes: [{ path: '*', limits: [] }] });
   });
   afterAll(async () => {
     await server.close();
     await deleteKeys(admin, prefix);
     admin.destroy();
+    await real.close();
   });
 
   /** A wrapFetch on its own store prefix, a fresh partition per call. */
   function crawler(name: string, storeOptions: object, clientOptions: object = {}) {
     const storePrefix = `${prefix}${name}:`;
-    const { client, seen } = switchable(admin, (key) => key.includes('#p'));
+    const { client, seen } = switchable(real, (key) => key.includes('#p'));
     const store = new RedisStore(client, { prefix: storePrefix, recheckMs: 0, ...storeOptions });
     let n = 0;
     const fetch = wrapFetch(globalThis.fetch, {
@@ -118,7 +128,7 @@ describeRedis('the replay log of a Redis outage with many hosts', () => {
   });
 
   it('a local copy whose updates were all dropped is not the seed of the next outage', async () => {
-    const { client, seen } = switchable(admin, () => false);
+    const { client, seen } = switchable(real, () => false);
     const store = new RedisStore(client, { prefix: `${prefix}stale:`, recheckMs: 0, maxReplay: 0 });
     const add: Transaction<{ n: number }, number> = {
       run: (state) => [{ n: (state?.n ?? 0) + 1 }, (state?.n ?? 0) + 1],

@@ -7,9 +7,16 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { RedisClientType } from 'redis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Transaction } from '../../src/client/store.js';
-import { type RedisScriptingClient, RedisStore } from '../../src/redis/index.js';
+import { RedisStore } from '../../src/redis/index.js';
 import { FixedWindow } from '../../src/server/index.js';
-import { connect, deleteKeys, describeRedis, uniquePrefix } from './helpers.js';
+import {
+  type Connection,
+  connect,
+  connectAdmin,
+  deleteKeys,
+  describeRedis,
+  uniquePrefix,
+} from './helpers.js';
 
 interface Counter {
   n: number;
@@ -22,20 +29,27 @@ const increment: Transaction<Counter, number> = {
   },
 };
 
-describeRedis('RedisStore as a StateStore', () => {
+describeRedis('RedisStore as a StateStore', (kind) => {
   const prefix = uniquePrefix('state');
-  const clients: RedisClientType[] = [];
+  /** Connections of the client under test. */
+  const clients: Connection[] = [];
+  /** The test's own connection, which writes garbage and reads what the stores wrote. */
+  let admin: RedisClientType;
+  /** The client of the `i`th connection. */
+  const client = (i: number) => (clients[i] as Connection).client;
 
   beforeAll(async () => {
-    for (let i = 0; i < 4; i++) clients.push(await connect());
+    admin = await connectAdmin();
+    for (let i = 0; i < 4; i++) clients.push(await connect(kind));
   });
   afterAll(async () => {
-    await deleteKeys(clients[0] as RedisClientType, prefix);
-    for (const client of clients) client.destroy();
+    await deleteKeys(admin, prefix);
+    admin.destroy();
+    for (const connection of clients) await connection.close();
   });
 
   it('loses no update when four connections increment one key 200 times each, all at once', async () => {
-    const stores = clients.map((client) => new RedisStore(client, { prefix, timeoutMs: 5000 }));
+    const stores = clients.map(({ client }) => new RedisStore(client, { prefix, timeoutMs: 5000 }));
     const results = await Promise.all(
       stores.flatMap((store) =>
         Array.from({ length: 200 }, () => store.update('counter', increment, 60_000)),
@@ -57,7 +71,7 @@ describeRedis('RedisStore as a StateStore', () => {
   });
 
   it('batches a process’s own updates of a key: fewer round trips than updates, no conflicts', async () => {
-    const store = new RedisStore(clients[0] as RedisClientType, { prefix, timeoutMs: 5000 });
+    const store = new RedisStore(client(0), { prefix, timeoutMs: 5000 });
     const results = await Promise.all(
       Array.from({ length: 100 }, () => store.update('batched', increment, 60_000)),
     );
@@ -68,8 +82,7 @@ describeRedis('RedisStore as a StateStore', () => {
   });
 
   it('a state key holding garbage or another type: reported, read as no state, replaced by the next write', async () => {
-    const admin = clients[0] as RedisClientType;
-    const store = new RedisStore(clients[1] as RedisClientType, { prefix, timeoutMs: 5000 });
+    const store = new RedisStore(client(1), { prefix, timeoutMs: 5000 });
     const reported: string[] = [];
     store.on('store-error', (error) => reported.push(error.key));
     const garbage: [string, (key: string) => Promise<unknown>][] = [
@@ -97,20 +110,20 @@ describeRedis('RedisStore as a StateStore', () => {
   });
 
   it('keeps a state for its TTL, and deletes it', async () => {
-    const store = new RedisStore(clients[1] as RedisClientType, { prefix, timeoutMs: 5000 });
+    const store = new RedisStore(client(1), { prefix, timeoutMs: 5000 });
     await store.update('ttl', increment, 30_000);
     const key = `${prefix}state:{ttl}`;
-    const ttl = await (clients[0] as RedisClientType).pTTL(key);
+    const ttl = await admin.pTTL(key);
     expect(ttl).toBeGreaterThan(25_000);
     expect(ttl).toBeLessThanOrEqual(30_000);
-    expect(await (clients[0] as RedisClientType).hGet(key, 's')).toBe('{"n":1}');
+    expect(await admin.hGet(key, 's')).toBe('{"n":1}');
     await store.delete('ttl');
-    expect(await (clients[0] as RedisClientType).exists(key)).toBe(0);
+    expect(await admin.exists(key)).toBe(0);
     expect(await store.update('ttl', increment, 30_000)).toBe(1);
   });
 
   it('rejects only the update whose transaction throws', async () => {
-    const store = new RedisStore(clients[2] as RedisClientType, { prefix, timeoutMs: 5000 });
+    const store = new RedisStore(client(2), { prefix, timeoutMs: 5000 });
     const broken: Transaction<Counter, number> = {
       run: () => {
         throw new Error('a bug in a transaction');
@@ -129,15 +142,11 @@ describeRedis('RedisStore as a StateStore', () => {
   it('a write Redis applied but answered too late is not applied again by the replay', async () => {
     // The real client, with its replies held back past the store's timeout while `slow` is set:
     // Redis applies each write, and the store sees a timeout.
-    const real = clients[3] as RedisClientType;
     let slow = false;
-    const late = <T>(reply: Promise<T>) =>
+    const late = (reply: Promise<unknown>) =>
       slow ? reply.then((value) => sleep(150).then(() => value)) : reply;
-    const client: RedisScriptingClient = {
-      evalSha: (sha, options) => late(real.evalSha(sha, options)),
-      eval: (script, options) => late(real.eval(script, options)),
-    };
-    const store = new RedisStore(client, { prefix, timeoutMs: 50, recheckMs: 0 });
+    const lateClient = (clients[3] as Connection).intercept((call) => late(call.send()));
+    const store = new RedisStore(lateClient, { prefix, timeoutMs: 50, recheckMs: 0 });
     for (let i = 0; i < 3; i++) await store.update('late', increment, 60_000);
     slow = true;
     // Timed out here (run locally, logged), applied on Redis all the same.
@@ -146,39 +155,40 @@ describeRedis('RedisStore as a StateStore', () => {
     await sleep(200);
     // The next write learns that the logged update was applied, and does not replay it.
     expect(await store.update('late', increment, 60_000)).toBe(5);
-    expect(JSON.parse((await real.hGet(`${prefix}state:{late}`, 's')) as string)).toEqual({ n: 5 });
+    expect(JSON.parse((await admin.hGet(`${prefix}state:{late}`, 's')) as string)).toEqual({
+      n: 5,
+    });
     expect(store.health()).toMatchObject({ localUpdates: 1, replayed: 1, failed: 1 });
   });
   it('a late answer to the fate read does not make it replay a write Redis did apply', async () => {
     // One write applied on Redis but answered after the timeout; then the read that asks what
     // was applied is sent late too. A read carries no deadline, so it still answers truly, and
     // the update is not counted twice.
-    const real = clients[2] as RedisClientType;
     let mode: 'normal' | 'reply-late' | 'send-late' = 'normal';
-    const client: RedisScriptingClient = {
-      evalSha: async (sha, options) => {
-        const current = mode;
-        mode = 'normal';
-        if (current === 'send-late') await sleep(140);
-        const reply = real.evalSha(sha, options);
-        if (current === 'reply-late') return reply.then((value) => sleep(300).then(() => value));
-        return reply;
-      },
-      eval: (script, options) => real.eval(script, options),
-    };
-    const store = new RedisStore(client, { prefix, timeoutMs: 200, recheckMs: 0 });
+    const faulty = (clients[2] as Connection).intercept(async (call) => {
+      // An EVAL follows a NOSCRIPT: part of the call the mode was for.
+      if (call.command === 'EVAL') return call.send();
+      const current = mode;
+      mode = 'normal';
+      if (current === 'send-late') await sleep(140);
+      const reply = call.send();
+      if (current === 'reply-late') return reply.then((value) => sleep(300).then(() => value));
+      return reply;
+    });
+    const store = new RedisStore(faulty, { prefix, timeoutMs: 200, recheckMs: 0 });
     expect(await store.update('fate', increment, 60_000)).toBe(1);
     mode = 'reply-late';
     expect(await store.update('fate', increment, 60_000)).toBe(2); // timed out, ran locally
     await sleep(400);
     mode = 'send-late';
     expect(await store.update('fate', increment, 60_000)).toBe(3);
-    expect(JSON.parse((await real.hGet(`${prefix}state:{fate}`, 's')) as string)).toEqual({ n: 3 });
+    expect(JSON.parse((await admin.hGet(`${prefix}state:{fate}`, 's')) as string)).toEqual({
+      n: 3,
+    });
   });
 
   it('keeps limiter keys apart from client state, whatever the limiter is called', async () => {
-    const real = clients[1] as RedisClientType;
-    const store = new RedisStore(real, { prefix, timeoutMs: 5000 });
+    const store = new RedisStore(client(1), { prefix, timeoutMs: 5000 });
     await store.update('limited-client:https://x.example', increment, 60_000);
     const limiter = new FixedWindow({ limit: 5, windowMs: 60_000, name: 'state', store });
     await limiter.take('limited-client:https://x.example');
@@ -190,14 +200,13 @@ describeRedis('RedisStore as a StateStore', () => {
   });
 
   it('get reads the shared state without renewing its expiry (what stats() relies on)', async () => {
-    const client = clients[0] as RedisClientType;
-    const store = new RedisStore(client, { prefix, timeoutMs: 5000 });
+    const store = new RedisStore(client(0), { prefix, timeoutMs: 5000 });
     await store.update('peeked', increment, 60_000);
     await store.update('peeked', increment, 60_000);
     const redisKey = `${prefix}state:{peeked}`;
-    await client.pExpire(redisKey, 30_000);
+    await admin.pExpire(redisKey, 30_000);
     expect(await store.get<Counter>('peeked')).toEqual({ n: 2 });
-    const ttl = await client.pTTL(redisKey);
+    const ttl = await admin.pTTL(redisKey);
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(30_000);
     expect(await store.get('never-written')).toBeUndefined();

@@ -13,7 +13,14 @@ import { isRateLimitError, LimitedClient } from '../../src/index.js';
 import { RedisStore } from '../../src/redis/index.js';
 import { MAX_STATE_CHARS } from '../../src/redis/shared-state.js';
 import { createMockServer, type MockServer } from '../../src/server/index.js';
-import { connect, deleteKeys, describeRedis, uniquePrefix } from './helpers.js';
+import {
+  type Connection,
+  connect,
+  connectAdmin,
+  deleteKeys,
+  describeRedis,
+  uniquePrefix,
+} from './helpers.js';
 
 const deep = (levels: number) => `${'['.repeat(levels)}${']'.repeat(levels)}`;
 const blind = (fields: string) => `{"v":${STATE_VERSION},"mode":"blind","seq":3${fields}}`;
@@ -35,19 +42,22 @@ const WRONG: [string, string][] = [
   ],
 ];
 
-describeRedis('a host state key holding what this version does not write', () => {
+describeRedis('a host state key holding what this version does not write', (kind) => {
   const prefix = uniquePrefix('check');
   let admin: RedisClientType;
+  let connection: Connection;
   let server: MockServer;
 
   beforeAll(async () => {
-    admin = await connect();
+    admin = await connectAdmin();
+    connection = await connect(kind);
     server = await createMockServer({ routes: [{ path: '*', limits: [] }] });
   });
   afterAll(async () => {
     await server.close();
     await deleteKeys(admin, prefix);
     admin.destroy();
+    await connection.close();
   });
 
   /** A client and its store on `name`'s own prefix, with the value `json` in the host's key. */
@@ -55,7 +65,7 @@ describeRedis('a host state key holding what this version does not write', () =>
     const storePrefix = `${prefix}${name}:`;
     const key = `${storePrefix}state:{${server.url}}`;
     await admin.hSet(key, { v: 'other.1', s: json });
-    const store = new RedisStore(admin, { prefix: storePrefix, timeoutMs: 5000 });
+    const store = new RedisStore(connection.client, { prefix: storePrefix, timeoutMs: 5000 });
     const reported: string[] = [];
     store.on('store-error', (error) => reported.push(`${error.key}: ${error.message}`));
     const client = new LimitedClient(server.url, { store, ...options });

@@ -17,6 +17,7 @@ import { wrapFetch } from '../../src/index.js';
 import type { MockServer } from '../../src/server/index.js';
 import { limited } from '../../src/undici/index.js';
 import { closeMockServers, start } from './servers.js';
+import { forLegacyHandlers } from './undici-major.js';
 
 const CALLS = 20;
 const limit = {
@@ -107,7 +108,9 @@ describe('the openai SDK', () => {
       apiKey: 'sk-test',
       baseURL: `${server.url}/v1`,
       maxRetries: 0,
-      fetchOptions: { dispatcher },
+      // The SDK calls Node's built-in fetch, whose handlers are of undici's legacy API: an undici
+      // 8 dispatcher takes them through Dispatcher1Wrapper (undici 7's compose() converts them).
+      fetchOptions: { dispatcher: forLegacyHandlers(dispatcher) },
     });
     expect(await Promise.all(chat(openai))).toEqual(Array(CALLS).fill('Hello.'));
     expect(server.stats().rejected).toBe(0);

@@ -7,14 +7,16 @@
  * rejections are counted, not fatal, so that the report says how many there were.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createClient } from 'redis';
 import { LimitedClient } from '../../../src/index.js';
 import { RedisStore } from '../../../src/redis/index.js';
+import { type ClientName, clientKind } from '../clients.js';
 
 /** What the parent asks of a child. */
 export interface ChildPlan {
   url: string;
   redisUrl: string;
+  /** The Redis client the process uses (see `clients.ts`). */
+  client: ClientName;
   prefix: string;
   /** The client-side rate shared by the fleet, per second, and its burst. */
   rate: number;
@@ -58,13 +60,8 @@ process.on('unhandledRejection', () => {
   unhandled += 1;
 });
 
-const redis = createClient({
-  url: plan.redisUrl,
-  socket: { reconnectStrategy: (retries) => Math.min(50 * 2 ** retries, 500) },
-});
-redis.on('error', () => {});
-await redis.connect();
-const store = new RedisStore(redis, {
+const redis = await clientKind(plan.client).connect(plan.redisUrl);
+const store = new RedisStore(redis.client, {
   prefix: plan.prefix,
   timeoutMs: plan.storeTimeoutMs ?? 100,
   recheckMs: 100,
@@ -107,7 +104,11 @@ await Promise.all(
   }),
 );
 if (errors.length > 0) {
-  const shared = await redis.hGet(`${plan.prefix}state:{limited-client:${plan.url}}`, 's');
+  const shared = await redis.command([
+    'HGET',
+    `${plan.prefix}state:{limited-client:${plan.url}}`,
+    's',
+  ]);
   process.stderr.write(
     `fleet process ${process.pid}, ms from the start:\n${trace.slice(-60).join('\n')}\nshared state: ${shared}\n`,
   );
@@ -115,4 +116,4 @@ if (errors.length > 0) {
 await client.close();
 const report: ChildReport = { arrivals, errors, unhandled, health: store.health() };
 process.stdout.write(`${JSON.stringify(report)}\n`);
-redis.destroy();
+await redis.close();

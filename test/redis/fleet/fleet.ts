@@ -36,7 +36,7 @@ export interface FleetPlan extends Omit<ChildPlan, 'url' | 'startAt' | 'endAt'> 
  * The fleet both tests run: three processes sharing 40/s (a burst of 4), four calls in flight each,
  * against a server allowing 40/s (a burst of 8); each keeps a third when Redis is away.
  */
-export const THREE_AT_40: Omit<FleetPlan, 'redisUrl' | 'prefix' | 'durationMs'> = {
+export const THREE_AT_40: Omit<FleetPlan, 'redisUrl' | 'client' | 'prefix' | 'durationMs'> = {
   processes: 3,
   rate: 40,
   burst: 4,
