@@ -12,12 +12,12 @@
  * The app prints each response's status on its standard output; the statuses are counted from
  * there. An exit hook kills the child if this process ends first.
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { connect, createServer as createTcpServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PeerServer } from './counting.js';
+import { freePort, listening, stop, track } from './local-process.js';
 
 /** Where Python may be: `PYTHON` when set (and then only there), else PATH, then Debian's. */
 const CANDIDATES = process.env.PYTHON ? [process.env.PYTHON] : ['python3', '/usr/bin/python3'];
@@ -62,46 +62,6 @@ def count(response):
 app.run(host="127.0.0.1", port=port, threaded=True)
 `;
 
-const running = new Set<ChildProcess>();
-process.once('exit', () => {
-  for (const child of running) child.kill('SIGKILL');
-});
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createTcpServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
-
-function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const kill = setTimeout(() => child.kill('SIGKILL'), 3000);
-    child.once('exit', () => {
-      clearTimeout(kill);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
-}
-
 /**
  * Starts Flask-Limiter on a free loopback port. Resolves once it accepts connections; rejects with
  * Python's own error when it cannot start.
@@ -117,12 +77,12 @@ export async function startFlaskLimiter(options: FlaskLimiterOptions = {}): Prom
   let lastError = '';
   for (let attempt = 0; attempt < 3; attempt++) {
     const port = await freePort();
-    const child = spawn(python, [app, String(port), limit], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, PYTHONUNBUFFERED: '1' },
-    });
-    running.add(child);
-    child.once('exit', () => running.delete(child));
+    const child = track(
+      spawn(python, [app, String(port), limit], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, PYTHONUNBUFFERED: '1' },
+      }),
+    );
     const counts = new Map<number, number>();
     let pending = '';
     let lastOutput = Date.now();
@@ -141,29 +101,25 @@ export async function startFlaskLimiter(options: FlaskLimiterOptions = {}): Prom
     child.stderr?.on('data', (chunk) => {
       stderr += String(chunk);
     });
-    const deadline = Date.now() + 10_000;
-    while (Date.now() < deadline && child.exitCode === null && child.signalCode === null) {
-      if (await accepts(port)) {
-        let closing: Promise<void> | undefined;
-        return {
-          name: `Flask-Limiter (${limit})`,
-          url: `http://127.0.0.1:${port}`,
-          statuses: () => counts,
-          close() {
-            closing ??= (async () => {
-              // The last statuses may still be in the pipe: wait until it has been quiet a while.
-              const until = Date.now() + 2000;
-              while (Date.now() - lastOutput < 200 && Date.now() < until) {
-                await new Promise((resolve) => setTimeout(resolve, 50));
-              }
-              await stop(child);
-              rmSync(dir, { recursive: true, force: true });
-            })();
-            return closing;
-          },
-        };
-      }
-      await new Promise((resolve) => setTimeout(resolve, 50));
+    if (await listening(child, port, 10_000)) {
+      let closing: Promise<void> | undefined;
+      return {
+        name: `Flask-Limiter (${limit})`,
+        url: `http://127.0.0.1:${port}`,
+        statuses: () => counts,
+        close() {
+          closing ??= (async () => {
+            // The last statuses may still be in the pipe: wait until it has been quiet a while.
+            const until = Date.now() + 2000;
+            while (Date.now() - lastOutput < 200 && Date.now() < until) {
+              await new Promise((resolve) => setTimeout(resolve, 50));
+            }
+            await stop(child);
+            rmSync(dir, { recursive: true, force: true });
+          })();
+          return closing;
+        },
+      };
     }
     await stop(child);
     lastError = stderr.trim() || 'Flask did not listen within 10 s';
