@@ -171,7 +171,8 @@ describe('the openai SDK', () => {
       apiKey: 'sk-test',
       baseURL: `${server.url}/v1`,
       maxRetries: 0,
-      fetchOptions: { dispatcher: agent.compose(interceptor) },
+      // Node's built-in fetch hands over legacy handlers (see the first test above).
+      fetchOptions: { dispatcher: forLegacyHandlers(agent.compose(interceptor)) },
     });
     const sent = [12, 300, 45];
     for (const maxTokens of sent) {
