@@ -95,13 +95,25 @@ export class AttemptExchange implements Dispatcher.DispatchHandler, BodySource {
     return response;
   }
 
-  /** Aborts the attempt (at once if started, else as soon as the dispatcher starts it). */
+  /**
+   * Aborts the attempt (at once if started, else as soon as the dispatcher starts it). Before
+   * the headers, {@link send}'s promise rejects with `reason` at once, as fetch's does: a request
+   * still queued in the dispatcher does not keep the call waiting.
+   */
   abort(reason: unknown): void {
     if (this.#ended || this.#aborted) return;
     this.#aborted = true;
     const error = asError(reason);
     if (this.#controller) this.#controller.abort(error);
     else this.#pendingAbort = error;
+    if (!this.#answered) {
+      // What the dispatcher reports after this is for nobody: the attempt is over.
+      this.#mode = 'dropped';
+      this.#ended = true;
+      this.#error = error;
+      this.#stopWatching();
+      this.#reject(error);
+    }
   }
 
   /** Pauses the dispatcher (the caller paused): nobody reads, the slot's grace runs. */
@@ -250,13 +262,13 @@ export class AttemptExchange implements Dispatcher.DispatchHandler, BodySource {
     statusMessage?: string,
   ): void {
     // Informational answers (103 Early Hints...) say nothing the pipeline or the caller needs.
-    if (statusCode < 200 || this.#answered) return;
+    if (statusCode < 200 || this.#answered || this.#ended) return;
     this.#controller = controller;
     this.#answered = true;
     this.status = statusCode;
     this.headers = headers;
     this.statusMessage = statusMessage ?? '';
-    this.#resolve(new AttemptResponse(this, statusCode, this.statusMessage, headers));
+    this.#resolve(new AttemptResponse(this, statusCode, this.statusMessage, headers).asResponse());
   }
 
   /** A chunk of the body: to the caller when delivered and not paused, else held. */
