@@ -43,11 +43,18 @@ type Mode = 'held' | 'stream' | 'delivered' | 'dropped';
 
 const noop = () => {};
 
+/**
+ * What an attempt holds before it holds anything: shared, never written (most attempts hold no
+ * chunk and see no trailers, and make no array or object for them).
+ */
+const NO_CHUNKS: readonly Buffer[] = Object.freeze([]);
+const NO_HEADERS: IncomingHttpHeaders = Object.freeze({});
+
 /** See the module comment. */
 export class AttemptExchange implements Dispatcher.DispatchHandler, BodySource {
   /** The status, headers and reason phrase, once they arrived. */
   status = 0;
-  headers: IncomingHttpHeaders = {};
+  headers: IncomingHttpHeaders = NO_HEADERS;
   statusMessage = '';
   #mode: Mode = 'held';
   #controller: Dispatcher.DispatchController | undefined;
@@ -57,12 +64,13 @@ export class AttemptExchange implements Dispatcher.DispatchHandler, BodySource {
   #answered = false;
   #resolve: (response: Response) => void = noop;
   #reject: (error: unknown) => void = noop;
-  #chunks: Buffer[] = [];
+  /** What arrived and nobody took yet: {@link NO_CHUNKS} until the first one. */
+  #chunks = NO_CHUNKS as Buffer[];
   #heldBytes = 0;
   /** This attempt paused the dispatcher because it holds {@link HELD_BYTES}. */
   #full = false;
   #ended = false;
-  #trailers: IncomingHttpHeaders = {};
+  #trailers: IncomingHttpHeaders = NO_HEADERS;
   #error: unknown;
   #sink: BodySink | undefined;
   /** The call's slot, once the call returns this attempt's response. */
@@ -181,7 +189,7 @@ export class AttemptExchange implements Dispatcher.DispatchHandler, BodySource {
   drop(reason?: unknown): void {
     if (this.#mode === 'dropped') return;
     this.#mode = 'dropped';
-    this.#chunks = [];
+    this.#chunks = NO_CHUNKS as Buffer[];
     this.#heldBytes = 0;
     // A stream cancelled in a pull takes no more calls: its pull just ends.
     this.#waiting = undefined;
@@ -220,7 +228,8 @@ export class AttemptExchange implements Dispatcher.DispatchHandler, BodySource {
       c.close();
       return true;
     }
-    const chunk = this.#chunks.shift();
+    // (`shift` would throw on the frozen NO_CHUNKS.)
+    const chunk = this.#chunks.length > 0 ? this.#chunks.shift() : undefined;
     if (chunk !== undefined) {
       this.#heldBytes -= chunk.length;
       c.enqueue(chunk);
@@ -281,18 +290,23 @@ export class AttemptExchange implements Dispatcher.DispatchHandler, BodySource {
         sink.data(chunk);
         return;
       }
-      this.#chunks.push(chunk);
-      this.#heldBytes += chunk.length;
+      this.#hold(chunk);
       if (sink.paused) controller.pause();
       return;
     }
-    this.#chunks.push(chunk);
-    this.#heldBytes += chunk.length;
+    this.#hold(chunk);
     if (mode === 'stream') this.#feed();
     if (this.#heldBytes >= HELD_BYTES && !this.#full) {
       this.#full = true;
       controller.pause();
     }
+  }
+
+  /** Keeps `chunk` until someone takes it. */
+  #hold(chunk: Buffer): void {
+    if (this.#chunks === NO_CHUNKS) this.#chunks = [];
+    this.#chunks.push(chunk);
+    this.#heldBytes += chunk.length;
   }
 
   /** The end of the body (after what is held, for a reader). */
@@ -325,7 +339,7 @@ export class AttemptExchange implements Dispatcher.DispatchHandler, BodySource {
     }
     // The body failed: a caller reading it hears at once; what was held is lost, as it would be
     // with undici's own body.
-    this.#chunks = [];
+    this.#chunks = NO_CHUNKS as Buffer[];
     this.#heldBytes = 0;
     if (this.#mode === 'delivered') this.#sink?.fail(error);
     else if (this.#mode === 'stream') this.#feed();

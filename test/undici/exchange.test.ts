@@ -267,3 +267,23 @@ describe('CallSignal', () => {
     expect((signal.reason as DOMException).name).toBe('AbortError');
   });
 });
+
+describe('AttemptExchange, a body read before any chunk arrived', () => {
+  it('waits for the first chunk, then streams it', async () => {
+    const { response, d } = started();
+    d.handler.onResponseStart?.(d.controller, 200, {}, 'OK');
+    const r = await response;
+    const text = r.text();
+    await new Promise((resolve) => setImmediate(resolve));
+    d.handler.onResponseData?.(d.controller, Buffer.from('late'));
+    d.handler.onResponseEnd?.(d.controller, {});
+    expect(await text).toBe('late');
+  });
+
+  it('reads an empty body to its end', async () => {
+    const { response, d } = started();
+    d.handler.onResponseStart?.(d.controller, 200, {}, 'OK');
+    d.handler.onResponseEnd?.(d.controller, {});
+    expect(await (await response).text()).toBe('');
+  });
+});
