@@ -174,6 +174,8 @@ export class InterceptedCall implements Dispatcher.DispatchController, BodySink 
    * aborted, so the pipeline puts no watcher of its own around it (`SETTLES_ON_ABORT`).
    */
   readonly #send = settlesOnAbort((_input: RequestInfo | URL, init?: RequestInit) => {
+    // Nothing goes once the caller aborted (the pipeline stops there too; this is the guard).
+    if (this.#aborted) return Promise.reject(this.#reason);
     const exchange = new AttemptExchange();
     this.#current = exchange;
     const signal = init?.signal;
