@@ -27,8 +27,9 @@
  *    real HAProxy's stick table that counts the requests it refuses) and providers' dialects (a secondary limit's 429 + Retry-After beside a declared quota,
  *    GitHub's 403 + retry-after, Reddit's decimal counts); same cells as goodput (see wild.ts).
  * 6. undici: requests per second through `undici.request` with a bare undici Agent, the Agent
- *    composed with a no-op interceptor, and with `limited()` from limited-client/undici (ratio to
- *    the bare Agent, alternating rounds; see undici-overhead.ts).
+ *    composed with a no-op interceptor, with undici's `interceptors.retry()`, and with `limited()`
+ *    from limited-client/undici, at 16 and 50 in flight (ratio to the bare Agent, alternating
+ *    rounds; see undici-overhead.ts).
  *
  * Loopback only; every run is bounded in requests and time and the script stops by itself.
  */
@@ -473,6 +474,7 @@ if (sections.has('undici')) {
     markdownTable(
       [
         'dispatcher',
+        'in flight',
         'requests/s',
         'relative to the bare Agent (min-max)',
         'CPU µs per request',
@@ -480,6 +482,7 @@ if (sections.has('undici')) {
       ],
       results.map((r) => [
         r.client,
+        r.concurrency,
         r.requestsPerSecond,
         `${fixed(r.ratio)} (${fixed(r.ratioMin)}-${fixed(r.ratioMax)})`,
         r.cpuMicrosPerRequest,
