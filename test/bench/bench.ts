@@ -504,10 +504,10 @@ if (sections.has('scopes')) {
   const shapes = [...new Set(results.map((r) => r.shape))];
   const cell = (r: ScopesResult | undefined) =>
     r
-      ? `${r.failed > 0 ? `${r.failed} failed` : `${fixed(r.ratio)}x`} / ${r.refusals} / ${fixed(r.attemptsPerCall)}`
+      ? `${r.failed > 0 ? `${r.failed} failed` : r.leastMs > 0 ? `${fixed(r.ratio)}x` : `${fixed(r.elapsedMs / 1000)} s`} / ${r.refusals} / ${fixed(r.attemptsPerCall)}`
       : '-';
   console.log(
-    '\nelapsed / least time (or the calls that failed: not ended on a 2xx, or THROTTLED handed back), refusals, attempts per call',
+    '\nelapsed / least time (seconds where the least time is nil; or the calls that failed: not ended on a 2xx, or THROTTLED handed back), refusals, attempts per call',
   );
   console.log(
     markdownTable(

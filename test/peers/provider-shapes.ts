@@ -837,6 +837,9 @@ const PROMPT = 'x'.repeat(400);
 const MAX_TOKENS = 100;
 const LLM_COST = promptTokens(PROMPT) + MAX_TOKENS;
 
+/** A Discord snowflake for channel `n`: 18 digits, as Discord's ids are (clients match on that). */
+export const channelId = (n: number): string => String(1_234_567_890_123_456_00n + BigInt(n));
+
 /** The eight shapes and their workloads (issue 26's table, in its order). */
 export function shapeScenarios(): ShapeScenario[] {
   const openai = (model: string): ShapeWorker => {
@@ -908,7 +911,7 @@ export function shapeScenarios(): ShapeScenario[] {
         concurrency: 1,
         call: (i: number): ShapeCall => ({
           method: 'POST',
-          path: `/api/v10/channels/${1000 + c}/messages`,
+          path: `/api/v10/channels/${channelId(c)}/messages`,
           body: { content: `message ${i}` },
         }),
         leastMs: windowLeastMs(10, DISCORD.perChannel, DISCORD.windowMs),
