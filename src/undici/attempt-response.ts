@@ -39,11 +39,14 @@ const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 const INSPECT = Symbol.for('nodejs.util.inspect.custom');
 
 /**
- * A `Headers` filled from undici's header object on its first use. Until then it holds that
- * object for the rate-limit parser ({@link RAW_FIELDS}), which reads it as it is.
+ * A `Headers` (`instanceof` holds) that makes the real one, filled from undici's header object,
+ * on its first use, and hands every call to it. Until then it holds that object for the
+ * rate-limit parser ({@link RAW_FIELDS}), which reads it as it is. Not a subclass: a subclass
+ * makes an empty `Headers` (and its list and map) for every attempt, which nothing may read.
  */
-export class AttemptHeaders extends Headers {
+export class AttemptHeaders {
   #raw: IncomingHttpHeaders | undefined;
+  #real: Headers | undefined;
 
   /**
    * @param raw undici's response headers (lower-case names; a repeated field as an array). A
@@ -51,97 +54,87 @@ export class AttemptHeaders extends Headers {
    *   rather than failing the request.
    */
   constructor(raw: IncomingHttpHeaders) {
-    super();
     this.#raw = raw;
   }
 
-  /** undici's header object while this `Headers` is not filled (nobody read or changed it). */
+  /** undici's header object while the real `Headers` is not made (nobody read or changed it). */
   get [RAW_FIELDS](): IncomingHttpHeaders | undefined {
     return this.#raw;
   }
 
-  /** Fills this `Headers` from undici's object, once. */
-  #fill(): void {
-    const raw = this.#raw;
-    if (raw === undefined) return;
+  /** The real `Headers`, made and filled from undici's object once. */
+  #filled(): Headers {
+    if (this.#real !== undefined) return this.#real;
+    const real = new Headers();
+    const raw = this.#raw as IncomingHttpHeaders;
     this.#raw = undefined;
+    this.#real = real;
     for (const name of Object.keys(raw)) {
       const value = raw[name];
       if (value === undefined) continue;
       try {
-        if (typeof value === 'string') super.append(name, value);
-        else for (const v of value) super.append(name, v);
+        if (typeof value === 'string') real.append(name, value);
+        else for (const v of value) real.append(name, v);
       } catch {
         // A field fetch's Headers does not take: the pipeline does without it.
       }
     }
+    return real;
   }
 
-  override append(name: string, value: string): void {
-    this.#fill();
-    super.append(name, value);
+  append(name: string, value: string): void {
+    this.#filled().append(name, value);
   }
-
-  override delete(name: string): void {
-    this.#fill();
-    super.delete(name);
+  delete(name: string): void {
+    this.#filled().delete(name);
   }
-
-  override get(name: string): string | null {
-    this.#fill();
-    return super.get(name);
+  get(name: string): string | null {
+    return this.#filled().get(name);
   }
-
-  override getSetCookie(): string[] {
-    this.#fill();
-    return super.getSetCookie();
+  getSetCookie(): string[] {
+    return this.#filled().getSetCookie();
   }
-
-  override has(name: string): boolean {
-    this.#fill();
-    return super.has(name);
+  has(name: string): boolean {
+    return this.#filled().has(name);
   }
-
-  override set(name: string, value: string): void {
-    this.#fill();
-    super.set(name, value);
+  set(name: string, value: string): void {
+    this.#filled().set(name, value);
   }
-
-  override forEach(
+  forEach(
     callback: (value: string, key: string, parent: Headers) => void,
     thisArg?: unknown,
   ): void {
-    this.#fill();
-    super.forEach(callback, thisArg);
+    for (const [name, value] of this.#filled())
+      callback.call(thisArg, value, name, this.asHeaders());
+  }
+  entries(): HeadersIterator<[string, string]> {
+    return this.#filled().entries();
+  }
+  keys(): HeadersIterator<string> {
+    return this.#filled().keys();
+  }
+  values(): HeadersIterator<string> {
+    return this.#filled().values();
+  }
+  [Symbol.iterator](): HeadersIterator<[string, string]> {
+    return this.#filled().entries();
+  }
+  /** These headers, as the type the pipeline takes (they are one: see the class comment). */
+  asHeaders(): Headers {
+    return this as unknown as Headers;
   }
 
-  override entries(): HeadersIterator<[string, string]> {
-    this.#fill();
-    return super.entries();
-  }
-
-  override keys(): HeadersIterator<string> {
-    this.#fill();
-    return super.keys();
-  }
-
-  override values(): HeadersIterator<string> {
-    this.#fill();
-    return super.values();
-  }
-
-  override [Symbol.iterator](): HeadersIterator<[string, string]> {
-    this.#fill();
-    return super.entries();
-  }
-
-  /** What `console.log` shows: the filled `Headers`. */
+  /** What `console.log` shows: the real `Headers`. */
   [INSPECT](...args: unknown[]): unknown {
-    this.#fill();
+    const real = this.#filled();
     const base = (Headers.prototype as unknown as Record<symbol, unknown>)[INSPECT];
-    return typeof base === 'function' ? base.apply(this, args) : this;
+    return typeof base === 'function' ? base.apply(real, args) : real;
   }
 }
+
+// `instanceof Headers` holds, and `Symbol.toStringTag` reads 'Headers'; every member is the
+// class's own, so none of `Headers.prototype`'s (which check their receiver) is reached.
+Object.setPrototypeOf(AttemptHeaders.prototype, Headers.prototype);
 
 /** See the module comment. */
 export class AttemptResponse {
@@ -149,7 +142,7 @@ export class AttemptResponse {
   readonly #status: number;
   readonly #statusText: string;
   readonly #raw: IncomingHttpHeaders;
-  #headers: AttemptHeaders | undefined;
+  #headers: Headers | undefined;
   #full: Response | undefined;
 
   /**
@@ -212,9 +205,9 @@ export class AttemptResponse {
     return this.#statusText;
   }
 
-  /** A real `Headers`, made on first use and filled on its first read (see {@link AttemptHeaders}). */
+  /** A `Headers` that makes the real one on its first use (see {@link AttemptHeaders}). */
   get headers(): Headers {
-    if (this.#headers === undefined) this.#headers = new AttemptHeaders(this.#raw);
+    if (this.#headers === undefined) this.#headers = new AttemptHeaders(this.#raw).asHeaders();
     return this.#headers;
   }
 

@@ -7,7 +7,7 @@ import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { RAW_FIELDS } from '../../src/headers/field-map.js';
 import { parseRateLimitHeaders } from '../../src/headers/parse.js';
-import { AttemptResponse } from '../../src/undici/attempt-response.js';
+import { AttemptHeaders, AttemptResponse } from '../../src/undici/attempt-response.js';
 import { CallSignal } from '../../src/undici/call-signal.js';
 import { AttemptExchange, type BodySink, HELD_BYTES } from '../../src/undici/exchange.js';
 import { answer, scriptedDispatch } from './helpers.js';
@@ -84,6 +84,18 @@ describe('AttemptExchange', () => {
     }
     expect(Object.prototype.toString.call(r)).toBe('[object Response]');
     expect(r.headers).toBeInstanceOf(Headers);
+    const headerNames = Object.getOwnPropertyNames(Headers.prototype).filter(
+      (n) => n !== 'constructor',
+    );
+    expect(headerNames.length).toBeGreaterThan(8);
+    for (const name of [...headerNames, Symbol.iterator]) {
+      expect(
+        Object.getOwnPropertyDescriptor(AttemptHeaders.prototype, name),
+        String(name),
+      ).toBeDefined();
+    }
+    expect(Object.prototype.toString.call(r.headers)).toBe('[object Headers]');
+    expect(new Headers(r.headers).get('content-type')).toBe('text/plain');
     expect(inspect(r)).toContain('text/plain');
     d.handler.onResponseData?.(d.controller, Buffer.from('hi'));
     d.handler.onResponseEnd?.(d.controller, {});
