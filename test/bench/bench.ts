@@ -532,6 +532,7 @@ if (sections.has('scopes')) {
               `${w.name} ${fixed(w.elapsedMs / 1000, 1)} (${fixed(w.leastMs / 1000, 1)})${w.failed ? `, ${w.failed} failed` : ''}`,
           )
           .join('; ') +
+        (r.failed > 0 ? `; failed by status: ${JSON.stringify(r.failedByStatus)}` : '') +
         (r.problems ? `; rejected: ${JSON.stringify(r.problems)}` : ''),
     );
   }
