@@ -6,7 +6,7 @@
  *     [--concurrency 1,16,50,200] [--host quiet,declared] [--built] [--before <dir>/index.ts]
  *     (the overhead and undici sections; `--before`: a second copy of the package in the same
  *     rounds)
- *     [--scenario <name part>] (the wild section: only the scenarios whose name contains it)
+ *     [--scenario <name part>] (the wild and scopes sections: only the scenarios whose name contains it)
  *
  * Sections (each prints a markdown table of ratios; the raw numbers go to the JSON file):
  * 1. peers: requests per second of every contender against an unlimited loopback endpoint,
