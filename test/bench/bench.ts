@@ -6,7 +6,7 @@
  *     [--concurrency 1,16,50,200] [--host quiet,declared] [--built] [--before <dir>/index.ts]
  *     (the overhead and undici sections; `--before`: a second copy of the package in the same
  *     rounds)
- *     [--scenario <name part>] (the wild section: only the scenarios whose name contains it)
+ *     [--scenario <name part>] (the wild and scopes sections: only the scenarios whose name contains it)
  *
  * Sections (each prints a markdown table of ratios; the raw numbers go to the JSON file):
  * 1. peers: requests per second of every contender against an unlimited loopback endpoint,
@@ -535,6 +535,7 @@ if (sections.has('scopes')) {
               `${w.name} ${fixed(w.elapsedMs / 1000, 1)} (${fixed(w.leastMs / 1000, 1)})${w.failed ? `, ${w.failed} failed` : ''}`,
           )
           .join('; ') +
+        (r.failed > 0 ? `; failed by status: ${JSON.stringify(r.failedByStatus)}` : '') +
         (r.problems ? `; rejected: ${JSON.stringify(r.problems)}` : ''),
     );
   }

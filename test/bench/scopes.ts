@@ -52,6 +52,8 @@ export interface ScopesResult {
   ratio: number;
   /** Each worker's elapsed, in milliseconds, and its least time. */
   workers: { name: string; elapsedMs: number; leastMs: number; failed: number }[];
+  /** Calls that did not end well, by final status (0: rejected or no response). */
+  failedByStatus: Record<string, number>;
   refusals: number;
   attemptsPerCall: number;
   /** LimitedClient only: calls that rejected, by error code. */
@@ -175,6 +177,7 @@ async function runOne(scenario: ShapeScenario, make: Make): Promise<ScopesResult
   const server = await scenario.start();
   const contender = make(server.url);
   let deadline: NodeJS.Timeout | undefined;
+  const failedByStatus = new Map<number, number>();
   try {
     const start = performance.now();
     const work = Promise.all(
@@ -185,7 +188,10 @@ async function runOne(scenario: ShapeScenario, make: Make): Promise<ScopesResult
           Array.from({ length: worker.concurrency }, async () => {
             while (next < worker.calls) {
               const outcome = await contender.send(worker.call(next++));
-              if (!scenario.ok(outcome.status, outcome.body)) failed++;
+              if (!scenario.ok(outcome.status, outcome.body)) {
+                failed++;
+                failedByStatus.set(outcome.status, (failedByStatus.get(outcome.status) ?? 0) + 1);
+              }
             }
           }),
         );
@@ -221,6 +227,7 @@ async function runOne(scenario: ShapeScenario, make: Make): Promise<ScopesResult
       leastMs: least,
       ratio: elapsedMs / least,
       workers,
+      failedByStatus: Object.fromEntries(failedByStatus),
       refusals: server.refusals(),
       attemptsPerCall: server.attempts() / calls,
       ...(problems && problems.size > 0 ? { problems: Object.fromEntries(problems) } : {}),
