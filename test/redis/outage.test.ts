@@ -242,11 +242,11 @@ describeRedis(
         expect(h.dropped).toBe(0);
       }
       expect(stats.rejected).toBeLessThanOrEqual(4);
-      // The fleet kept working on its local thirds (about 30/s on an idle machine; this only checks
-      // that it did not stop, since a loaded machine slows the processes themselves), and after
-      // the pause it is back on the shared rate: calls go through, never above it. How near the
-      // rate it stays is a speed, measured by test/bench/redis-fleet.ts, not asserted.
-      expect(during).toBeGreaterThan(0);
+      // The fleet kept working on its local thirds: the local updates above count that (about
+      // 30 answers/s arrive during the pause on an idle machine, none at all in some runs at load
+      // average 12, where the answers of the calls admitted locally arrive after it). After the
+      // pause it is back on the shared rate: calls go through, never above it. How near the rate
+      // it stays is a speed, measured by test/bench/redis-fleet.ts, not asserted.
       expect(after).toBeGreaterThan(0);
       expect(after).toBeLessThanOrEqual(40 * 1.1);
     }, 30_000);
