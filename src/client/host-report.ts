@@ -21,6 +21,8 @@ export class HostReport {
   readonly counters: Counters = newCounters();
 
   readonly #events: Emitter<ClientEvents>;
+  /** The last wait of each call in line, for its `sent` event; kept only while someone listens. */
+  readonly #waits = new WeakMap<RequestContext, WaitReason | 'queue'>();
   constructor(
     events: Emitter<ClientEvents>,
     readonly origin: string,
@@ -43,12 +45,57 @@ export class HostReport {
 
   queued(ctx: RequestContext, queueLength: number): void {
     this.counters.queued++;
+    if (this.#events.has('sent') && !this.#waits.has(ctx)) this.#waits.set(ctx, 'queue');
     this.#emit('queued', ctx, () => ({ queueLength }));
   }
 
   held(ctx: RequestContext, reason: WaitReason, waitMs: number | undefined, policy?: string) {
     this.counters.held++;
+    if (this.#events.has('sent')) this.#waits.set(ctx, reason);
     this.#emit('held', ctx, () => ({ reason, waitMs, policy }));
+  }
+
+  /** Whether anyone listens to `name`: the caller reads the clock only then. */
+  listens(name: keyof ClientEvents): boolean {
+    return this.#events.has(name);
+  }
+
+  /** An attempt goes out after `waitedMs` (see the `sent` event). */
+  sent(ctx: RequestContext, attempt: number, waitedMs: number): void {
+    const waitReason = this.#waits.get(ctx);
+    this.#waits.delete(ctx);
+    this.#emit('sent', ctx, () => ({ attempt, waitedMs, waitReason }));
+  }
+
+  /** An attempt was answered (see the `answered` event). */
+  answered(
+    ctx: RequestContext,
+    attempt: number,
+    response: Response | undefined,
+    error: unknown,
+    durationMs: number,
+  ): void {
+    this.#emit('answered', ctx, () =>
+      response
+        ? { attempt, status: response.status, durationMs }
+        : { attempt, status: undefined, error, durationMs },
+    );
+  }
+
+  /** Reports `done` when `result` settles (see the event); returns `result`. */
+  done(
+    ctx: RequestContext,
+    result: Promise<Response>,
+    start: number,
+    now: () => number,
+  ): Promise<Response> {
+    result.then(
+      (response) =>
+        this.#emit('done', ctx, () => ({ status: response.status, durationMs: now() - start })),
+      (error: unknown) =>
+        this.#emit('done', ctx, () => ({ status: undefined, error, durationMs: now() - start })),
+    );
+    return result;
   }
 
   /** A response came; a pushback among them is counted and reported as `rate-limited`. */
