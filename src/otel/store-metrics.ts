@@ -23,7 +23,8 @@ const TIMED = new Set<PropertyKey>(['update', 'get', 'delete']);
  * Wraps a client state store (a `RedisStore`, or any `StateStore`) so that each `update`, `get`
  * and `delete` is timed into `limited_client.store.duration` (seconds, by
  * `limited_client.store.operation`, and `error.type` when it failed) and each failure counted in
- * `limited_client.store.errors`. Pass the wrapper as the client's `store`; close the original
+ * `limited_client.store.errors`; a store with a `down` event (`RedisStore`) also has its outages
+ * counted in `limited_client.store.outages`. Pass the wrapper as the client's `store`; close the original
  * yourself as before. A synchronous store stays synchronous.
  *
  * @param store the store to time.
@@ -53,6 +54,16 @@ export function instrumentStore<S extends StateStore>(
     unit: '{call}',
     description: 'State store calls that failed (threw, rejected)',
   });
+  const outages = meter.createCounter('limited_client.store.outages', {
+    unit: '{outage}',
+    description: 'Outages of a store that reports them (RedisStore: its down event), by error type',
+  });
+  // A store that reports its outages (`RedisStore`'s `down`: the calls then go on a local copy,
+  // so no call fails and nothing else would show it).
+  const events = store as { on?: (name: 'down', listener: (error: unknown) => void) => unknown };
+  if (typeof events.on === 'function') {
+    events.on('down', (error) => outages.add(1, { 'error.type': errorTypeOf(error) }));
+  }
   const okAttributes = new Map<string, Attributes>();
   const ok = (operation: string) => {
     let attributes = okAttributes.get(operation);
