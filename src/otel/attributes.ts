@@ -56,6 +56,11 @@ function codeOf(value: unknown): string | undefined {
 export class OriginAttributes {
   readonly #cache = new Map<string, Readonly<Attributes>>();
 
+  /** Origins cached now (at most {@link MAX_CACHED_ORIGINS}). */
+  get size(): number {
+    return this.#cache.size;
+  }
+
   of(origin: string): Readonly<Attributes> {
     let attributes = this.#cache.get(origin);
     if (attributes === undefined) {

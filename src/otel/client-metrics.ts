@@ -97,12 +97,12 @@ export function instrument(
       advice: { explicitBucketBoundaries: SECONDS_BUCKETS },
     });
 
-  const calls = meter.createCounter('limited_client.calls', {
+  const calls = meter.createObservableCounter('limited_client.calls', {
     unit: '{call}',
     description: 'Calls ended, by outcome: a response (its status) or an error (its type)',
   });
   const callDuration = seconds('limited_client.call.duration', 'From a call’s arrival to its end');
-  const attempts = meter.createCounter('limited_client.attempts', {
+  const attempts = meter.createObservableCounter('limited_client.attempts', {
     unit: '{attempt}',
     description: 'Attempts answered, by outcome',
   });
@@ -157,14 +157,37 @@ export function instrument(
       'Remaining budget of each learned policy, as a ratio of its limit (lowest over partitions)',
   });
 
-  const base = (e: EventBase): Attributes => ({
-    ...origins.of(e.origin),
-    'http.request.method': methodOf(e.method),
-  });
-  const outcome = (e: EventBase, status: number | undefined, error: unknown): Attributes =>
-    status === undefined
-      ? { ...base(e), 'limited_client.outcome': 'error', 'error.type': errorTypeOf(error) }
-      : { ...base(e), 'limited_client.outcome': 'response', 'http.response.status_code': status };
+  // The per-call path (`sent`, `answered`, `done`) reuses one attribute object per series, looked
+  // up by a string key, and counts calls and attempts here (read when the reader collects): a
+  // call costs two histogram records in the SDK, not four records and six attribute objects.
+  const series = new SeriesCache();
+  const callCounts = new Map<Attributes, number>();
+  const attemptCounts = new Map<Attributes, number>();
+  const base = (e: EventBase): Attributes =>
+    series.of(`${e.origin}\u0000${e.method}`, () => ({
+      ...origins.of(e.origin),
+      'http.request.method': methodOf(e.method),
+    }));
+  const outcome = (e: EventBase, status: number | undefined, error: unknown): Attributes => {
+    if (status !== undefined) {
+      return series.of(`${e.origin}\u0000${e.method}\u0000${status}`, () => ({
+        ...base(e),
+        'limited_client.outcome': 'response',
+        'http.response.status_code': status,
+      }));
+    }
+    const type = errorTypeOf(error);
+    return series.of(`${e.origin}\u0000${e.method}\u0000!${type}`, () => ({
+      ...base(e),
+      'limited_client.outcome': 'error',
+      'error.type': type,
+    }));
+  };
+  const waited = (e: EventBase, reason: string): Attributes =>
+    series.of(`${e.origin}\u0000${e.method}\u0000~${reason}`, () => ({
+      ...base(e),
+      'limited_client.wait.reason': reason,
+    }));
 
   const disposers: (() => void)[] = [];
   const on = <K extends keyof ClientEvents>(name: K, listener: Listener<ClientEvents[K]>) => {
@@ -172,16 +195,14 @@ export function instrument(
   };
   on('done', (e) => {
     const attributes = outcome(e, e.status, e.error);
-    calls.add(1, attributes);
+    callCounts.set(attributes, (callCounts.get(attributes) ?? 0) + 1);
     callDuration.record(e.durationMs / 1000, attributes);
   });
-  on('answered', (e) => attempts.add(1, outcome(e, e.status, e.error)));
-  on('sent', (e) => {
-    waits.record(e.waitedMs / 1000, {
-      ...base(e),
-      'limited_client.wait.reason': e.waitReason ?? 'none',
-    });
+  on('answered', (e) => {
+    const attributes = outcome(e, e.status, e.error);
+    attemptCounts.set(attributes, (attemptCounts.get(attributes) ?? 0) + 1);
   });
+  on('sent', (e) => waits.record(e.waitedMs / 1000, waited(e, e.waitReason ?? 'none')));
   on('rate-limited', (e) => {
     const attributes = { ...base(e), 'http.response.status_code': e.status };
     pushbacks.add(1, attributes);
@@ -196,9 +217,7 @@ export function instrument(
     else attributes['error.type'] = errorTypeOf(e.error);
     retries.add(1, attributes);
     // The backoff is slept outside the pipeline's waits: the `sent` that follows does not count it.
-    if (e.delaySource === 'backoff') {
-      waits.record(e.delayMs / 1000, { ...base(e), 'limited_client.wait.reason': 'backoff' });
-    }
+    if (e.delaySource === 'backoff') waits.record(e.delayMs / 1000, waited(e, 'backoff'));
   });
   on('budget-exhausted', (e) => refused.add(1, base(e)));
   on('give-up', (e) => giveUps.add(1, { ...base(e), 'limited_client.give_up.reason': e.reason }));
@@ -214,14 +233,24 @@ export function instrument(
     storeBypassed.add(1, { ...base(e), 'limited_client.store.operation': e.operation }),
   );
 
-  const observables: Observable[] = [queueDepth, inFlight, circuitState, remaining];
-  const observe = (result: BatchObservableResult) =>
+  const observables: Observable[] = [
+    calls,
+    attempts,
+    queueDepth,
+    inFlight,
+    circuitState,
+    remaining,
+  ];
+  const observe = (result: BatchObservableResult) => {
+    for (const [attributes, n] of callCounts) result.observe(calls, n, attributes);
+    for (const [attributes, n] of attemptCounts) result.observe(attempts, n, attributes);
     observeStats(target.stats(), origins, result, {
       queueDepth,
       inFlight,
       circuitState,
       remaining,
     });
+  };
   meter.addBatchObservableCallback(observe, observables);
 
   let stopped = false;
@@ -233,6 +262,26 @@ export function instrument(
       meter.removeBatchObservableCallback(observe, observables);
     },
   };
+}
+
+/** Most attribute sets the per-call metrics keep; past it, new ones share one overflow set. */
+export const MAX_SERIES = 2000;
+
+/** The overflow set, as the OpenTelemetry SDK names its own. */
+const OVERFLOW: Attributes = Object.freeze({ 'otel.metric.overflow': true });
+
+/** One attribute object per series key, at most {@link MAX_SERIES}. */
+class SeriesCache {
+  readonly #sets = new Map<string, Attributes>();
+  of(key: string, make: () => Attributes): Attributes {
+    let attributes = this.#sets.get(key);
+    if (attributes === undefined) {
+      if (this.#sets.size >= MAX_SERIES) return OVERFLOW;
+      attributes = Object.freeze(make());
+      this.#sets.set(key, attributes);
+    }
+    return attributes;
+  }
 }
 
 interface Gauges {

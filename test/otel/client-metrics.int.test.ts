@@ -302,12 +302,16 @@ describe.concurrent('instrument() over real HTTP', () => {
     const fetch = wrapFetch(undefined, { coldStart: false });
     const handle = instrument(fetch, { meterProvider: meter.provider });
     await (await fetch(`${server.url}/q`)).arrayBuffer();
+    expect(sumOf(await meter.collect(), 'limited_client.calls')).toBe(1);
     handle.stop();
     handle.stop();
     await (await fetch(`${server.url}/q`)).arrayBuffer();
     const m = await meter.collect();
-    expect(sumOf(m, 'limited_client.calls')).toBe(1);
-    expect(m.has('limited_client.queue.depth')).toBe(false);
+    // Cumulative: each keeps what it had before stop(), and nothing of the call after it.
+    expect(histogramOf(m, 'limited_client.call.duration').count).toBe(1);
+    expect(histogramOf(m, 'limited_client.wait.duration').count).toBe(1);
+    expect(sumOf(m, 'limited_client.calls')).toBeLessThanOrEqual(1);
+    expect(sumOf(m, 'limited_client.attempts')).toBeLessThanOrEqual(1);
     await fetch.close();
     await meter.close();
   });
