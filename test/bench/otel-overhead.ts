@@ -19,7 +19,7 @@
  *    per run, CPU nanoseconds per call off and on (and before): the on - off difference is the
  *    metrics' own cost per call, which the loopback rounds below cannot resolve on a busy machine.
  *
- *   npm run bench:otel -- [--rounds 7] [--requests 3000] [--calls 50000]
+ *   npm run bench:otel -- [--rounds 7] [--requests 3000] [--calls 50000] [--built]
  *     [--before /work/main/src/index.ts]
  *
  * @module
@@ -31,9 +31,11 @@ import { parseArgs } from 'node:util';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { Pool } from 'undici';
 import * as sources from '../../src/index.js';
-import { instrument } from '../../src/otel/index.js';
+import { instrument as instrumentSources } from '../../src/otel/index.js';
 import { createMockServer } from '../../src/server/index.js';
 import { median, underLoad } from './lib/paired.js';
+
+type Lib = Pick<typeof sources, 'LimitedClient'>;
 
 const { values } = parseArgs({
   options: {
@@ -41,8 +43,23 @@ const { values } = parseArgs({
     requests: { type: 'string' },
     before: { type: 'string' },
     calls: { type: 'string' },
+    built: { type: 'boolean' },
   },
 });
+/**
+ * `--built`: the package as published (`dist/`, after `npm run build`) for "off" and "on"; tsx
+ * names every closure made at run time (esbuild's `keepNames`), a cost the published code has not.
+ */
+const lib: Lib = values.built
+  ? ((await import(new URL('../../dist/index.js', import.meta.url).href)) as Lib)
+  : sources;
+const instrument: typeof instrumentSources = values.built
+  ? (
+      (await import(new URL('../../dist/otel/index.js', import.meta.url).href)) as {
+        instrument: typeof instrumentSources;
+      }
+    ).instrument
+  : instrumentSources;
 const ROUNDS = Number(values.rounds ?? 7);
 const REQUESTS = Number(values.requests ?? 3000);
 
@@ -52,7 +69,6 @@ class PullReader extends MetricReader {
   protected override async onShutdown() {}
 }
 
-type Lib = Pick<typeof sources, 'LimitedClient'>;
 const before: Lib | undefined = values.before
   ? ((await import(new URL(values.before, `file://${process.cwd()}/`).href)) as Lib)
   : undefined;
@@ -81,8 +97,8 @@ const meterProvider = new MeterProvider({ readers: [reader] });
   const CALLS = Number(values.calls ?? 50_000);
   const double = (async () => new Response(null, { status: 200 })) as typeof fetch;
   const make = (lib: Lib) => new lib.LimitedClient('http://double.test', { fetch: double });
-  const off = make(sources);
-  const on = make(sources);
+  const off = make(lib);
+  const on = make(lib);
   const handle = instrument(on, { meterProvider });
   const contenders: [string, sources.LimitedClient][] = [
     ['off', off],
@@ -120,8 +136,8 @@ const meterProvider = new MeterProvider({ readers: [reader] });
 
 // 1. The client.
 for (const concurrency of [1, 50]) {
-  const off = new sources.LimitedClient(quietUrl);
-  const on = new sources.LimitedClient(quietUrl);
+  const off = new lib.LimitedClient(quietUrl);
+  const on = new lib.LimitedClient(quietUrl);
   const handle = instrument(on, { meterProvider });
   const offBefore = before ? new before.LimitedClient(quietUrl) : undefined;
   const get = (client: { get(path: string): Promise<Response> }) => async () =>
