@@ -29,7 +29,9 @@ const SECONDS_BUCKETS = [
  * interceptor made by `limited()` (each has `on` and `stats`).
  */
 export interface InstrumentTarget {
+  /** Counts and state per host: read for the gauges when the reader collects. */
   stats(): ClientStats;
+  /** Adds a listener; returns the function that removes it (called by `stop()`). */
   on<K extends keyof ClientEvents>(name: K, listener: Listener<ClientEvents[K]>): () => void;
 }
 

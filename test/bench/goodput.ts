@@ -4,6 +4,7 @@
  * elapsed / ((N - B) / R) (the theoretical minimum: the burst is free, the rest comes at R/s) and
  * the 429s the client received. Both should be close to 1 and to 0.
  *
+ *   npm run bench:goodput -- --help
  *   npm run bench:goodput -- [--n 200] [--c 16] [--rate 20] [--burst 20] [--json out.json]
  *   npm run bench:goodput -- --sweep [--rates 0.5,2.5,10,50,200] [--bursts 1,5,20,100]
  *     [--seconds 10] [--algorithms gcra,...]  (every algorithm over a grid, IETF fields: see
@@ -12,7 +13,7 @@
  * Loopback only, bounded in requests and time; it stops by itself.
  */
 import { writeFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { LimitedClient } from '../../src/index.js';
 import {
   createMockServer,
@@ -23,7 +24,7 @@ import {
 import { declaredSweep, sweepTable } from './declared-sweep.js';
 import { markdownTable } from './lib/table.js';
 
-const { values } = parseArgs({
+const { values } = parseCommandLine({
   options: {
     n: { type: 'string', default: '200' },
     c: { type: 'string', default: '16' },
@@ -36,8 +37,43 @@ const { values } = parseArgs({
     bursts: { type: 'string', default: '1,5,20,100' },
     seconds: { type: 'string', default: '10' },
     algorithms: { type: 'string' },
+    help: { type: 'boolean', short: 'h', default: false },
   },
 });
+
+/** `parseArgs`, with a bad flag reported as one line and exit code 2 rather than a stack trace. */
+function parseCommandLine<T extends ParseArgsConfig>(config: T) {
+  try {
+    return parseArgs(config);
+  } catch (error) {
+    console.error(`bench:goodput: ${(error as Error).message} (--help lists the options)`);
+    process.exit(2);
+  }
+}
+
+if (values.help) {
+  console.log(`npm run bench:goodput -- [options]
+
+  N calls at concurrency C through LimitedClient against the mock server limiting to R/s with a
+  burst of B, per algorithm and header family: elapsed / ((N - B) / R) and the 429s received.
+
+  --n 200            calls
+  --c 16             calls in flight
+  --rate 20          the server's rate, per second
+  --burst 20         the server's burst (a window holds B per B / R seconds)
+  --only <text>      only the scenarios whose name contains it (e.g. gcra, ietf)
+  --json <file>      also write the results as JSON
+
+  --sweep            every algorithm over a grid of rates and bursts, IETF fields, one cell at a
+                     time, plus a concurrency limit (4 slots, 50 ms): declared-sweep.ts
+  --rates 0.5,2.5,10,50,200   the sweep's rates, per second
+  --bursts 1,5,20,100         the sweep's bursts
+  --seconds 10       seconds of the rate each cell runs beyond its burst
+  --algorithms a,b   only these (fixed-window, sliding-log, sliding-window-counter, token-bucket,
+                     gcra, leaky-bucket)
+  -h, --help         this text`);
+  process.exit(0);
+}
 
 if (values.sweep) {
   const list = (s: string) => s.split(',').map(Number);

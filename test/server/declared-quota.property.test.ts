@@ -145,6 +145,79 @@ for (const [name, make] of Object.entries(subjects)) {
   });
 }
 
+/**
+ * The same even client as the server's clock reads it: whole milliseconds (`Date.now()`, Redis's
+ * `TIME` in milliseconds), each send at `floor(t0 + j * spacing)`, and a start on a whole
+ * millisecond, half the time on the first millisecond of a declared window (where a window
+ * algorithm's boundaries fall). A sliding-window counter that counted the previous window's first
+ * millisecond into the trailing window refused such a client whenever a send fell on a window's
+ * first millisecond after a full window: at 200/s with a burst of 1, every such send (issue 23).
+ *
+ * Buckets with a burst of 1 (no tolerance at all) and a spacing that is no whole number of
+ * milliseconds are left out: read in whole milliseconds, two sends `spacing` apart can be a
+ * fraction of a millisecond closer than the pace, and such a bucket refuses that, as it should (a
+ * client can pace at a server's clock only to its grain).
+ */
+function sendWhole(s: Subject, from: number, spacing: number, count: number) {
+  let state: unknown;
+  for (let j = 0; j < count; j++) {
+    const decision = decide(s.logic, s.config, state, Math.floor(from + j * spacing), 1);
+    if (!decision.result.allowed) return j;
+    state = decision.state;
+  }
+  return count;
+}
+
+const WINDOWED = new Set(['fixed-window', 'sliding-log', 'sliding-window-counter']);
+
+for (const [name, make] of Object.entries(subjects)) {
+  describe(`${name}: the declared rate holds on the server's whole-millisecond clock`, () => {
+    it('a client sending evenly at the declared rate, read in whole milliseconds, is never refused', () => {
+      fc.assert(
+        fc.property(
+          rate,
+          burst,
+          fc.integer({ min: 0, max: 10_000 }),
+          fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 999 })),
+          (r, b, windows, offset) => {
+            const s = make(r, b);
+            const { quota, windowSeconds } = declaredQuota(s.limit) as DeclaredQuota;
+            const spacing = ((windowSeconds * 1000) / quota) * (1 + 1e-9);
+            const exactMs = Number.isInteger((windowSeconds * 1000) / quota);
+            fc.pre(WINDOWED.has(name) || b > 1 || exactMs);
+            const t0 = 1_000_000 + windows * windowSeconds * 1000 + offset;
+            const count = 3 * quota + 3 * b;
+            expect(sendWhole(s, BASE + t0, spacing, count)).toBe(count);
+          },
+        ),
+        { numRuns: Number(process.env.FC_RUNS) || 60 },
+      );
+    });
+  });
+}
+
+describe('sliding-window-counter on whole milliseconds: the cells issue 23 measured', () => {
+  // Rates and bursts of the sweep where a 429 was seen (2026-12-06 04:30 UTC); each starts on a
+  // window's first millisecond, the case that was refused.
+  const cells: [number, number][] = [
+    [200, 1],
+    [200, 20],
+    [200, 100],
+    [50, 1],
+    [50, 20],
+    [10, 5],
+  ];
+  for (const [r, b] of cells) {
+    it(`${r}/s, burst ${b}: a client at the declared rate is never refused`, () => {
+      const s = subjects['sliding-window-counter']?.(r, b) as Subject;
+      const { quota, windowSeconds } = declaredQuota(s.limit) as DeclaredQuota;
+      const spacing = (windowSeconds * 1000) / quota;
+      const count = 3 * quota + 3 * b;
+      expect(sendWhole(s, 1_764_000_000_000, spacing, count)).toBe(count);
+    });
+  }
+});
+
 describe('concurrency: the declared slots are the slots enforced', () => {
   it('q in flight are admitted, one more is refused, and a release lets it in', () => {
     fc.assert(

@@ -89,8 +89,9 @@ local function view(s, at, windowMs)
   if start == s.start + windowMs then return { start = start, current = 0, previous = s.current } end
   return { start = start, current = 0, previous = 0 }
 end
+local function share(v, at, windowMs) return max(0, windowMs - (at - v.start) - 1) end
 local function weighted(v, at, windowMs)
-  return floor((v.previous * (windowMs - (at - v.start))) / windowMs)
+  return floor((v.previous * share(v, at, windowMs)) / windowMs)
 end
 local function rebase(s, at, c)
   if at >= s.start then return s, false end
@@ -144,7 +145,7 @@ local function fastTake(key, clock, now, c, cost, text)
       previous, previousText = cur, b
     end
     -- available(): limit - weighted(view) - view.current, at least 0
-    free = c.limit - floor((previous * (windowMs - (now - start))) / windowMs) - current
+    free = c.limit - floor((previous * max(0, windowMs - (now - start) - 1)) / windowMs) - current
     if free < 0 then free = 0 end
   else
     text = ''

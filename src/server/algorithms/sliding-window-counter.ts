@@ -42,27 +42,43 @@ function view(state: State | undefined, at: number, windowMs: number): State {
 }
 
 /**
- * The previous window's count scaled by the share of it still inside the trailing window, rounded
- * down to whole units: `floor(previous * (windowMs - elapsed) / windowMs)`. The product is an exact
- * integer, so the rounding is exact too.
+ * The milliseconds of the previous window still inside the trailing window at `at`: the trailing
+ * window is the `windowMs` whole milliseconds that end with the current one, `(at - windowMs, at]`,
+ * so at a window's first millisecond it holds all of the previous window but its first
+ * millisecond. Counting that millisecond too (`windowMs - elapsed`) refused a client paced at
+ * exactly the declared rate whenever a request fell on a window's first millisecond after a full
+ * window (issue 23: 72 refusals at 200/s with a burst of 1).
  */
-function weighted(v: State, at: number, windowMs: number): number {
-  return Math.floor((v.previous * (windowMs - (at - v.start))) / windowMs);
+function share(v: State, at: number, windowMs: number): number {
+  return Math.max(0, windowMs - (at - v.start) - 1);
 }
 
 /**
- * Smallest offset `e` into a window at which `floor(count * (windowMs - e) / windowMs) <= room`,
- * from the closed form `e > windowMs - (room + 1) * windowMs / count`.
+ * The previous window's count scaled by the share of it still inside the trailing window, rounded
+ * down to whole units: `floor(previous * share / windowMs)`. At whole milliseconds the product is
+ * an exact integer, so the rounding is exact too.
+ */
+function weighted(v: State, at: number, windowMs: number): number {
+  return Math.floor((v.previous * share(v, at, windowMs)) / windowMs);
+}
+
+/**
+ * Smallest offset `e` into a window at which `floor(count * (windowMs - e - 1) / windowMs) <= room`,
+ * from the closed form `e > windowMs - 1 - (room + 1) * windowMs / count`.
  */
 function offsetWhereWeightFits(count: number, room: number, windowMs: number): number {
   if (count <= room) return 0;
-  return Math.max(0, Math.floor(windowMs - ((room + 1) * windowMs) / count) + 1);
+  return Math.max(0, Math.floor(windowMs - 1 - ((room + 1) * windowMs) / count) + 1);
 }
 
 /**
  * The arithmetic. Admits a request of `cost` when
- * `floor(previous * weight) + current + cost <= limit`: the previous window counts in whole units,
- * so a weighted 4.5 of a limit of 5 leaves room for one more (as in the seed's worked example).
+ * `floor(previous * weight) + current + cost <= limit`, the weight `(windowMs - elapsed - 1) /
+ * windowMs` (see `share`): the previous window counts in whole units, so a weighted 4.5 of a limit
+ * of 5 leaves room for one more (as in the seed's worked example). Requests that arrive at least
+ * `windowMs / limit` apart are never refused (issue 23, section 2): the `k`-th of a window comes
+ * at least `k * windowMs / limit` into it, where the previous window, at most `limit`, weighs
+ * strictly less than `limit - k`.
  *
  * Backwards clock: a request dated before the current window moves both counters into the window
  * of the new time, as its current count (capped at the limit). That count is at least what the
@@ -125,12 +141,15 @@ const schema = z.strictObject({ ...slidingWindowCounterShape, ...limiterOptionsS
 
 /**
  * Approximates a sliding window with two counters per key: the current window's count, plus the
- * previous window's count weighted by the share of it the trailing window still covers (all of it
- * at the boundary, half of it halfway through). Constant memory per key, and no 2x burst at the
- * boundary: the previous window's requests keep counting as they fade out.
+ * previous window's count weighted by the share of it the trailing window still covers (the
+ * trailing window being the `windowMs` whole milliseconds that end with the current one: all of
+ * the previous window but its first millisecond at the boundary, about half of it halfway
+ * through). Constant memory per key, and no 2x burst at the boundary: the previous window's
+ * requests keep counting as they fade out.
  *
  * What it promises exactly: at most `limit` units per aligned window (the current count is part of
- * the estimate). Per trailing window it is an estimate that assumes the previous window's requests
+ * the estimate), and no refusal for requests of one unit at least `windowMs / limit` apart (a
+ * client paced at the declared rate). Per trailing window it is an estimate that assumes the previous window's requests
  * were spread evenly; when they were bunched at its end, a trailing window can see more than
  * `limit`: in the worst case (both windows spent at their very ends) twice the limit, as with a
  * fixed window, though only for traffic shaped exactly so.

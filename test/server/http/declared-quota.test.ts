@@ -65,4 +65,33 @@ describe('the declared quota over HTTP', () => {
       expect(info?.policies).toHaveLength(1);
     });
   }
+
+  it('a sliding-window counter of 1 per 5 ms (200/s, burst 1) admits a client paced at what it declares', async () => {
+    // Issue 23: the trailing window counted the previous window's first millisecond, so a
+    // request on a window's first millisecond after a full window was refused: 72 x 429 at
+    // 200/s. The clock starts on a window's first millisecond and moves 5 ms per request.
+    const clock = new FakeClock();
+    server = await createMockServer({
+      clock,
+      routes: [
+        {
+          path: '/x',
+          limits: [{ algorithm: 'sliding-window-counter', limit: 1, windowMs: 5, name: 'p' }],
+        },
+      ],
+    });
+    const statuses: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const response = await fetch(`${server.url}/x`);
+      await response.arrayBuffer();
+      statuses.push(response.status);
+      expect(response.headers.get('ratelimit-policy')).toBe('"p";q=200;w=1');
+      // One more within the same 5 ms is more than declared: refused.
+      const extra = await fetch(`${server.url}/x`);
+      await extra.arrayBuffer();
+      expect(extra.status).toBe(429);
+      clock.advance(5);
+    }
+    expect(statuses).toEqual(Array.from({ length: 20 }, () => 200));
+  });
 });
