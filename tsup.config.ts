@@ -2,7 +2,8 @@ import { defineConfig } from 'tsup';
 
 // ESM and CJS for every entry, with declarations. Runtime dependencies (structured-headers, zod)
 // ship both formats, so they stay external in both builds; `redis` and `undici` are optional peers
-// (the undici entry imports only undici's types).
+// (the undici entry imports only undici's types); `@opentelemetry/api` is the optional peer of the
+// otel entry alone.
 export default defineConfig({
   entry: {
     index: 'src/index.ts',
@@ -11,6 +12,7 @@ export default defineConfig({
     'server/cli': 'src/server/bin.ts',
     'redis/index': 'src/redis/index.ts',
     'undici/index': 'src/undici/index.ts',
+    'otel/index': 'src/otel/index.ts',
     // Not an export: an entry of its own puts the header parser in chunks of its own, so a
     // bundler that takes `parseRateLimitHeaders` alone drops the client's schemas and zod with
     // their chunks (DESIGN.md: 8 KB; test/package/bundle-size.test.ts).

@@ -92,6 +92,10 @@ export class CallRun {
    */
   #held: BodySlot<OpenFlight | undefined> | undefined;
 
+  /** When this round started and when its attempt went, for the `sent` and `answered` events. */
+  #roundAt = 0;
+  #sentAt = 0;
+
   readonly #host: HostParts;
   readonly #req: PreparedRequest;
   readonly #call: Call;
@@ -118,6 +122,7 @@ export class CallRun {
 
   /** One round: steps 1 to 3, then step 4 once the attempt is answered. Never throws. */
   #round(now: number): Promise<Response> {
+    this.#roundAt = now;
     try {
       // 1. Circuit breaker: fail fast while open; a probe when half-open.
       const breaker = this.#host.breaker;
@@ -215,6 +220,11 @@ export class CallRun {
     this.#attempts++;
     this.#host.report.counters.attempts++;
     const { clock } = this.#host.shared;
+    const report = this.#host.report;
+    if (report.listens('sent') || report.listens('answered')) {
+      this.#sentAt = clock.now();
+      report.sent(call.ctx, this.#attempts, this.#sentAt - this.#roundAt);
+    }
     let sending: Sending;
     try {
       sending = startAttempt(clock, req, call);
@@ -242,6 +252,10 @@ export class CallRun {
       outcome = endAttempt(this.#host.shared.clock, call, sending, response, error);
     } catch (failure) {
       return this.#abandon(ticket, probe, failure);
+    }
+    if (this.#host.report.listens('answered')) {
+      const ms = outcome.at - this.#sentAt;
+      this.#host.report.answered(call.ctx, this.#attempts, response, error, ms);
     }
     this.#last = outcome;
     let settled: Promise<void> | undefined;

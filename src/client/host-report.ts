@@ -21,6 +21,8 @@ export class HostReport {
   readonly counters: Counters = newCounters();
 
   readonly #events: Emitter<ClientEvents>;
+  /** The last wait of each call in line, for its `sent` event; kept only while someone listens. */
+  readonly #waits = new WeakMap<RequestContext, WaitReason | 'queue'>();
   constructor(
     events: Emitter<ClientEvents>,
     readonly origin: string,
@@ -43,12 +45,87 @@ export class HostReport {
 
   queued(ctx: RequestContext, queueLength: number): void {
     this.counters.queued++;
+    if (this.#events.has('sent') && !this.#waits.has(ctx)) this.#waits.set(ctx, 'queue');
     this.#emit('queued', ctx, () => ({ queueLength }));
   }
 
   held(ctx: RequestContext, reason: WaitReason, waitMs: number | undefined, policy?: string) {
     this.counters.held++;
+    if (this.#events.has('sent')) this.#waits.set(ctx, reason);
     this.#emit('held', ctx, () => ({ reason, waitMs, policy }));
+  }
+
+  /** Whether anyone listens to `name`: the caller reads the clock only then. */
+  listens(name: keyof ClientEvents): boolean {
+    return this.#events.has(name);
+  }
+
+  /** An attempt goes out after `waitedMs` (see the `sent` event). */
+  sent(ctx: RequestContext, attempt: number, waitedMs: number): void {
+    const waitReason = this.#waits.get(ctx);
+    if (waitReason !== undefined) this.#waits.delete(ctx);
+    if (!this.#events.has('sent')) return;
+    // One literal per event, not #emit's spread: these three are emitted on every call when
+    // listened to, and a spread shared by every event's shape is slow (test/bench/otel-overhead.ts).
+    const event: ClientEvents['sent'] = {
+      origin: this.origin,
+      method: ctx.method ?? 'GET',
+      url: ctx.url ?? '',
+      attempt,
+      waitedMs,
+      waitReason,
+    };
+    if (this.partition !== undefined) event.partition = this.partition;
+    this.#events.emit('sent', event);
+  }
+
+  /** An attempt was answered (see the `answered` event). */
+  answered(
+    ctx: RequestContext,
+    attempt: number,
+    response: Response | undefined,
+    error: unknown,
+    durationMs: number,
+  ): void {
+    if (!this.#events.has('answered')) return;
+    const event: ClientEvents['answered'] = {
+      origin: this.origin,
+      method: ctx.method ?? 'GET',
+      url: ctx.url ?? '',
+      attempt,
+      status: response?.status,
+      durationMs,
+    };
+    if (response === undefined) event.error = error;
+    if (this.partition !== undefined) event.partition = this.partition;
+    this.#events.emit('answered', event);
+  }
+
+  /** Reports `done` when `result` settles (see the event); returns `result`. */
+  done(
+    ctx: RequestContext,
+    result: Promise<Response>,
+    start: number,
+    now: () => number,
+  ): Promise<Response> {
+    const emit = (status: number | undefined, error: unknown, failed: boolean) => {
+      if (!this.#events.has('done')) return;
+      const event: ClientEvents['done'] = {
+        origin: this.origin,
+        method: ctx.method ?? 'GET',
+        url: ctx.url ?? '',
+        status,
+        durationMs: now() - start,
+      };
+      if (failed) event.error = error;
+      if (this.partition !== undefined) event.partition = this.partition;
+      this.#events.emit('done', event);
+    };
+    result.then(
+      (response) => emit(response.status, undefined, false),
+      (error: unknown) => emit(undefined, error, true),
+    );
+    return result;
   }
 
   /** A response came; a pushback among them is counted and reported as `rate-limited`. */

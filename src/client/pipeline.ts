@@ -143,9 +143,12 @@ export class HostPipeline {
       return Promise.reject(error);
     }
     this.report.counters.requests++;
-    return Number.isFinite(call.timeoutMs)
+    const result = Number.isFinite(call.timeoutMs)
       ? this.#runWithin(req, call, now)
       : new CallRun(this.#parts, req, call, Number.POSITIVE_INFINITY).run(now);
+    if (!this.report.listens('done')) return result;
+    const { clock } = this.#shared;
+    return this.report.done(call.ctx, result, now, () => clock.now());
   }
 
   /** A call's run under its overall timeout. */

@@ -204,6 +204,32 @@ export interface ClientEvents {
    */
   'store-error': EventBase & { operation: StoreOperation; error: unknown };
   /**
+   * An attempt goes out, after its waits. `waitedMs`: milliseconds since the call arrived (first
+   * attempt) or since its retry was planned and slept its backoff: the queue and the holds.
+   * `waitReason`: the last limit that held it (see `held`), `queue` when it only waited in line,
+   * `undefined` when nothing held it. Built only when someone listens (for metrics, not logs).
+   */
+  sent: EventBase & {
+    attempt: number;
+    waitedMs: number;
+    waitReason: WaitReason | 'queue' | undefined;
+  };
+  /**
+   * An attempt got its answer: a `status`, or an `error` without a response (`undefined` status).
+   * `durationMs`: from its send to its response headers (or error), in milliseconds.
+   */
+  answered: EventBase & {
+    attempt: number;
+    status: number | undefined;
+    error?: unknown;
+    durationMs: number;
+  };
+  /**
+   * A call ended: it resolved to a response (`status`) or rejected (`error`, a refusal included).
+   * `durationMs`: from its arrival to that end (response headers), in milliseconds.
+   */
+  done: EventBase & { status: number | undefined; error?: unknown; durationMs: number };
+  /**
    * A request that needed another attempt stopped without one: it resolves to its last response or
    * rejects with its last error (or the refusal).
    */

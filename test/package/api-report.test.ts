@@ -33,6 +33,7 @@ const entries = {
   server: 'dist/server/index.d.ts',
   redis: 'dist/redis/index.d.ts',
   undici: 'dist/undici/index.d.ts',
+  otel: 'dist/otel/index.d.ts',
 } as const;
 type Entry = keyof typeof entries;
 

@@ -23,6 +23,7 @@ const entries = {
   'limited-client/server': 'dist/server/index.d.ts',
   'limited-client/redis': 'dist/redis/index.d.ts',
   'limited-client/undici': 'dist/undici/index.d.ts',
+  'limited-client/otel': 'dist/otel/index.d.ts',
 } as const;
 type Entry = keyof typeof entries;
 

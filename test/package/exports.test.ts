@@ -14,6 +14,7 @@ const entries = [
   'limited-client/server',
   'limited-client/redis',
   'limited-client/undici',
+  'limited-client/otel',
 ] as const;
 
 function node(args: string[]): string {
@@ -126,6 +127,45 @@ describe('the built package', () => {
       '-e',
       `require('limited-client'); require('limited-client/undici');
        console.log(Object.keys(require.cache).some((k) => k.includes('node_modules/undici/')))`,
+    ]);
+    expect(loaded).toBe('false');
+  });
+
+  it('limited-client/otel reports to a real MeterProvider from ESM and CJS; the core never loads the OpenTelemetry API', () => {
+    // A loopback server, a client instrumented onto the SDK's in-memory exporter, one call.
+    const run = (load: string) => `${load}
+      const http = require('node:http');
+      const sdk = require('@opentelemetry/sdk-metrics');
+      const server = http.createServer((req, res) => res.end('ok')).listen(0, '127.0.0.1', async () => {
+        const exporter = new sdk.InMemoryMetricExporter(sdk.AggregationTemporality.CUMULATIVE);
+        const reader = new sdk.PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3600000 });
+        const meterProvider = new sdk.MeterProvider({ readers: [reader] });
+        const client = new LimitedClient('http://127.0.0.1:' + server.address().port);
+        const handle = instrument(client, { meterProvider });
+        await (await client.get('/x')).text();
+        await reader.forceFlush();
+        const calls = exporter.getMetrics()[0].scopeMetrics[0].metrics.find((m) => m.descriptor.name === 'limited_client.calls');
+        console.log(calls.dataPoints[0].value, calls.dataPoints[0].attributes['http.response.status_code']);
+        handle.stop(); await client.close(); await meterProvider.shutdown(); server.close();
+      });`;
+    const esm = node([
+      '--input-type=module',
+      '-e',
+      run(`import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);
+           const { instrument } = await import('limited-client/otel'); const { LimitedClient } = await import('limited-client');`),
+    ]);
+    const cjs = node([
+      '-e',
+      run(
+        `const { instrument } = require('limited-client/otel'); const { LimitedClient } = require('limited-client');`,
+      ),
+    ]);
+    expect(esm).toBe('1 200');
+    expect(cjs).toBe('1 200');
+    const loaded = node([
+      '-e',
+      `require('limited-client'); require('limited-client/undici'); require('limited-client/server');
+       console.log(Object.keys(require.cache).some((k) => k.includes('@opentelemetry')))`,
     ]);
     expect(loaded).toBe('false');
   });

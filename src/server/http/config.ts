@@ -368,6 +368,13 @@ export interface MockServerConfig {
    */
   cors?: boolean | CorsConfig;
   /**
+   * Keep metrics (decisions by route and policy, decision latency, store health, Retry-After sent,
+   * keys nearly spent, the heaviest keys) and answer `GET /__metrics` with them as Prometheus text,
+   * before any route. See docs/observability.md.
+   * @default false
+   */
+  metrics?: boolean;
+  /**
    * Where limits keep their state unless a limit names its own (code only, not in JSON).
    * @default a new MemoryStore
    */
@@ -626,6 +633,7 @@ const configSchema = z.strictObject({
       maxBytes: positiveInteger.optional(),
     })
     .optional(),
+  metrics: z.boolean({ error: 'must be true or false' }).optional(),
   cors: z
     .union(
       [

@@ -9,6 +9,8 @@ import { Emitter } from '../../client/events.js';
 import { type Clock, systemClock } from '../../clock.js';
 import type { Acquisition } from '../algorithms/limiter.js';
 import { MemoryStore } from '../memory-store.js';
+import { PROMETHEUS_CONTENT_TYPE } from '../metrics/prometheus.js';
+import { METRICS_PATH, ServerMetrics } from '../metrics/server-metrics.js';
 import { type Admission, admit, clientKey, type StoreFailure } from './admission.js';
 import { BodyBudget, declaresBody, NO_BODY, readBody } from './body.js';
 import { type CompiledRoute, compileRoutes } from './compile.js';
@@ -48,6 +50,11 @@ export interface MockServer {
   stats(): MockServerStats;
   /** Sets every counter back to zero. Limits keep their state. */
   resetStats(): void;
+  /**
+   * The metrics as Prometheus text (what `GET /__metrics` answers), or `undefined` when the config
+   * did not turn them on (`metrics: true`). See docs/observability.md.
+   */
+  metrics(): string | undefined;
   /**
    * Listens to an event; returns a function that removes the listener. Listeners run synchronously
    * and cost nothing when there are none.
@@ -150,6 +157,7 @@ export async function createMockServer(config: MockServerConfig): Promise<MockSe
     port: address.port,
     stats: () => pipeline.snapshot(),
     resetStats: () => pipeline.stats.reset(),
+    metrics: () => pipeline.metrics?.render(pipeline.clock.now()),
     on: (event, listener) => pipeline.on(event, listener),
     close() {
       closed ??= new Promise<void>((resolve) => {
@@ -223,6 +231,8 @@ class Pipeline {
     process.emitWarning(`mock server: a '${String(name)}' listener threw: ${String(error)}`),
   );
   readonly #cors: Cors | undefined;
+  /** The metrics, when the config turns them on (`metrics: true`). */
+  readonly metrics: ServerMetrics | undefined;
 
   constructor(config: MockServerConfig) {
     this.clock = config.clock ?? systemClock;
@@ -245,6 +255,7 @@ class Pipeline {
     for (const route of this.#routes) this.stats.declare(route.label);
     this.#startedAt = this.clock.now();
     this.#cors = compileCors(config, this.#idempotencyField);
+    this.metrics = config.metrics === true ? new ServerMetrics() : undefined;
   }
 
   /** The counters, and what clients make the server hold now. */
@@ -283,6 +294,12 @@ class Pipeline {
         error: 'too_many_pipelined_requests',
         message: `More than ${this.#maxPipelined} requests in flight on one connection; the connection closes after this answer.`,
       });
+      return;
+    }
+    if (this.metrics !== undefined && req.method === 'GET' && req.url === METRICS_PATH) {
+      const text = this.metrics.render(this.clock.now());
+      res.writeHead(200, ['Content-Type', PROMETHEUS_CONTENT_TYPE, 'Date', httpDate(this.clock)]);
+      res.end(text);
       return;
     }
     const preflight = this.#cors?.preflight(req);
@@ -400,7 +417,12 @@ class Pipeline {
     call.client = clientKey(keys, ip);
     const costs = this.#costs(call);
     if (costs === undefined) return undefined;
+    const started = this.metrics === undefined ? 0 : performance.now();
     const admission = await admit(route, keys, costs, now);
+    if (this.metrics !== undefined) {
+      const elapsed = performance.now() - started;
+      this.metrics.decided(route, keys, costs, call.client, admission, elapsed, now);
+    }
     if (admission.failures.length > 0) {
       this.#storeFailed(call, admission.failures);
       if (admission.failedClosed) {

@@ -1,0 +1,343 @@
+/**
+ * `instrument(target, options)`: the client's events and `stats()` as OpenTelemetry metrics. Every
+ * metric is listed, with its unit and attributes, in docs/observability.md.
+ *
+ * @module
+ */
+import type {
+  Attributes,
+  BatchObservableResult,
+  Meter,
+  MeterProvider,
+  Observable,
+} from '@opentelemetry/api';
+import { metrics } from '@opentelemetry/api';
+import type { Listener } from '../client/events.js';
+import type { ClientEvents, ClientStats, EventBase } from '../client/types.js';
+import { errorTypeOf, methodOf, OriginAttributes } from './attributes.js';
+
+/** The name and version of the meter the metrics are made with. */
+export const METER_NAME = 'limited-client';
+
+/** Bucket bounds of the duration histograms, in seconds (1 ms to 2 minutes). */
+const SECONDS_BUCKETS = [
+  0, 0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120,
+];
+
+/**
+ * What `instrument` reads: a `LimitedClient`, a fetch made by `wrapFetch`, or the undici
+ * interceptor made by `limited()` (each has `on` and `stats`).
+ */
+export interface InstrumentTarget {
+  /** Counts and state per host: read for the gauges when the reader collects. */
+  stats(): ClientStats;
+  /** Adds a listener; returns the function that removes it (called by `stop()`). */
+  on<K extends keyof ClientEvents>(name: K, listener: Listener<ClientEvents[K]>): () => void;
+}
+
+/** Options of {@link instrument}. */
+export interface InstrumentOptions {
+  /**
+   * The provider to make the meter with.
+   * @default the global provider of `@opentelemetry/api` (a no-op until the application registers one)
+   */
+  meterProvider?: MeterProvider;
+  /** A meter to use instead of making one (then `meterProvider` is not read). */
+  meter?: Meter;
+}
+
+/** What {@link instrument} returns: the handle to stop the metrics. */
+export interface Instrumentation {
+  /**
+   * Stops: removes the event listeners and the gauges' callback; the target pays nothing for
+   * metrics from then on. Idempotent.
+   */
+  stop(): void;
+}
+
+type Histogram = ReturnType<Meter['createHistogram']>;
+
+/**
+ * Reports a client's calls, attempts, waits, pushbacks, retries, breaker and learned budgets as
+ * OpenTelemetry metrics (names under `limited_client.`; attributes from the semantic conventions:
+ * `server.address`, `server.port`, `http.request.method`, `http.response.status_code`,
+ * `error.type`). Bounded cardinality: no path, no key, no token, no partition. Counters and
+ * histograms follow the client's events; queue depth, requests in flight, breaker state and the
+ * remaining budget per learned policy are gauges read from `stats()` when the reader collects.
+ *
+ * Off by default: a client that is not instrumented builds no payload for these events.
+ *
+ * @param target a `LimitedClient`, a `wrapFetch` fetch or a `limited()` interceptor.
+ * @param options where the meter comes from (the global provider by default).
+ * @returns a handle whose `stop()` removes every listener.
+ * @example
+ * import { MeterProvider } from '@opentelemetry/sdk-metrics';
+ * import { LimitedClient } from 'limited-client';
+ * import { instrument } from 'limited-client/otel';
+ *
+ * const client = new LimitedClient('https://api.example.com');
+ * const metrics = instrument(client, { meterProvider: new MeterProvider({ readers: [reader] }) });
+ * // ... later
+ * metrics.stop();
+ */
+export function instrument(
+  target: InstrumentTarget,
+  options: InstrumentOptions = {},
+): Instrumentation {
+  if (typeof target?.on !== 'function' || typeof target.stats !== 'function') {
+    throw new TypeError(
+      'limited-client/otel: instrument() takes a LimitedClient, a wrapFetch fetch or a limited() interceptor',
+    );
+  }
+  const meter =
+    options.meter ?? (options.meterProvider ?? metrics.getMeterProvider()).getMeter(METER_NAME);
+  const origins = new OriginAttributes();
+  const seconds = (name: string, description: string): Histogram =>
+    meter.createHistogram(name, {
+      unit: 's',
+      description,
+      advice: { explicitBucketBoundaries: SECONDS_BUCKETS },
+    });
+
+  const calls = meter.createObservableCounter('limited_client.calls', {
+    unit: '{call}',
+    description: 'Calls ended, by outcome: a response (its status) or an error (its type)',
+  });
+  const callDuration = seconds('limited_client.call.duration', 'From a call’s arrival to its end');
+  const attempts = meter.createObservableCounter('limited_client.attempts', {
+    unit: '{attempt}',
+    description: 'Attempts answered, by outcome',
+  });
+  const waits = seconds(
+    'limited_client.wait.duration',
+    'Time an attempt waited in the pipeline before it was sent, by what held it',
+  );
+  const pushbacks = meter.createCounter('limited_client.pushbacks', {
+    unit: '{response}',
+    description: 'Pushbacks received (429s, 503s with Retry-After), by status',
+  });
+  const retryAfter = seconds('limited_client.retry_after', 'Retry-After the servers asked for');
+  const retries = meter.createCounter('limited_client.retries', {
+    unit: '{retry}',
+    description: 'Retries scheduled, by cause (status or error type) and what timed them',
+  });
+  const refused = meter.createCounter('limited_client.retries.refused', {
+    unit: '{retry}',
+    description: 'Retries the retry budget refused',
+  });
+  const giveUps = meter.createCounter('limited_client.give_ups', {
+    unit: '{call}',
+    description: 'Calls that needed another attempt and stopped, by reason',
+  });
+  const circuitRefusals = meter.createCounter('limited_client.circuit.refusals', {
+    unit: '{call}',
+    description: 'Calls or retries refused because the circuit was open',
+  });
+  const transitions = meter.createCounter('limited_client.circuit.transitions', {
+    unit: '{transition}',
+    description: 'Breaker state changes, by from and to',
+  });
+  const storeBypassed = meter.createCounter('limited_client.store.bypassed', {
+    unit: '{call}',
+    description: 'Calls that went on without the state store after it failed, by operation',
+  });
+  const queueDepth = meter.createObservableGauge('limited_client.queue.depth', {
+    unit: '{request}',
+    description: 'Requests waiting in the host’s queue',
+  });
+  const inFlight = meter.createObservableGauge('limited_client.in_flight', {
+    unit: '{request}',
+    description: 'Requests holding a slot (sent, or answered with a body still open)',
+  });
+  const circuitState = meter.createObservableGauge('limited_client.circuit.state', {
+    unit: '{pipeline}',
+    description: 'Pipelines of the host (the host and its partitions) in each breaker state',
+  });
+  const remaining = meter.createObservableGauge('limited_client.policy.remaining_ratio', {
+    unit: '1',
+    description:
+      'Remaining budget of each learned policy, as a ratio of its limit (lowest over partitions)',
+  });
+
+  // The per-call path (`sent`, `answered`, `done`) reuses one attribute object per series, looked
+  // up by a string key, and counts calls and attempts here (read when the reader collects): a
+  // call costs two histogram records in the SDK, not four records and six attribute objects.
+  const series = new SeriesCache();
+  const callCounts = new Map<Attributes, number>();
+  const attemptCounts = new Map<Attributes, number>();
+  const base = (e: EventBase): Attributes =>
+    series.of(`${e.origin}\u0000${e.method}`, () => ({
+      ...origins.of(e.origin),
+      'http.request.method': methodOf(e.method),
+    }));
+  const outcome = (e: EventBase, status: number | undefined, error: unknown): Attributes => {
+    if (status !== undefined) {
+      return series.of(`${e.origin}\u0000${e.method}\u0000${status}`, () => ({
+        ...base(e),
+        'limited_client.outcome': 'response',
+        'http.response.status_code': status,
+      }));
+    }
+    const type = errorTypeOf(error);
+    return series.of(`${e.origin}\u0000${e.method}\u0000!${type}`, () => ({
+      ...base(e),
+      'limited_client.outcome': 'error',
+      'error.type': type,
+    }));
+  };
+  const waited = (e: EventBase, reason: string): Attributes =>
+    series.of(`${e.origin}\u0000${e.method}\u0000~${reason}`, () => ({
+      ...base(e),
+      'limited_client.wait.reason': reason,
+    }));
+
+  const disposers: (() => void)[] = [];
+  const on = <K extends keyof ClientEvents>(name: K, listener: Listener<ClientEvents[K]>) => {
+    disposers.push(target.on(name, listener));
+  };
+  on('done', (e) => {
+    const attributes = outcome(e, e.status, e.error);
+    callCounts.set(attributes, (callCounts.get(attributes) ?? 0) + 1);
+    callDuration.record(e.durationMs / 1000, attributes);
+  });
+  on('answered', (e) => {
+    const attributes = outcome(e, e.status, e.error);
+    attemptCounts.set(attributes, (attemptCounts.get(attributes) ?? 0) + 1);
+  });
+  on('sent', (e) => waits.record(e.waitedMs / 1000, waited(e, e.waitReason ?? 'none')));
+  on('rate-limited', (e) => {
+    const attributes = { ...base(e), 'http.response.status_code': e.status };
+    pushbacks.add(1, attributes);
+    if (e.retryAfterMs !== undefined) retryAfter.record(e.retryAfterMs / 1000, attributes);
+  });
+  on('retry', (e) => {
+    const attributes: Attributes = {
+      ...base(e),
+      'limited_client.retry.delay_source': e.delaySource,
+    };
+    if (e.status !== undefined) attributes['http.response.status_code'] = e.status;
+    else attributes['error.type'] = errorTypeOf(e.error);
+    retries.add(1, attributes);
+    // The backoff is slept outside the pipeline's waits: the `sent` that follows does not count it.
+    if (e.delaySource === 'backoff') waits.record(e.delayMs / 1000, waited(e, 'backoff'));
+  });
+  on('budget-exhausted', (e) => refused.add(1, base(e)));
+  on('give-up', (e) => giveUps.add(1, { ...base(e), 'limited_client.give_up.reason': e.reason }));
+  on('circuit-open', (e) => circuitRefusals.add(1, base(e)));
+  on('circuit-state', (e) =>
+    transitions.add(1, {
+      ...origins.of(e.origin),
+      'limited_client.circuit.from': e.from,
+      'limited_client.circuit.to': e.to,
+    }),
+  );
+  on('store-error', (e) =>
+    storeBypassed.add(1, { ...base(e), 'limited_client.store.operation': e.operation }),
+  );
+
+  const observables: Observable[] = [
+    calls,
+    attempts,
+    queueDepth,
+    inFlight,
+    circuitState,
+    remaining,
+  ];
+  const observe = (result: BatchObservableResult) => {
+    for (const [attributes, n] of callCounts) result.observe(calls, n, attributes);
+    for (const [attributes, n] of attemptCounts) result.observe(attempts, n, attributes);
+    observeStats(target.stats(), origins, result, {
+      queueDepth,
+      inFlight,
+      circuitState,
+      remaining,
+    });
+  };
+  meter.addBatchObservableCallback(observe, observables);
+
+  let stopped = false;
+  return {
+    stop() {
+      if (stopped) return;
+      stopped = true;
+      for (const dispose of disposers) dispose();
+      meter.removeBatchObservableCallback(observe, observables);
+    },
+  };
+}
+
+/** Most attribute sets the per-call metrics keep; past it, new ones share one overflow set. */
+export const MAX_SERIES = 2000;
+
+/** The overflow set, as the OpenTelemetry SDK names its own. */
+const OVERFLOW: Attributes = Object.freeze({ 'otel.metric.overflow': true });
+
+/** One attribute object per series key, at most {@link MAX_SERIES}. */
+class SeriesCache {
+  readonly #sets = new Map<string, Attributes>();
+  of(key: string, make: () => Attributes): Attributes {
+    let attributes = this.#sets.get(key);
+    if (attributes === undefined) {
+      if (this.#sets.size >= MAX_SERIES) return OVERFLOW;
+      attributes = Object.freeze(make());
+      this.#sets.set(key, attributes);
+    }
+    return attributes;
+  }
+}
+
+interface Gauges {
+  queueDepth: Observable;
+  inFlight: Observable;
+  circuitState: Observable;
+  remaining: Observable;
+}
+
+const STATES = ['closed', 'open', 'half-open'] as const;
+
+/** The gauges, per origin: partitions of a host are summed (or, for a ratio, the lowest kept). */
+function observeStats(
+  stats: ClientStats,
+  origins: OriginAttributes,
+  result: BatchObservableResult,
+  g: Gauges,
+) {
+  const byOrigin = new Map<
+    string,
+    { queue: number; flight: number; states: Map<string, number>; ratios: Map<string, number> }
+  >();
+  for (const host of Object.values(stats.hosts)) {
+    let sum = byOrigin.get(host.origin);
+    if (sum === undefined) {
+      sum = { queue: 0, flight: 0, states: new Map(), ratios: new Map() };
+      byOrigin.set(host.origin, sum);
+    }
+    sum.queue += host.queueLength;
+    sum.flight += host.inFlight;
+    sum.states.set(host.circuit, (sum.states.get(host.circuit) ?? 0) + 1);
+    for (const policy of host.policies) {
+      if (policy.limit === undefined || policy.limit <= 0 || policy.remaining === undefined)
+        continue;
+      const ratio = Math.min(1, Math.max(0, policy.remaining / policy.limit));
+      const before = sum.ratios.get(policy.name);
+      if (before === undefined || ratio < before) sum.ratios.set(policy.name, ratio);
+    }
+  }
+  for (const [origin, sum] of byOrigin) {
+    const attributes = origins.of(origin);
+    result.observe(g.queueDepth, sum.queue, attributes);
+    result.observe(g.inFlight, sum.flight, attributes);
+    for (const state of STATES) {
+      result.observe(g.circuitState, sum.states.get(state) ?? 0, {
+        ...attributes,
+        'limited_client.circuit.state': state,
+      });
+    }
+    for (const [name, ratio] of sum.ratios) {
+      result.observe(g.remaining, ratio, {
+        ...attributes,
+        'limited_client.policy.name': name.slice(0, 64),
+      });
+    }
+  }
+}
