@@ -11,6 +11,10 @@ export default defineConfig({
     'server/cli': 'src/server/bin.ts',
     'redis/index': 'src/redis/index.ts',
     'undici/index': 'src/undici/index.ts',
+    // Not an export: an entry of its own puts the header parser in chunks of its own, so a
+    // bundler that takes `parseRateLimitHeaders` alone drops the client's schemas and zod with
+    // their chunks (DESIGN.md: 8 KB; test/package/bundle-size.test.ts).
+    'headers/index': 'src/headers/index.ts',
   },
   format: ['esm', 'cjs'],
   target: 'node20',
@@ -23,5 +27,8 @@ export default defineConfig({
   // per format, whichever entry throws it, so `instanceof` holds across entries
   // (test/package/entries.test.ts). With `false`, each entry would carry its own copy.
   splitting: true,
-  treeshake: true,
+  // No module of src/ runs anything on import, so no chunk is imported for its side effects alone:
+  // a bare `import './chunk.js'` would make esbuild warn every user (package.json says
+  // `sideEffects: false`) and keep the chunk in a bundle that uses none of it.
+  treeshake: { preset: 'recommended', moduleSideEffects: false },
 });

@@ -11,7 +11,7 @@
  *   npx tsx examples/openai-tokens.ts
  */
 import { pathToFileURL } from 'node:url';
-import { LimitedClient } from 'limited-client';
+import { type Clock, LimitedClient } from 'limited-client';
 import { createMockServer, type LimitConfig } from 'limited-client/server';
 
 /** What one run did. */
@@ -40,9 +40,14 @@ export async function runTokens(
     tokensPerCall?: number;
     algorithm?: 'sliding-log' | 'fixed-window';
     cost?: 'vector' | 'scalar';
+    /** The time of the server and the client, and `elapsedMs` (a test passes a fake one). */
+    clock?: Clock;
+    /** The client's fetch (a test passes one that counts what is on the wire). */
+    fetch?: typeof fetch;
   } = {},
 ): Promise<TokensRun> {
   const { calls = 24, tokensPerCall = 50, algorithm = 'sliding-log', cost = 'vector' } = options;
+  const clock = options.clock ?? { now: () => performance.now() };
   const limits: LimitConfig[] = [
     { algorithm, limit: 10, windowMs: 1000, name: 'requests' },
     {
@@ -56,9 +61,14 @@ export async function runTokens(
   ];
   const server = await createMockServer({
     routes: [{ method: 'POST', path: '/v1/chat/completions', headers: 'openai', limits }],
+    ...(options.clock && { clock: options.clock }),
   });
-  const client = new LimitedClient(server.url, { retry: { retries: 10 } });
-  const started = performance.now();
+  const client = new LimitedClient(server.url, {
+    retry: { retries: 10 },
+    ...(options.clock && { clock: options.clock }),
+    ...(options.fetch && { fetch: options.fetch }),
+  });
+  const started = clock.now();
   const statuses = await Promise.all(
     Array.from({ length: calls }, async (_, i) => {
       const prompt = `Question ${i}: what limits this call?`.padEnd(80, '.');
@@ -76,7 +86,7 @@ export async function runTokens(
       return res.status;
     }),
   );
-  const elapsedMs = performance.now() - started;
+  const elapsedMs = clock.now() - started;
   const { attempts, rateLimited: rejected } = client.stats().totals;
   await client.close();
   await server.close();

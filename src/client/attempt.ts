@@ -127,6 +127,13 @@ function viewOf(req: PreparedRequest): RequestView {
 }
 
 /**
+ * Marks a send function (a call's own fetch: see `Engine.dispatch`) that settles its promise as
+ * soon as the signal it is given aborts, and cancels a response that comes later: no watcher
+ * (a promise and a listener per attempt) is put around it. The undici interceptor's is one.
+ */
+export const SETTLES_ON_ABORT: unique symbol = Symbol('limited-client.settles-on-abort');
+
+/**
  * An attempt under way (see {@link startAttempt}): what fetch answers, and what {@link endAttempt}
  * needs to turn that into an {@link Outcome}.
  */
@@ -183,7 +190,7 @@ export function startAttempt(clock: Clock, req: PreparedRequest, call: Call): Se
     sent = Promise.reject(error);
   }
   // A fetch that ignores its signal must not keep the call past its deadline, nor its slot.
-  if (signal !== undefined) sent = untilAborted(sent, signal);
+  if (signal !== undefined && !(SETTLES_ON_ABORT in call.fetch)) sent = untilAborted(sent, signal);
   return { sent, scope, detach };
 }
 

@@ -17,28 +17,17 @@ import { type Clock, systemClock } from '../clock.js';
 export type MaybePromise<T> = T | Promise<T>;
 
 /**
- * A transaction over one key.
- *
- * `run` receives the current state (`undefined` when there is none or it expired) and returns the
- * state to keep (`undefined` deletes the key) and a result for the caller. It may mutate and return
- * the object it was given. It must be deterministic and have no other effect: a store may run it
- * more than once for one call (after a conflicting write) and keep only the last run. States are
- * plain JSON: objects, arrays, finite numbers, strings, booleans.
- *
- * `share` (default 1) is the part of the shared limits the run may use. A store whose shared state
- * is unavailable and that falls back to state local to this process passes less (its local share,
- * about one over the number of processes), so that the processes on local state together stay near
- * the shared limits instead of each spending all of them.
- *
- * `replay` serves such a store once its shared state is back: it applies to that state a run made
- * on the local copy, whose result the caller already acted on (it sent the request, took the
- * retry). It records that result instead of deciding again: deciding again, on other state, could
- * count a request that was never sent, one that then never ends. Without `replay`, a store replays
- * by running again.
+ * A transaction over one key: what {@link StateStore.update} runs atomically. States are plain
+ * JSON: objects, arrays, finite numbers, strings, booleans.
  */
 export interface Transaction<S, R> {
-  run(state: S | undefined, share?: number): [next: S | undefined, result: R];
-  replay?(state: S | undefined, result: R): S | undefined;
+  /**
+   * Receives the current state (`undefined` when there is none or it expired) and returns the
+   * state to keep (`undefined` deletes the key) and a result for the caller. It may mutate and
+   * return the object it was given. It must be deterministic and have no other effect: a store may
+   * run it more than once for one call (after a conflicting write) and keep only the last run.
+   */
+  run(state: S | undefined): [next: S | undefined, result: R];
   /**
    * Checks a state the store read from outside this process (parsed from another process's JSON),
    * before the transaction runs on it: returns the state to run on (checked and bounded, a copy),
@@ -48,6 +37,28 @@ export interface Transaction<S, R> {
    * read.
    */
   check?(state: unknown): S | undefined;
+}
+
+/**
+ * What the pipeline's transactions offer a store that falls back to state local to its process
+ * while the shared state is unavailable (`RedisStore`), beyond the public {@link Transaction}.
+ * Internal: not exported by the package. Every transaction the pipeline passes to a store has
+ * this shape; a store may read a `Transaction` as one, since both additions are optional to use.
+ *
+ * `share` (default 1) is the part of the shared limits the run may use. A store running on its
+ * local copy passes less (its local share, about one over the number of processes), so that the
+ * processes on local state together stay near the shared limits instead of each spending all of
+ * them.
+ *
+ * `replay` serves such a store once its shared state is back: it applies to that state a run made
+ * on the local copy, whose result the caller already acted on (it sent the request, took the
+ * retry). It records that result instead of deciding again: deciding again, on other state, could
+ * count a request that was never sent, one that then never ends. Without `replay`, a store replays
+ * by running again.
+ */
+export interface ReplayableTransaction<S, R> extends Transaction<S, R> {
+  run(state: S | undefined, share?: number): [next: S | undefined, result: R];
+  replay?(state: S | undefined, result: R): S | undefined;
 }
 
 /** Where the pipeline's shared state lives. Implement it to share state across processes. */

@@ -43,6 +43,13 @@ function collect(this: Collected, value: unknown, name: unknown): void {
   this.fields.set(key, previous === undefined ? value : `${previous}, ${value}`);
 }
 
+/**
+ * Where a `Headers` that has not been filled yet keeps the plain header object it will be filled
+ * from (the undici interceptor's attempts: see `undici/attempt-response.ts`). Read instead of the
+ * `Headers`, so that nothing fills it just to parse it; the same fields either way.
+ */
+export const RAW_FIELDS: unique symbol = Symbol('limited-client.raw-fields');
+
 function isHeadersLike(input: object): input is Headers {
   return (
     typeof (input as Headers).forEach === 'function' && typeof (input as Headers).get === 'function'
@@ -56,6 +63,8 @@ function isHeadersLike(input: object): input is Headers {
  */
 export function readFields(input: HeadersInput | null | undefined): FieldMap | undefined {
   if (typeof input !== 'object' || input === null) return undefined;
+  const raw = (input as { [RAW_FIELDS]?: HeaderRecord })[RAW_FIELDS];
+  if (raw !== undefined) input = raw;
   const found: Collected = { fields: undefined, date: undefined };
   if (isHeadersLike(input)) {
     input.forEach(collect as (value: string, name: string) => void, found);

@@ -42,7 +42,7 @@
  * @module
  */
 import { randomUUID } from 'node:crypto';
-import { MemoryStateStore, type Transaction } from '../client/store.js';
+import { MemoryStateStore, type ReplayableTransaction, type Transaction } from '../client/store.js';
 import { luaScript } from './lua/index.js';
 import type { RedisClock } from './redis-clock.js';
 import { maybeApplied, type ScriptRunner } from './runner.js';
@@ -111,7 +111,7 @@ export const MAX_STATE_CHARS = 1_048_576;
 /** Shared states remembered (the versions this process last saw), least recently written first out. */
 const MAX_CACHED = 10_000;
 
-type AnyTransaction = Transaction<unknown, unknown>;
+type AnyTransaction = ReplayableTransaction<unknown, unknown>;
 
 /**
  * A shared state as this process last saw it: its version and JSON (`''`: none, or not client
@@ -263,6 +263,8 @@ export class SharedState {
   update<S, R>(key: string, transaction: Transaction<S, R>, ttlMs: number): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       const pending: Pending = {
+        // Safe for any Transaction: a run that takes no `share` ignores it, and one without
+        // `replay` is replayed by running again. The pipeline's own always have both.
         transaction: transaction as AnyTransaction,
         ttlMs,
         resolve: resolve as (value: unknown) => void,

@@ -1,12 +1,21 @@
 /**
- * The `Response` the pipeline sees for an attempt sent through undici's dispatcher: a real
- * `Response` (status, headers, `instanceof`) whose body is made only when someone asks for it.
+ * The `Response` the pipeline sees for an attempt sent through undici's dispatcher: it answers
+ * as a `Response` (`instanceof`, status, headers, body methods) but is built from undici's own
+ * status and header object, and makes the real `Response`, `Headers` and body stream only when
+ * someone asks for them.
  *
- * The pipeline reads an attempt's status and headers, and touches the body only to let go of an
- * answer it will not return (a retried 429). The answer a call ends with goes to the caller's
- * handler straight from the dispatcher's callbacks, never through a stream; so the common call
- * builds no `ReadableStream` at all, which costs more than the rest of the pipeline. A body that
- * is asked for (by that cleanup, or by a `shouldRetry` that reads it) streams from the attempt.
+ * The pipeline reads an attempt's status and its rate-limit fields, and touches the body only to
+ * let go of an answer it will not return (a retried 429). The rate-limit fields are read from
+ * undici's header object directly (see `RAW_FIELDS` in `headers/field-map.ts`); the answer a call
+ * ends with goes to the caller's handler straight from the dispatcher's callbacks. So the common
+ * call builds no `Response`, no `Headers` (filling one checks every name and value: more than
+ * the rest of the adapter) and no `ReadableStream`. A hook that reads the headers
+ * (`shouldRetry`, an event listener) gets a real `Headers`, filled on its first use; one that
+ * reads the body (or that cleanup) gets a stream of the attempt.
+ *
+ * Why not a subclass of `Response`: its constructor (and the `Headers` it makes) is the cost this
+ * avoids. The class takes `Response.prototype` as its prototype and defines every member of it
+ * (the tests check that none is left to `Response.prototype`, whose getters would refuse it).
  *
  * @module
  */
@@ -14,6 +23,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { REPORTS_BODY_END } from '../client/body-watch.js';
 import type { Slot } from '../client/open-bodies.js';
+import { RAW_FIELDS } from '../headers/field-map.js';
 
 /** What an attempt gives its response's body: a stream of what is still to be read. */
 export interface BodySource {
@@ -26,18 +36,127 @@ export interface BodySource {
 /** Statuses whose responses have no body (the Response constructor refuses one). */
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 
+const INSPECT = Symbol.for('nodejs.util.inspect.custom');
+
+/**
+ * A `Headers` filled from undici's header object on its first use. Until then it holds that
+ * object for the rate-limit parser ({@link RAW_FIELDS}), which reads it as it is.
+ */
+export class AttemptHeaders extends Headers {
+  #raw: IncomingHttpHeaders | undefined;
+
+  /**
+   * @param raw undici's response headers (lower-case names; a repeated field as an array). A
+   *   name or value `Headers` refuses (undici let it through) is left out when it is filled,
+   *   rather than failing the request.
+   */
+  constructor(raw: IncomingHttpHeaders) {
+    super();
+    this.#raw = raw;
+  }
+
+  /** undici's header object while this `Headers` is not filled (nobody read or changed it). */
+  get [RAW_FIELDS](): IncomingHttpHeaders | undefined {
+    return this.#raw;
+  }
+
+  /** Fills this `Headers` from undici's object, once. */
+  #fill(): void {
+    const raw = this.#raw;
+    if (raw === undefined) return;
+    this.#raw = undefined;
+    for (const name of Object.keys(raw)) {
+      const value = raw[name];
+      if (value === undefined) continue;
+      try {
+        if (typeof value === 'string') super.append(name, value);
+        else for (const v of value) super.append(name, v);
+      } catch {
+        // A field fetch's Headers does not take: the pipeline does without it.
+      }
+    }
+  }
+
+  override append(name: string, value: string): void {
+    this.#fill();
+    super.append(name, value);
+  }
+
+  override delete(name: string): void {
+    this.#fill();
+    super.delete(name);
+  }
+
+  override get(name: string): string | null {
+    this.#fill();
+    return super.get(name);
+  }
+
+  override getSetCookie(): string[] {
+    this.#fill();
+    return super.getSetCookie();
+  }
+
+  override has(name: string): boolean {
+    this.#fill();
+    return super.has(name);
+  }
+
+  override set(name: string, value: string): void {
+    this.#fill();
+    super.set(name, value);
+  }
+
+  override forEach(
+    callback: (value: string, key: string, parent: Headers) => void,
+    thisArg?: unknown,
+  ): void {
+    this.#fill();
+    super.forEach(callback, thisArg);
+  }
+
+  override entries(): HeadersIterator<[string, string]> {
+    this.#fill();
+    return super.entries();
+  }
+
+  override keys(): HeadersIterator<string> {
+    this.#fill();
+    return super.keys();
+  }
+
+  override values(): HeadersIterator<string> {
+    this.#fill();
+    return super.values();
+  }
+
+  override [Symbol.iterator](): HeadersIterator<[string, string]> {
+    this.#fill();
+    return super.entries();
+  }
+
+  /** What `console.log` shows: the filled `Headers`. */
+  [INSPECT](...args: unknown[]): unknown {
+    this.#fill();
+    const base = (Headers.prototype as unknown as Record<symbol, unknown>)[INSPECT];
+    return typeof base === 'function' ? base.apply(this, args) : this;
+  }
+}
+
 /** See the module comment. */
-export class AttemptResponse extends Response {
+export class AttemptResponse {
   readonly #source: BodySource;
+  readonly #status: number;
+  readonly #statusText: string;
+  readonly #raw: IncomingHttpHeaders;
+  #headers: AttemptHeaders | undefined;
   #full: Response | undefined;
 
   /**
-   * @param status any status undici reports (200 to 999). One outside the 200 to 599 the
-   *   constructor accepts is kept as it is on `status` (and `ok` is false).
-   * @param statusText the reason phrase; one the constructor refuses is dropped.
-   * @param headers undici's response headers (lower-case names; a repeated field as an array).
-   *   A name or value `Headers` refuses (undici let it through) is left out rather than failing
-   *   the request.
+   * @param status any status undici reports (200 to 999); one past 599 is kept as it is on
+   *   `status` (and `ok` is false), and reads 200 on the `Response` made for its body.
+   * @param statusText the reason phrase; one the `Response` constructor would refuse reads `''`.
+   * @param headers undici's response headers (see {@link AttemptHeaders}).
    */
   constructor(
     source: BodySource,
@@ -45,30 +164,20 @@ export class AttemptResponse extends Response {
     statusText: string,
     headers: IncomingHttpHeaders,
   ) {
-    const inRange = status >= 200 && status <= 599;
-    super(null, responseInit(inRange ? status : 200, statusText));
     this.#source = source;
-    if (!inRange) {
-      Object.defineProperty(this, 'status', { value: status });
-      Object.defineProperty(this, 'ok', { value: false });
-    }
-    // Filled in place: a `Headers` given to the constructor would be copied once more.
-    const own = this.headers;
-    for (const name of Object.keys(headers)) {
-      const value = headers[name];
-      if (value === undefined) continue;
-      try {
-        if (typeof value === 'string') own.append(name, value);
-        else for (const v of value) own.append(name, v);
-      } catch {
-        // A field fetch's Headers does not take: the pipeline does without it.
-      }
-    }
+    this.#status = status;
+    this.#statusText = REASON_PHRASE.test(statusText) ? statusText : '';
+    this.#raw = headers;
   }
 
   /** The attempt behind `response`, when it is one of these. */
   static sourceOf(response: Response): BodySource | undefined {
-    return #source in response ? (response as AttemptResponse).#source : undefined;
+    return #source in response ? (response as unknown as AttemptResponse).#source : undefined;
+  }
+
+  /** This response, as the type the pipeline takes (it is one: see the module comment). */
+  asResponse(): Response {
+    return this as unknown as Response;
   }
 
   /**
@@ -79,61 +188,99 @@ export class AttemptResponse extends Response {
     this.#source.holdSlot(slot);
   }
 
+  get type(): ResponseType {
+    return 'default';
+  }
+
+  get url(): string {
+    return '';
+  }
+
+  get redirected(): boolean {
+    return false;
+  }
+
+  get status(): number {
+    return this.#status;
+  }
+
+  get ok(): boolean {
+    return this.#status >= 200 && this.#status <= 299;
+  }
+
+  get statusText(): string {
+    return this.#statusText;
+  }
+
+  /** A real `Headers`, made on first use and filled on its first read (see {@link AttemptHeaders}). */
+  get headers(): Headers {
+    if (this.#headers === undefined) this.#headers = new AttemptHeaders(this.#raw);
+    return this.#headers;
+  }
+
   /** The same response with its body: made once, on first use. */
   #withBody(): Response {
     if (this.#full === undefined) {
-      const status = this.status <= 599 ? this.status : 200;
+      const status = this.#status <= 599 ? this.#status : 200;
       const body = NULL_BODY.has(status) ? null : this.#source.openStream();
-      this.#full = new Response(body, {
-        ...responseInit(status, this.statusText),
-        headers: this.headers,
-      });
+      const init: ResponseInit = { status, headers: this.headers };
+      if (this.#statusText !== '') init.statusText = this.#statusText;
+      this.#full = new Response(body, init);
     }
     return this.#full;
   }
 
-  override get body(): ReadableStream<Uint8Array<ArrayBuffer>> | null {
+  get body(): ReadableStream<Uint8Array<ArrayBuffer>> | null {
     return this.#withBody().body as ReadableStream<Uint8Array<ArrayBuffer>> | null;
   }
 
-  override get bodyUsed(): boolean {
+  get bodyUsed(): boolean {
     return this.#full === undefined ? false : this.#full.bodyUsed;
   }
 
-  override arrayBuffer(): Promise<ArrayBuffer> {
+  arrayBuffer(): Promise<ArrayBuffer> {
     return this.#withBody().arrayBuffer();
   }
 
-  override blob(): Promise<Blob> {
+  blob(): Promise<Blob> {
     return this.#withBody().blob();
   }
 
-  override bytes(): Promise<Uint8Array<ArrayBuffer>> {
+  bytes(): Promise<Uint8Array<ArrayBuffer>> {
     return this.#withBody().bytes();
   }
 
-  override formData(): Promise<FormData> {
+  formData(): Promise<FormData> {
     return this.#withBody().formData();
   }
 
-  override json(): Promise<unknown> {
+  json(): Promise<unknown> {
     return this.#withBody().json();
   }
 
-  override text(): Promise<string> {
+  text(): Promise<string> {
     return this.#withBody().text();
   }
 
   /** A copy with the body teed, as `Response.clone` does (a status past 599 reads 200 there). */
-  override clone(): Response {
+  clone(): Response {
     return this.#withBody().clone();
+  }
+
+  /** What `console.log` shows: the status, reason and headers. */
+  [INSPECT](): object {
+    return {
+      status: this.#status,
+      statusText: this.#statusText,
+      headers: this.headers,
+      body: this.#full === undefined ? '(not read)' : this.#full.body,
+    };
   }
 }
 
-/** The init of the constructor, without a reason phrase it would refuse. */
-function responseInit(status: number, statusText: string): ResponseInit {
-  return REASON_PHRASE.test(statusText) ? { status, statusText } : { status };
-}
+// `instanceof Response` holds, and `Symbol.toStringTag` reads 'Response'; every member above is
+// this class's own, so none of `Response.prototype`'s (which check their receiver) is reached.
+Object.setPrototypeOf(AttemptResponse.prototype, Response.prototype);
 
 /** What the Response constructor accepts as `statusText` (RFC 9112's reason-phrase). */
 const REASON_PHRASE = /^[\t\x20-\x7e\x80-\xff]*$/;

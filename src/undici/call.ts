@@ -22,6 +22,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
+import { SETTLES_ON_ABORT } from '../client/attempt.js';
 import type { Engine, Target } from '../client/engine.js';
 import { withoutCredentials } from '../client/request.js';
 import { AbortScope, onAbort } from '../client/signals.js';
@@ -169,15 +170,18 @@ export class InterceptedCall implements Dispatcher.DispatchController, BodySink 
   /**
    * The call's fetch, for the pipeline: one attempt through the dispatcher. The call aborts its
    * attempts itself (see {@link abort}); an attempt's own signal is watched only when the
-   * pipeline made one (an attempt timeout).
+   * pipeline made one (an attempt timeout). Either way the attempt rejects as soon as it is
+   * aborted, so the pipeline puts no watcher of its own around it (`SETTLES_ON_ABORT`).
    */
-  readonly #send = ((_input: RequestInfo | URL, init?: RequestInit) => {
+  readonly #send = settlesOnAbort((_input: RequestInfo | URL, init?: RequestInit) => {
+    // Nothing goes once the caller aborted (the pipeline stops there too; this is the guard).
+    if (this.#aborted) return Promise.reject(this.#reason);
     const exchange = new AttemptExchange();
     this.#current = exchange;
     const signal = init?.signal;
     const own = signal === (this.#signal as unknown) ? undefined : signal;
     return exchange.send(this.#dispatch, this.#attemptOptions(init), own);
-  }) as typeof fetch;
+  });
 
   /** The dispatch options of an attempt: the caller's, with the headers the pipeline set. */
   #attemptOptions(init: RequestInit | undefined): Dispatcher.DispatchOptions {
@@ -289,6 +293,14 @@ export class InterceptedCall implements Dispatcher.DispatchController, BodySink 
     this.#signal.abort(reason);
     this.fail(reason);
   }
+}
+
+/** Marks `send` as settling when its signal aborts (see `client/attempt.ts`). */
+function settlesOnAbort(
+  send: (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>,
+): typeof fetch {
+  (send as unknown as Record<symbol, boolean>)[SETTLES_ON_ABORT] = true;
+  return send as typeof fetch;
 }
 
 /** Reports an error a handler threw where nothing can take it, as an uncaught error. */

@@ -43,11 +43,18 @@ type Mode = 'held' | 'stream' | 'delivered' | 'dropped';
 
 const noop = () => {};
 
+/**
+ * What an attempt holds before it holds anything: shared, never written (most attempts hold no
+ * chunk and see no trailers, and make no array or object for them).
+ */
+const NO_CHUNKS: readonly Buffer[] = Object.freeze([]);
+const NO_HEADERS: IncomingHttpHeaders = Object.freeze({});
+
 /** See the module comment. */
 export class AttemptExchange implements Dispatcher.DispatchHandler, BodySource {
   /** The status, headers and reason phrase, once they arrived. */
   status = 0;
-  headers: IncomingHttpHeaders = {};
+  headers: IncomingHttpHeaders = NO_HEADERS;
   statusMessage = '';
   #mode: Mode = 'held';
   #controller: Dispatcher.DispatchController | undefined;
@@ -57,12 +64,13 @@ export class AttemptExchange implements Dispatcher.DispatchHandler, BodySource {
   #answered = false;
   #resolve: (response: Response) => void = noop;
   #reject: (error: unknown) => void = noop;
-  #chunks: Buffer[] = [];
+  /** What arrived and nobody took yet: {@link NO_CHUNKS} until the first one. */
+  #chunks = NO_CHUNKS as Buffer[];
   #heldBytes = 0;
   /** This attempt paused the dispatcher because it holds {@link HELD_BYTES}. */
   #full = false;
   #ended = false;
-  #trailers: IncomingHttpHeaders = {};
+  #trailers: IncomingHttpHeaders = NO_HEADERS;
   #error: unknown;
   #sink: BodySink | undefined;
   /** The call's slot, once the call returns this attempt's response. */
@@ -95,13 +103,25 @@ export class AttemptExchange implements Dispatcher.DispatchHandler, BodySource {
     return response;
   }
 
-  /** Aborts the attempt (at once if started, else as soon as the dispatcher starts it). */
+  /**
+   * Aborts the attempt (at once if started, else as soon as the dispatcher starts it). Before
+   * the headers, {@link send}'s promise rejects with `reason` at once, as fetch's does: a request
+   * still queued in the dispatcher does not keep the call waiting.
+   */
   abort(reason: unknown): void {
     if (this.#ended || this.#aborted) return;
     this.#aborted = true;
     const error = asError(reason);
     if (this.#controller) this.#controller.abort(error);
     else this.#pendingAbort = error;
+    if (!this.#answered) {
+      // What the dispatcher reports after this is for nobody: the attempt is over.
+      this.#mode = 'dropped';
+      this.#ended = true;
+      this.#error = error;
+      this.#stopWatching();
+      this.#reject(error);
+    }
   }
 
   /** Pauses the dispatcher (the caller paused): nobody reads, the slot's grace runs. */
@@ -169,7 +189,7 @@ export class AttemptExchange implements Dispatcher.DispatchHandler, BodySource {
   drop(reason?: unknown): void {
     if (this.#mode === 'dropped') return;
     this.#mode = 'dropped';
-    this.#chunks = [];
+    this.#chunks = NO_CHUNKS as Buffer[];
     this.#heldBytes = 0;
     // A stream cancelled in a pull takes no more calls: its pull just ends.
     this.#waiting = undefined;
@@ -208,7 +228,8 @@ export class AttemptExchange implements Dispatcher.DispatchHandler, BodySource {
       c.close();
       return true;
     }
-    const chunk = this.#chunks.shift();
+    // (`shift` would throw on the frozen NO_CHUNKS.)
+    const chunk = this.#chunks.length > 0 ? this.#chunks.shift() : undefined;
     if (chunk !== undefined) {
       this.#heldBytes -= chunk.length;
       c.enqueue(chunk);
@@ -250,13 +271,13 @@ export class AttemptExchange implements Dispatcher.DispatchHandler, BodySource {
     statusMessage?: string,
   ): void {
     // Informational answers (103 Early Hints...) say nothing the pipeline or the caller needs.
-    if (statusCode < 200 || this.#answered) return;
+    if (statusCode < 200 || this.#answered || this.#ended) return;
     this.#controller = controller;
     this.#answered = true;
     this.status = statusCode;
     this.headers = headers;
     this.statusMessage = statusMessage ?? '';
-    this.#resolve(new AttemptResponse(this, statusCode, this.statusMessage, headers));
+    this.#resolve(new AttemptResponse(this, statusCode, this.statusMessage, headers).asResponse());
   }
 
   /** A chunk of the body: to the caller when delivered and not paused, else held. */
@@ -269,18 +290,23 @@ export class AttemptExchange implements Dispatcher.DispatchHandler, BodySource {
         sink.data(chunk);
         return;
       }
-      this.#chunks.push(chunk);
-      this.#heldBytes += chunk.length;
+      this.#hold(chunk);
       if (sink.paused) controller.pause();
       return;
     }
-    this.#chunks.push(chunk);
-    this.#heldBytes += chunk.length;
+    this.#hold(chunk);
     if (mode === 'stream') this.#feed();
     if (this.#heldBytes >= HELD_BYTES && !this.#full) {
       this.#full = true;
       controller.pause();
     }
+  }
+
+  /** Keeps `chunk` until someone takes it. */
+  #hold(chunk: Buffer): void {
+    if (this.#chunks === NO_CHUNKS) this.#chunks = [];
+    this.#chunks.push(chunk);
+    this.#heldBytes += chunk.length;
   }
 
   /** The end of the body (after what is held, for a reader). */
@@ -313,7 +339,7 @@ export class AttemptExchange implements Dispatcher.DispatchHandler, BodySource {
     }
     // The body failed: a caller reading it hears at once; what was held is lost, as it would be
     // with undici's own body.
-    this.#chunks = [];
+    this.#chunks = NO_CHUNKS as Buffer[];
     this.#heldBytes = 0;
     if (this.#mode === 'delivered') this.#sink?.fail(error);
     else if (this.#mode === 'stream') this.#feed();

@@ -2,7 +2,7 @@
  * The comparison users choose a client by: LimitedClient next to ky, got, undici's RetryAgent and
  * a p-retry loop over fetch, against the same in-repo mock server scenarios, in one run.
  *
- *   npm run bench -- [results.json] [--quick] [--only peers|overhead|goodput|outage|wild|undici]
+ *   npm run bench -- [results.json] [--quick] [--only peers|overhead|goodput|outage|wild|undici|scopes]
  *     [--concurrency 1,16,50,200] [--host quiet,declared] [--built] [--before <dir>/index.ts]
  *     (the overhead and undici sections; `--before`: a second copy of the package in the same
  *     rounds)
@@ -27,8 +27,12 @@
  *    real HAProxy's stick table that counts the requests it refuses) and providers' dialects (a secondary limit's 429 + Retry-After beside a declared quota,
  *    GitHub's 403 + retry-after, Reddit's decimal counts); same cells as goodput (see wild.ts).
  * 6. undici: requests per second through `undici.request` with a bare undici Agent, the Agent
- *    composed with a no-op interceptor, and with `limited()` from limited-client/undici (ratio to
- *    the bare Agent, alternating rounds; see undici-overhead.ts).
+ *    composed with a no-op interceptor, with undici's `interceptors.retry()`, and with `limited()`
+ *    from limited-client/undici, at 16 and 50 in flight (ratio to the bare Agent, alternating
+ *    rounds; see undici-overhead.ts).
+ * 7. scopes (only when asked: `--only scopes`): eight providers' shapes of many budgets per host
+ *    (test/peers/provider-shapes.ts), LimitedClient, ky, @octokit/plugin-throttling and
+ *    @discordjs/rest (see scopes.ts; `--scenario github` runs one shape).
  *
  * Loopback only; every run is bounded in requests and time and the script stops by itself.
  */
@@ -55,6 +59,7 @@ import {
   undiciRetryAgent,
 } from './lib/peers.js';
 import { fixed, markdownTable } from './lib/table.js';
+import { type ScopesResult, scopes } from './scopes.js';
 import { undiciOverhead } from './undici-overhead.js';
 import { type WildResult, wild } from './wild.js';
 
@@ -76,7 +81,7 @@ const quick = values.quick;
 const sections = new Set(
   (values.only ?? 'peers,overhead,goodput,outage,wild,undici').split(',').map((s) => s.trim()),
 );
-const known = ['peers', 'overhead', 'goodput', 'outage', 'wild', 'undici'];
+const known = ['peers', 'overhead', 'goodput', 'outage', 'wild', 'undici', 'scopes'];
 for (const s of sections) {
   if (!known.includes(s)) throw new Error(`--only: unknown section ${s} (${known.join(', ')})`);
 }
@@ -473,6 +478,7 @@ if (sections.has('undici')) {
     markdownTable(
       [
         'dispatcher',
+        'in flight',
         'requests/s',
         'relative to the bare Agent (min-max)',
         'CPU µs per request',
@@ -480,6 +486,7 @@ if (sections.has('undici')) {
       ],
       results.map((r) => [
         r.client,
+        r.concurrency,
         r.requestsPerSecond,
         `${fixed(r.ratio)} (${fixed(r.ratioMin)}-${fixed(r.ratioMax)})`,
         r.cpuMicrosPerRequest,
@@ -488,6 +495,50 @@ if (sections.has('undici')) {
     ),
     '\n',
   );
+}
+
+if (sections.has('scopes')) {
+  console.log(
+    "7. Many budgets per host (issue 26): eight providers' shapes, each contender on its own instance, all at once",
+  );
+  const results = await scopes(values.scenario);
+  report.scopes = results;
+  const names = [...new Set(results.map((r) => r.client))];
+  const shapes = [...new Set(results.map((r) => r.shape))];
+  const cell = (r: ScopesResult | undefined) =>
+    r
+      ? `${r.failed > 0 ? `${r.failed} failed` : r.leastMs > 0 ? `${fixed(r.ratio)}x` : `${fixed(r.elapsedMs / 1000)} s`} / ${r.refusals} / ${fixed(r.attemptsPerCall)}`
+      : '-';
+  console.log(
+    '\nelapsed / least time (seconds where the least time is nil; or the calls that failed: not ended on a 2xx, or THROTTLED handed back), refusals, attempts per call',
+  );
+  console.log(
+    markdownTable(
+      ['shape (calls, least time)', ...names],
+      shapes.map((s) => {
+        const first = results.find((r) => r.shape === s);
+        return [
+          `${s} (${first?.calls}, ${fixed((first?.leastMs ?? 0) / 1000, 1)} s)`,
+          ...names.map((n) => cell(results.find((r) => r.shape === s && r.client === n))),
+        ];
+      }),
+    ),
+    '\n',
+  );
+  console.log('Each worker: elapsed s (least s), calls failed');
+  for (const r of results) {
+    console.log(
+      `  ${r.shape} / ${r.client}: ` +
+        r.workers
+          .map(
+            (w) =>
+              `${w.name} ${fixed(w.elapsedMs / 1000, 1)} (${fixed(w.leastMs / 1000, 1)})${w.failed ? `, ${w.failed} failed` : ''}`,
+          )
+          .join('; ') +
+        (r.problems ? `; rejected: ${JSON.stringify(r.problems)}` : ''),
+    );
+  }
+  console.log();
 }
 
 if (jsonPath) {

@@ -2,7 +2,9 @@
  * What the undici interceptor costs: requests per second through `undici.request` against an
  * unlimited loopback endpoint of the mock server, with a bare undici `Agent`, the same Agent
  * composed with an interceptor that does nothing (what `compose()` itself costs: undici converts
- * the handler to its new API and back), and composed with `limited()` (defaults).
+ * the handler to its new API and back), with undici's own `interceptors.retry()` (defaults: the
+ * peer a user of undici compares with), and with `limited()` (defaults); at 16 and at 50 requests
+ * in flight, each concurrency its own set of rounds.
  *
  * The contenders run one at a time (the benchmark is CPU-bound), in a rotating order each round,
  * after a warm-up; each round's rate is divided by the bare Agent's rate of the same round, and the
@@ -18,14 +20,19 @@
  *
  * @module
  */
-import { Agent, type Dispatcher, request } from 'undici';
+import { Agent, type Dispatcher, interceptors, request } from 'undici';
 import { createMockServer } from '../../src/server/index.js';
 import { limited } from '../../src/undici/index.js';
 import { type PairedCells, pairedCells, underLoad } from './lib/paired.js';
 
 export interface UndiciOverheadResult extends PairedCells {
   client: string;
+  /** Requests in flight. */
+  concurrency: number;
 }
+
+/** The concurrencies measured, each in rounds of its own. */
+export const UNDICI_CONCURRENCIES = [16, 50] as const;
 
 interface Contender {
   name: string;
@@ -43,18 +50,18 @@ export async function undiciOverhead(
   const server = await createMockServer({ routes: [{ path: '/free' }] });
   const url = `${server.url}/free`;
   const requests = quick ? 1000 : 3000;
-  const concurrency = 16;
   const rounds = quick ? 3 : 7;
-  const bases = [new Agent(), new Agent(), new Agent()];
+  const bases = [new Agent(), new Agent(), new Agent(), new Agent()];
   const interceptor = limited();
   const noop: Dispatcher.DispatcherComposeInterceptor = (dispatch) =>
     function passThrough(opts, handler) {
       return dispatch(opts, handler);
     };
-  const [bare, forNoop, forLimited] = bases as [Agent, Agent, Agent];
+  const [bare, forNoop, forRetry, forLimited] = bases as [Agent, Agent, Agent, Agent];
   const contenders: Contender[] = [
     { name: 'undici Agent', dispatcher: bare },
     { name: 'Agent + no-op interceptor', dispatcher: forNoop.compose(noop) },
+    { name: 'Agent + interceptors.retry()', dispatcher: forRetry.compose(interceptors.retry()) },
     { name: 'Agent + limited()', dispatcher: forLimited.compose(interceptor) },
   ];
   const closers = [() => interceptor.close()];
@@ -70,36 +77,45 @@ export async function undiciOverhead(
   }
 
   /** One round of a contender: [requests per second, CPU microseconds per request]. */
-  function measure(dispatcher: Dispatcher): Promise<[number, number]> {
+  function measure(dispatcher: Dispatcher, concurrency: number): Promise<[number, number]> {
     return underLoad(requests, concurrency, async () => {
       const r = await request(url, { dispatcher });
       await r.body.dump();
     });
   }
 
-  for (const c of contenders) await measure(c.dispatcher); // connections, JIT
-  const samples = contenders.map(() => [] as [number, number][]);
-  for (let round = 0; round < rounds; round++) {
-    for (let k = 0; k < contenders.length; k++) {
-      const i = (k + round) % contenders.length;
-      samples[i]?.push(await measure((contenders[i] as Contender).dispatcher));
+  /** Each contender's rounds at `concurrency`, after a warm-up (connections, JIT). */
+  async function roundsAt(concurrency: number): Promise<[number, number][][]> {
+    for (const c of contenders) await measure(c.dispatcher, concurrency);
+    const samples = contenders.map(() => [] as [number, number][]);
+    for (let round = 0; round < rounds; round++) {
+      for (let k = 0; k < contenders.length; k++) {
+        const i = (k + round) % contenders.length;
+        samples[i]?.push(await measure((contenders[i] as Contender).dispatcher, concurrency));
+      }
     }
+    return samples;
+  }
+
+  const results: UndiciOverheadResult[] = [];
+  for (const concurrency of UNDICI_CONCURRENCIES) {
+    const samples = await roundsAt(concurrency);
+    const base = samples[0] as [number, number][];
+    contenders.forEach((c, i) => {
+      const mine = samples[i] as [number, number][];
+      const ratios = mine.map(([rate], round) => rate / (base[round]?.[0] ?? NaN));
+      const cpuRatios = mine.map(([, cpu], round) => (base[round]?.[1] ?? NaN) / cpu);
+      const cells = pairedCells(
+        mine.map(([rate]) => rate),
+        ratios,
+        mine.map(([, cpu]) => cpu),
+        cpuRatios,
+      );
+      results.push({ client: c.name, concurrency, ...cells });
+    });
   }
   await Promise.all(closers.map((close) => close()));
   await Promise.all(bases.map((b) => b.close()));
   await server.close();
-
-  const base = samples[0] as [number, number][];
-  return contenders.map((c, i) => {
-    const mine = samples[i] as [number, number][];
-    const ratios = mine.map(([rate], round) => rate / (base[round]?.[0] ?? NaN));
-    const cpuRatios = mine.map(([, cpu], round) => (base[round]?.[1] ?? NaN) / cpu);
-    const cells = pairedCells(
-      mine.map(([rate]) => rate),
-      ratios,
-      mine.map(([, cpu]) => cpu),
-      cpuRatios,
-    );
-    return { client: c.name, ...cells };
-  });
+  return results;
 }

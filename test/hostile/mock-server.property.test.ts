@@ -4,7 +4,8 @@
  * pipelining, trickling, drops mid-request. One server takes every case, as a server exposed on a
  * network would. After each case, with its sockets gone, nothing may stay held; over the run,
  * `Object.prototype` stays as it was, no error escapes, no answer is a 500, memory stays bounded,
- * and every well-formed request is answered within a bound.
+ * and every well-formed request is answered (a request still unanswered after a long watchdog has
+ * hung).
  *
  * Prints the number of cases run, the largest memory growth and the slowest answer seen.
  */
@@ -23,8 +24,12 @@ import { parseResponses, RawConnection } from '../server/http/raw.js';
  */
 const MAX_RUNS = 300;
 const TIME_LIMIT_MS = 12_000;
-/** A well-formed request must be answered within this (its route's work takes at most 70 ms). */
-const ANSWER_BOUND_MS = 3000;
+/**
+ * A well-formed request not answered after this long is taken as never answered: a hang detector,
+ * not a speed bound (its route's work takes at most 70 ms; a loaded machine may take seconds).
+ * The slowest answer is printed; the server's speed is measured by `npm run bench:server`.
+ */
+const HANG_MS = 15_000;
 /** Growth of heap and buffers over the run, after garbage collection. */
 const MEMORY_BOUND_BYTES = 48 * 1024 * 1024;
 /** How long a malformed or dropped connection is given before the client drops it. */
@@ -409,10 +414,10 @@ async function drive(
 
 /** Waits until `count` answers came or the server closed, failing past the answer bound. */
 async function answered(c: RawConnection, methods: string[], count: number): Promise<void> {
-  const giveUpAt = performance.now() + ANSWER_BOUND_MS;
+  const giveUpAt = performance.now() + HANG_MS;
   while (parseResponses(c.received, methods, c.ended).length < count && !c.ended) {
     if (performance.now() > giveUpAt) {
-      throw new Error(`no answer within ${ANSWER_BOUND_MS} ms to well-formed requests`);
+      throw new Error(`no answer within ${HANG_MS} ms to well-formed requests`);
     }
     await sleep(2);
   }
@@ -428,7 +433,7 @@ function prototypeSnapshot(): Map<string, unknown> {
 }
 
 describe('the mock server under generated hostile traffic', () => {
-  it('never crashes, pollutes, leaks a slot or grows, and answers well-formed requests in time', async () => {
+  it('never crashes, pollutes, leaks a slot or grows, and answers every well-formed request', async () => {
     const prototype = prototypeSnapshot();
     collectGarbage();
     const baseline = heldBytes();
@@ -484,7 +489,6 @@ describe('the mock server under generated hostile traffic', () => {
     expect(answers).toBeGreaterThan(0);
     expect(observed.statuses.has(500)).toBe(false);
     expect(largestGrowth).toBeLessThan(MEMORY_BOUND_BYTES);
-    expect(observed.slowestMs).toBeLessThan(ANSWER_BOUND_MS);
     // Every concurrency slot came back: as many slow requests as there are slots, all admitted at
     // once. The server gives a slot back as its exchange ends, so with every case over none may
     // still be held, not even for a moment.

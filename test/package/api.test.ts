@@ -4,9 +4,9 @@
  * `test/package/api.txt`; this test fails when the two differ, when what `import` and `require`
  * give at run time is not exactly the values of that list, or when an export has no doc comment.
  *
- * To change the surface on purpose: `npm run build && UPDATE_API=1 npx vitest run
- * test/package/api.test.ts`, then commit `api.txt` with the change (and the README section that
- * documents the name).
+ * To change the surface on purpose: `npm run api:update` (build, then rewrite this list and the
+ * signature reports of api-report.test.ts), then commit `api.txt` and `api/*.api.md` with the
+ * change (and the README section that documents the name).
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -16,7 +16,7 @@ import { describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const reportFile = fileURLToPath(new URL('./api.txt', import.meta.url));
-const UPDATE = 'npm run build && UPDATE_API=1 npx vitest run test/package/api.test.ts';
+const UPDATE = 'npm run api:update';
 
 const entries = {
   'limited-client': 'dist/index.d.ts',

@@ -2,7 +2,7 @@
  * The core stays small: a browser bundle of `import { LimitedClient } from 'limited-client'`,
  * built from the package as published (`dist/`, after `npm run build`) with every dependency
  * included (zod/mini, structured-headers), minified by esbuild, must gzip to at most 36 KB
- * (DESIGN.md's ceiling).
+ * (DESIGN.md's ceiling); `parseRateLimitHeaders` alone at most 8 KB.
  * Prints the measured size and what it is made of, so a change that grows it shows where. A Node
  * built-in reaching the core fails the bundle itself (esbuild cannot resolve it for a browser).
  */
@@ -17,6 +17,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 const root = fileURLToPath(new URL('../..', import.meta.url));
 /** The budget, in bytes of gzip at zlib's default level (as `gzip` without flags): 36 KB. */
 const BUDGET_BYTES = 36 * 1024;
+/** The header parser alone (`import { parseRateLimitHeaders }`), same measure: 8 KB. */
+const PARSER_BUDGET_BYTES = 8 * 1024;
 
 const out = mkdtempSync(join(tmpdir(), 'limited-client-bundle-'));
 afterAll(() => rmSync(out, { recursive: true, force: true }));
@@ -72,5 +74,19 @@ describe('the core bundle', () => {
         `(budget ${kB(BUDGET_BYTES)}); minified by package: ${shares}`,
     );
     expect(gzipped).toBeLessThanOrEqual(BUDGET_BYTES);
+  });
+});
+
+describe('the header parser alone', () => {
+  it('is at most 8 KB gzipped: none of the client, its schemas or zod comes with it', () => {
+    const { minified, gzipped, parts } = bundle(
+      `import { parseRateLimitHeaders } from 'limited-client'; globalThis.parse = parseRateLimitHeaders;`,
+    );
+    console.log(
+      `parseRateLimitHeaders alone (browser, minified): ${kB(minified)}, ${kB(gzipped)} gzipped ` +
+        `(budget ${kB(PARSER_BUDGET_BYTES)})`,
+    );
+    expect(parts.has('zod')).toBe(false);
+    expect(gzipped).toBeLessThanOrEqual(PARSER_BUDGET_BYTES);
   });
 });

@@ -3,7 +3,11 @@
  * (and the bound past which it pauses the dispatcher), the stream made on demand, the delivery to
  * the caller with its pauses, and aborts.
  */
+import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { RAW_FIELDS } from '../../src/headers/field-map.js';
+import { parseRateLimitHeaders } from '../../src/headers/parse.js';
+import { AttemptResponse } from '../../src/undici/attempt-response.js';
 import { CallSignal } from '../../src/undici/call-signal.js';
 import { AttemptExchange, type BodySink, HELD_BYTES } from '../../src/undici/exchange.js';
 import { answer, scriptedDispatch } from './helpers.js';
@@ -64,6 +68,54 @@ describe('AttemptExchange', () => {
     expect(r.ok).toBe(false);
     expect(r.statusText).toBe('');
     expect([...r.headers]).toEqual([['ok', 'yes']]);
+  });
+
+  it('answers every member of Response itself: none is left to Response.prototype', async () => {
+    const { response, d } = started();
+    d.handler.onResponseStart?.(d.controller, 200, { 'content-type': 'text/plain' }, 'OK');
+    const r = await response;
+    const names = Object.getOwnPropertyNames(Response.prototype).filter((n) => n !== 'constructor');
+    expect(names.length).toBeGreaterThan(10);
+    for (const name of names) {
+      expect(Object.getOwnPropertyDescriptor(AttemptResponse.prototype, name), name).toBeDefined();
+    }
+    for (const name of ['type', 'url', 'redirected', 'status', 'ok', 'statusText', 'bodyUsed']) {
+      expect(() => Reflect.get(r, name), name).not.toThrow();
+    }
+    expect(Object.prototype.toString.call(r)).toBe('[object Response]');
+    expect(r.headers).toBeInstanceOf(Headers);
+    expect(inspect(r)).toContain('text/plain');
+    d.handler.onResponseData?.(d.controller, Buffer.from('hi'));
+    d.handler.onResponseEnd?.(d.controller, {});
+    expect(await r.clone().text()).toBe('hi');
+  });
+
+  it("reads the rate-limit fields from undici's object, and fills the Headers only when read", async () => {
+    const raw = {
+      'ratelimit-policy': '"q";q=10;w=60',
+      ratelimit: '"q";r=3;t=20',
+      'retry-after': '5',
+      date: 'Tue, 01 Dec 2026 23:00:00 GMT',
+      'set-cookie': ['a=1', 'b=2'],
+    };
+    const { response, d } = started();
+    d.handler.onResponseStart?.(d.controller, 429, raw, 'Too Many Requests');
+    const r = await response;
+    const headers = r.headers as Headers & { [RAW_FIELDS]?: unknown };
+    expect(headers[RAW_FIELDS]).toBe(raw);
+    const now = Date.parse(raw.date);
+    const filled = new Headers();
+    for (const [name, value] of Object.entries(raw)) {
+      for (const v of Array.isArray(value) ? value : [value]) filled.append(name, v);
+    }
+    const expected = parseRateLimitHeaders(filled, { now });
+    expect(expected?.remaining).toBe(3);
+    expect(parseRateLimitHeaders(headers, { now })).toEqual(expected);
+    // A hook that reads or changes the headers gets them all, and the parser reads what it changed.
+    expect(headers.get('retry-after')).toBe('5');
+    expect(headers[RAW_FIELDS]).toBe(undefined);
+    headers.set('retry-after', '9');
+    expect(parseRateLimitHeaders(headers, { now })?.retryAfterMs).toBe(9000);
   });
 
   it('rejects with the dispatcher error before the headers', async () => {
@@ -161,16 +213,21 @@ describe('AttemptExchange', () => {
     expect(exchange.deliver(new Sink())).toBe(false);
   });
 
-  it('an abort before the dispatcher started the request aborts it when it starts', () => {
+  it('an abort before the dispatcher started the request rejects at once, and aborts it when it starts', async () => {
     const { dispatch, sent } = scriptedDispatch();
     const signal = new CallSignal();
     const exchange = new AttemptExchange();
-    void exchange.send(dispatch, opts, signal.asAbortSignal()).catch(() => {});
+    const response = exchange.send(dispatch, opts, signal.asAbortSignal());
     signal.abort(new Error('stop'));
+    await expect(response).rejects.toThrow('stop');
     const d = sent[0];
     expect(d?.controller.aborted).toBe(false);
     d?.handler.onRequestStart?.(d.controller, {});
     expect(d?.controller.reason?.message).toBe('stop');
+    // What the dispatcher says after that is for nobody.
+    d?.handler.onResponseStart?.(d.controller, 200, {}, 'OK');
+    d?.handler.onResponseData?.(d.controller, Buffer.from('late'));
+    expect(exchange.deliver(new Sink())).toBe(false);
   });
 
   it('an error while the body arrives reaches the sink at once', async () => {
@@ -208,5 +265,25 @@ describe('CallSignal', () => {
     signal.abort();
     expect(signal.reason).toBeInstanceOf(DOMException);
     expect((signal.reason as DOMException).name).toBe('AbortError');
+  });
+});
+
+describe('AttemptExchange, a body read before any chunk arrived', () => {
+  it('waits for the first chunk, then streams it', async () => {
+    const { response, d } = started();
+    d.handler.onResponseStart?.(d.controller, 200, {}, 'OK');
+    const r = await response;
+    const text = r.text();
+    await new Promise((resolve) => setImmediate(resolve));
+    d.handler.onResponseData?.(d.controller, Buffer.from('late'));
+    d.handler.onResponseEnd?.(d.controller, {});
+    expect(await text).toBe('late');
+  });
+
+  it('reads an empty body to its end', async () => {
+    const { response, d } = started();
+    d.handler.onResponseStart?.(d.controller, 200, {}, 'OK');
+    d.handler.onResponseEnd?.(d.controller, {});
+    expect(await (await response).text()).toBe('');
   });
 });

@@ -50,6 +50,42 @@ const bucket = {
 };
 
 describe.concurrent('undici.request through the interceptor', () => {
+  it('a hook sees each attempt as a Response: its headers whole, its body readable', async () => {
+    let calls = 0;
+    const { url } = await startPlain((_req, res) => {
+      calls++;
+      if (calls === 1) {
+        res.writeHead(418, { 'x-try-again': 'yes', 'set-cookie': ['a=1', 'b=2'] });
+        res.end('first');
+      } else res.end('second');
+    });
+    const seen: { instance: boolean; cookies: string[]; status: number }[] = [];
+    let firstBody: Promise<string> | undefined;
+    const { agent } = limitedAgent({
+      retry: {
+        shouldRetry: ({ response }) => {
+          if (!response) return false;
+          seen.push({
+            instance: response instanceof Response,
+            cookies: response.headers.getSetCookie(),
+            status: response.status,
+          });
+          if (response.headers.get('x-try-again') !== 'yes') return false;
+          firstBody = response.text();
+          return true;
+        },
+      },
+    });
+    const r = await request(`${url}/x`, { dispatcher: agent });
+    expect(await r.body.text()).toBe('second');
+    expect(r.statusCode).toBe(200);
+    expect(seen).toEqual([
+      { instance: true, cookies: ['a=1', 'b=2'], status: 418 },
+      { instance: true, cookies: [], status: 200 },
+    ]);
+    expect(await firstBody).toBe('first');
+  });
+
   it('stays under a declared limit: every call answered, 0 x 429 (a bare Agent gets 429s)', async () => {
     const server = await start({ routes: [{ path: '/items/:id', limits: [bucket] }] });
     const { agent, interceptor } = limitedAgent();

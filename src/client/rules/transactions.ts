@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { Transaction } from '../store.js';
+import type { ReplayableTransaction } from '../store.js';
 import type { Answer, Request } from './contract.js';
 import {
   type AdmitResult,
@@ -43,7 +43,7 @@ export function admitTransaction(
   rules: RuleSet,
   request: Request,
   parts: TransactionParts = NO_PARTS,
-): Transaction<HostState, AdmitResult> {
+): ReplayableTransaction<HostState, AdmitResult> {
   return {
     run(current, share = 1) {
       if (parts.time) request.now = parts.time();
@@ -69,7 +69,7 @@ export function settleTransaction(
   rules: RuleSet,
   answer: Answer,
   parts: TransactionParts = NO_PARTS,
-): Transaction<HostState, Settled> {
+): ReplayableTransaction<HostState, Settled> {
   return {
     run(current) {
       if (parts.time) answer.now = parts.time();
@@ -87,7 +87,7 @@ export function settleTransaction(
 }
 
 /** The transaction that reads the state without changing it (for `stats()`). */
-export const readTransaction: Transaction<HostState, HostState | undefined> = {
+export const readTransaction: ReplayableTransaction<HostState, HostState | undefined> = {
   run: (current) => [current, current],
   replay: (current) => current,
 };

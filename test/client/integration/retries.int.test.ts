@@ -9,6 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { isTransientNetworkError } from '../../../src/client/network-errors.js';
 import { sleep } from '../../../src/clock.js';
 import { type CircuitState, LimitedClient } from '../../../src/index.js';
+import { countingFetch, FakeClock, runOnFakeTime } from './fake-time.js';
 import { closeAll, pause, start } from './server.js';
 
 afterAll(closeAll);
@@ -126,37 +127,55 @@ describe.concurrent('retries against the mock server', () => {
   it('the breaker opens during an outage and closes within one cool-down after it', async () => {
     const outageMs = 1500;
     const coolDownMs = 1000;
+    // Fake time shared by the server (its outage) and the client (its breaker), over real HTTP:
+    // time moves only while nothing is on the wire, so the moments below are exact.
+    const clock = new FakeClock();
+    const wire = countingFetch();
     const server = await start({
+      clock,
       routes: [{ path: '/x', faults: { unavailable: { afterMs: 0, forMs: outageMs } } }],
     });
-    const started = Date.now();
+    const started = clock.now();
     const client = new LimitedClient(server.url, {
+      clock,
+      fetch: wire.fetch,
       retry: false,
       // A fixed cool-down (no doubling after failed probes), so "within one cool-down" is exact;
       // the doubling is the unit tests' (test/client/circuit-breaker.test.ts).
       circuitBreaker: { consecutiveFailures: 5, coolDownMs, maxCoolDownMs: coolDownMs },
     });
     const transitions: { to: CircuitState; at: number }[] = [];
-    client.on('circuit-state', (e) => transitions.push({ to: e.to, at: Date.now() - started }));
+    client.on('circuit-state', (e) => transitions.push({ to: e.to, at: clock.now() - started }));
     let refused = 0;
-    while (Date.now() - started < outageMs + coolDownMs + 1000) {
-      try {
-        const r = await client.get('/x');
-        await r.arrayBuffer();
-      } catch (error) {
-        if ((error as { code?: string }).code === 'ERR_CIRCUIT_OPEN') refused++;
-        else throw error;
+    let sent = 0;
+    const calls = (async () => {
+      while (clock.now() - started < outageMs + coolDownMs + 1000) {
+        try {
+          sent++;
+          const r = await client.get('/x');
+          await r.arrayBuffer();
+        } catch (error) {
+          if ((error as { code?: string }).code === 'ERR_CIRCUIT_OPEN') refused++;
+          else throw error;
+        }
+        await clock.sleep(20);
       }
-      await pause(20);
-    }
+    })();
+    await runOnFakeTime(clock, wire, calls);
+    await calls;
     const opened = transitions.find((t) => t.to === 'open');
     expect(opened).toBeDefined();
-    expect(opened?.at).toBeLessThan(outageMs);
+    // After the fifth failure: five calls 20 ms apart, all in the outage.
+    expect(opened?.at).toBeLessThan(5 * 20 + 20);
     expect(refused).toBeGreaterThan(0);
     const last = transitions.at(-1);
     expect(last?.to).toBe('closed');
-    // Closed no later than one cool-down after the outage ended (plus a round trip's slack).
-    expect(last?.at).toBeLessThanOrEqual(outageMs + coolDownMs + 250);
+    // Closed no later than one cool-down after the outage ended (plus the next call, 20 ms on).
+    expect(last?.at).toBeGreaterThanOrEqual(outageMs);
+    expect(last?.at).toBeLessThanOrEqual(outageMs + coolDownMs + 20);
+    // The server answered the calls that opened the breaker with its outage.
+    expect(server.stats().routes['* /x']?.unavailable).toBeGreaterThanOrEqual(5);
+    expect(sent).toBeGreaterThan(refused);
     await client.close();
   });
 });

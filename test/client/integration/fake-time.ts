@@ -1,0 +1,104 @@
+/**
+ * Real HTTP on loopback, on fake time: the client and the mock server share one {@link FakeClock},
+ * and time moves only while no request is on the wire. A run's duration is then counted in the
+ * clock's milliseconds, the same on a quiet machine and a loaded one, so a test can bound it
+ * without flaking: a slow round trip costs real time, never fake time.
+ */
+import { FakeClock, flush } from '../helpers.js';
+
+/** A fetch that counts its requests in flight, each until its body has been read whole. */
+export interface CountingFetch {
+  fetch: typeof fetch;
+  /** Requests sent whose answer (headers and body) has not all arrived yet. */
+  readonly inFlight: number;
+}
+
+/**
+ * Wraps `base` so that each request counts as in flight until its whole body has arrived: the
+ * body is read before the response is handed on, so no byte is still on its way when the clock
+ * moves.
+ */
+export function countingFetch(base: typeof fetch = fetch): CountingFetch {
+  let inFlight = 0;
+  const wrapped = async (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
+    inFlight++;
+    try {
+      const response = await base(input, init);
+      const body =
+        response.status === 204 || response.status === 304 ? null : await response.arrayBuffer();
+      return new Response(body, {
+        status: response.status,
+        statusText: response.statusText,
+        headers: response.headers,
+      });
+    } finally {
+      inFlight--;
+    }
+  };
+  return {
+    fetch: wrapped as typeof fetch,
+    get inFlight() {
+      return inFlight;
+    },
+  };
+}
+
+/**
+ * Real time a request may stay in flight before the driver gives up: only a request the server
+ * holds until its (fake) clock moves stays that long. A hang detector, not a speed bound.
+ */
+const STUCK_MS = 15_000;
+
+/** Resolves after `ms` of real time. */
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * Waits (in real time) until nothing is in flight and the callbacks it let loose have run: the
+ * client is then waiting on the fake clock or done.
+ */
+async function quiet(wire: CountingFetch): Promise<void> {
+  for (;;) {
+    const since = Date.now();
+    while (wire.inFlight > 0) {
+      // A request the server holds on the fake clock would wait here for ever: say so.
+      if (Date.now() - since > STUCK_MS) throw new Error(`a request in flight for ${STUCK_MS} ms`);
+      await pause(1);
+    }
+    // A few turns for what an answer set off (the call's settle, its next attempt) to reach the
+    // wire or a sleep of the fake clock.
+    for (let i = 0; i < 3; i++) await flush();
+    if (wire.inFlight === 0) return;
+  }
+}
+
+/**
+ * Moves `clock` forward in steps of `stepMs` until `work` settles, each step only once the wire
+ * is quiet; returns the fake milliseconds it took. Throws past `maxMs` of fake time (a hang).
+ */
+export async function runOnFakeTime(
+  clock: FakeClock,
+  wire: CountingFetch,
+  work: Promise<unknown>,
+  { stepMs = 10, maxMs = 3_600_000 }: { stepMs?: number; maxMs?: number } = {},
+): Promise<number> {
+  let done = false;
+  work.then(
+    () => {
+      done = true;
+    },
+    () => {
+      done = true;
+    },
+  );
+  const start = clock.now();
+  for (;;) {
+    await quiet(wire);
+    if (done) return clock.now() - start;
+    if (clock.now() - start >= maxMs) throw new Error(`not settled after ${maxMs} ms of fake time`);
+    await clock.advance(stepMs);
+  }
+}
+
+export { FakeClock };
