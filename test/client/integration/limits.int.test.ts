@@ -2,12 +2,14 @@
  * Issue 4 over real HTTP: against the in-repo mock server, for each algorithm and header family,
  * a burst of calls fired at once all succeed, with no 429 when the server declares its policy
  * (IETF fields) and at most one per window when it sends only X-RateLimit fields or Retry-After.
+ * The bursts run on fake time shared by the server and the client (see fake-time.ts).
  */
 
 import { fetch as undiciFetch } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LimitedClient, type WrappedFetch, wrapFetch } from '../../../src/index.js';
 import type { HeaderFamily, LimitConfig, RetryAfterFormat } from '../../../src/server/index.js';
+import { countingFetch, FakeClock, runOnFakeTime } from './fake-time.js';
 import { closeAll, pause, start } from './server.js';
 
 const WINDOW_MS = 1000;
@@ -49,31 +51,42 @@ async function burst(
   headers: HeaderFamily,
   options: { undici?: boolean; retryAfter?: RetryAfterFormat } = {},
 ): Promise<Run> {
+  // The server and the client on one fake clock, moved only while no request is on the wire: the
+  // server's refills come when the client paced for them, whatever the machine's load. Not the
+  // leaky bucket, which holds a request on the server until its turn (on real time, as before).
+  const clock = limit.algorithm === 'leaky-bucket' ? undefined : new FakeClock();
+  const now = () => (clock ? clock.now() : Date.now());
   const server = await start({
+    ...(clock ? { clock } : {}),
     routes: [{ path: '/items/:id', limits: [limit], headers, retryAfter: options.retryAfter }],
   });
-  const started = Date.now();
+  const started = now();
   const pushbacks: number[] = [];
-  const limited = options.undici ? undefined : new LimitedClient(server.url);
-  const wrapped = options.undici
-    ? wrapFetch(undiciFetch as unknown as typeof globalThis.fetch)
-    : undefined;
+  const wire = countingFetch(
+    options.undici ? (undiciFetch as unknown as typeof globalThis.fetch) : fetch,
+  );
+  const limited = options.undici
+    ? undefined
+    : new LimitedClient(server.url, { clock, fetch: wire.fetch });
+  const wrapped = options.undici ? wrapFetch(wire.fetch, clock ? { clock } : {}) : undefined;
   const send = (i: number) =>
     limited ? limited.get(`/items/${i}`) : (wrapped as WrappedFetch)(`${server.url}/items/${i}`);
   const api = limited ?? (wrapped as WrappedFetch);
-  api.on('rate-limited', () => pushbacks.push(Date.now() - started));
+  api.on('rate-limited', () => pushbacks.push(now() - started));
   const resolved: number[] = [];
-  const rs = await Promise.all(
+  const calls = Promise.all(
     Array.from({ length: CALLS }, (_, i) =>
       send(i).then((r) => {
-        resolved.push(Date.now() - started);
+        resolved.push(now() - started);
         return r;
       }),
     ),
   );
+  if (clock) await runOnFakeTime(clock, wire, calls, { maxMs: 600_000 });
+  const rs = await calls;
   await Promise.all(rs.map((r) => r.arrayBuffer()));
   await api.close();
-  const ended = Date.now();
+  const ended = now();
   return {
     rejected: server.stats().rejected,
     windows: Math.floor(ended / WINDOW_MS) - Math.floor(started / WINDOW_MS) + 1,
