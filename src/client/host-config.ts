@@ -9,11 +9,10 @@ import type { Clock } from '../clock.js';
 import type { CostVector } from './cost.js';
 import { HostMatcher } from './host-match.js';
 import { listedProvider } from './key-honour.js';
-import { parseOptions } from './option-schema.js';
+import { DEFAULTS, parseOptions } from './option-schema.js';
 import {
   type CircuitBreakerOptions,
   type CostContext,
-  DEFAULTS,
   type HostOptions,
   type IdempotencyOptions,
   type RetryBudgetOptions,

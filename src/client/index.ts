@@ -18,7 +18,7 @@ export type {
   RetryBudgetOptions,
   RetryOptions,
 } from './options.js';
-export { DEFAULTS } from './options.js';
+export { DEFAULTS } from './option-schema.js';
 export type { CostContext, ReadonlyHeaders } from './request-view.js';
 export { defaultShouldRetry } from './retry/retry-rule.js';
 export type { CircuitState } from './rules/breaker.js';

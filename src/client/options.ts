@@ -247,5 +247,3 @@ export type Defaults = Resolved<
   readonly circuitBreaker: Resolved<CircuitBreakerOptions>;
   readonly idempotency: Resolved<Omit<IdempotencyOptions, 'honoured'>>;
 };
-
-export { DEFAULTS } from './option-schema.js';
