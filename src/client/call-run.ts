@@ -14,64 +14,23 @@ import {
   isQueueFullError,
   isQueueTimeoutError,
   isRateLimitError,
-  type RequestContext,
   RetryBudgetExhaustedError,
 } from '../errors.js';
-import type { Admission } from './admission.js';
 import { healthOf } from './answer.js';
 import { type Call, endAttempt, type Outcome, type Sending, startAttempt } from './attempt.js';
 import { watchBody } from './body-watch.js';
-import type { HostConfig } from './host-config.js';
-import type { HostReport } from './host-report.js';
-import type { HostStore } from './host-store.js';
+import type { HostParts, OpenFlight } from './host-parts.js';
 import { answerHonoursKey } from './key-honour.js';
-import type { BodySlot, OpenBodies } from './open-bodies.js';
-import type { PipelineShared } from './pipeline.js';
+import type { BodySlot } from './open-bodies.js';
 import type { PreparedRequest } from './request.js';
 import { planAfter, type RetryPlan } from './retry/retry-plan.js';
 import { defaultShouldRetry } from './retry/retry-rule.js';
-import type { CircuitBreaker } from './rules/breaker.js';
 import type { Ticket } from './rules/contract.js';
-import type { Sleepers } from './sleepers.js';
 import type { MaybePromise } from './store.js';
 import type { GiveUpReason } from './types.js';
 
-/** The parts of a host a call runs through. */
-export interface HostParts {
-  shared: PipelineShared;
-  policy: HostConfig;
-  admission: Admission;
-  breaker: CircuitBreaker | undefined;
-  store: HostStore;
-  report: HostReport;
-  sleepers: Sleepers;
-  /** The slots of answers whose bodies are still open (see `open-bodies.ts`). */
-  bodies: OpenBodies<OpenFlight | undefined>;
-  /**
-   * Calls between an attempt's answer and their next round (the retry plan, the budget, the wait):
-   * they hold no slot, no place in line and maybe no sleep for a few turns, yet the host is busy.
-   */
-  between: number;
-  /** The error a call gets once the host is closed; `undefined` while it is open. */
-  closed(ctx: RequestContext): unknown;
-  /**
-   * Whether the host honours idempotency keys: declared or listed from the start, else learned
-   * from its first answer that shows it (see `key-honour.ts`), for the pipeline's life.
-   */
-  keysHonoured: boolean;
-}
-
 /** The answer of a step: go on (with a value), or end the call with a response. */
 type Step<T> = { go: T } | { end: Response };
-
-/**
- * An attempt whose answer left its flight open in the shared state (`HostStore.keepsFlight`): what
- * its slot needs to end that flight too.
- */
-export interface OpenFlight {
-  ticket: Ticket;
-  ctx: RequestContext;
-}
 
 const noop = () => {};
 

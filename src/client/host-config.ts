@@ -10,12 +10,12 @@ import type { CostVector } from './cost.js';
 import { HostMatcher } from './host-match.js';
 import { listedProvider } from './key-honour.js';
 import { DEFAULTS, parseOptions } from './option-schema.js';
-import {
-  type CircuitBreakerOptions,
-  type CostContext,
-  type HostOptions,
-  type IdempotencyOptions,
-  type RetryBudgetOptions,
+import type {
+  CircuitBreakerOptions,
+  CostContext,
+  HostOptions,
+  IdempotencyOptions,
+  RetryBudgetOptions,
 } from './options.js';
 import type { WaitJitter } from './retry/backoff.js';
 import type { BreakerConfig } from './rules/breaker.js';

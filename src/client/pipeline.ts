@@ -1,54 +1,18 @@
-/**
- * The pipeline of one host: where the steps of a call are composed, in this order.
- *
- * ```
- * call ─► circuit breaker ─► admission ───────────────────────────► attempt ─► retry plan
- *         (fail fast when     (queue, concurrency cap, and the rules         (fetch, then   │
- *          open; a probe       of rules/host-rules.ts: requests in            the answer    │
- *          when half-open)     flight, hold, cold-start ramp, declared        into the      │
- *            ▲                 and blind quotas, client bucket)               rules and the │
- *            │                                                                breaker)      │
- *            └──── wait (the host's hold after a pushback, ◄── retry budget ◄───────────────┘
- *                          else a full-jitter backoff)         (retries ≤ ratio × requests + floor)
- * ```
- *
- * A call resolves to the last response it got, whatever its status, and rejects only where fetch
- * would (a network error, an abort) or where the client refused to send (typed errors). The slot
- * an attempt took in admission lasts until its response's body ends, when the call returns it
- * (`open-bodies.ts`); an answer the call retries gives it back before the wait.
- *
- * @module
- */
-import type { Clock } from '../clock.js';
 import { type RequestContext, TimeoutError } from '../errors.js';
 import { Admission } from './admission.js';
 import { type Call, readCall } from './attempt.js';
-import { CallRun, type HostParts, type OpenFlight } from './call-run.js';
-import type { Emitter } from './events.js';
+import { CallRun } from './call-run.js';
 import type { HostConfig } from './host-config.js';
+import type { HostParts, OpenFlight, PipelineShared } from './host-parts.js';
 import { HostReport } from './host-report.js';
 import { HostStore } from './host-store.js';
-import type { KeepAlive } from './keep-alive.js';
 import { OpenBodies } from './open-bodies.js';
 import type { PreparedRequest } from './request.js';
 import { CircuitBreaker } from './rules/breaker.js';
 import { AbortScope } from './signals.js';
 import { Sleepers } from './sleepers.js';
-import type { StateTime } from './state-time.js';
 import { hostStats } from './stats.js';
-import type { StateStore } from './store.js';
-import type { ClientEvents, HostStats, LimitedRequestInit } from './types.js';
-
-/** What every pipeline shares with its client. */
-export interface PipelineShared {
-  clock: Clock;
-  store: StateStore;
-  /** The time line of the hosts' state (see `state-time.ts`). */
-  time: StateTime;
-  events: Emitter<ClientEvents>;
-  fetch: typeof fetch;
-  keepAlive: KeepAlive;
-}
+import type { HostStats, LimitedRequestInit } from './types.js';
 
 /** The pipeline of one host; see the module comment. */
 export class HostPipeline {
