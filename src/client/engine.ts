@@ -17,6 +17,7 @@ import { HostPipeline } from './pipeline.js';
 import { HostRegistry } from './registry.js';
 import { mergeHeaders, prepareRequest, withoutCredentials } from './request.js';
 import { RequestView } from './request-view.js';
+import type { AnyRuleModule } from './rules/registry.js';
 import { StateTime } from './state-time.js';
 import { addCounters, type Counters, newCounters } from './stats.js';
 import { MemoryStateStore, type StateStore } from './store.js';
@@ -77,10 +78,15 @@ export class Engine {
 
   /**
    * @param fetchImpl the fetch to call; `undefined` looks up `globalThis.fetch` at each call.
+   * @param rules the rules every host runs, in order (the registry's: `rules/registry.ts`).
    * @throws InvalidOptionError for a bad option.
    */
-  constructor(options: LimitedClientOptions | undefined, fetchImpl: typeof fetch | undefined) {
-    this.options = new ResolvedOptions(options);
+  constructor(
+    options: LimitedClientOptions | undefined,
+    fetchImpl: typeof fetch | undefined,
+    rules?: readonly AnyRuleModule[],
+  ) {
+    this.options = new ResolvedOptions(options, rules);
     this.clock = this.options.clock ?? systemClock;
     this.#ownsStore = this.options.store === undefined;
     this.store = this.options.store ?? new MemoryStateStore({ clock: this.clock });

@@ -48,6 +48,7 @@ export class HostPipeline {
       onQueued: (ctx, queueLength) => report.queued(ctx, queueLength),
       onHeld: (ctx, reason, waitMs, name) => report.held(ctx, reason, waitMs, name),
       keepAlive: () => shared.keepAlive.acquire(),
+      reasons: policy.ruleSet,
     });
     this.#parts = {
       shared,
