@@ -1,3 +1,16 @@
+/**
+ * The pipeline of one host: where the parts a call runs through are made (the breaker, the
+ * admission queue over the host's rules, the store, the open bodies) and where a call starts. The
+ * order of a call's steps is drawn once, in `docs/how-it-works.md` ("How a request flows"); the
+ * steps run in `call-run.ts`, the host's rules in the order of `rules/registry.ts`.
+ *
+ * A call resolves to the last response it got, whatever its status, and rejects only where fetch
+ * would (a network error, an abort) or where the client refused to send (typed errors). The slot
+ * an attempt took in admission lasts until its response's body ends, when the call returns it
+ * (`open-bodies.ts`); an answer the call retries gives it back before the wait.
+ *
+ * @module
+ */
 import { type RequestContext, TimeoutError } from '../errors.js';
 import { Admission } from './admission.js';
 import { type Call, readCall } from './attempt.js';
