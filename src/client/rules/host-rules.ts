@@ -1,12 +1,13 @@
 /**
- * One host's shared state, the order of its rules, and the one loop that runs them for the three
- * things the pipeline asks through the {@link StateStore} (as the transactions of `transactions.ts`):
- * admit an attempt, settle its answer, and
- * take a retry from the budget. Each is a pure function of the state and its arguments (time and
+ * One host's shared state, its rules bound to their configuration, and the one loop that runs them
+ * for the three things the pipeline asks through the {@link StateStore} (as the transactions of
+ * `transactions.ts`): admit an attempt, settle its answer, and take a retry from the budget. Each is a pure function of the state and its arguments (time and
  * chance passed in), so any store can run it, and replay it (see `contract.ts`).
  *
- * The order, for every request, is the registry's (`registry.ts`, drawn in
- * `docs/how-it-works.md`): a rule that says "not yet" stops the check; its wait is the answer.
+ * The rules and their order are the registry's (`registry.ts`, drawn in `docs/how-it-works.md`):
+ * a rule that says "not yet" stops the check, and its wait is the answer. What the loop needs to
+ * know of a rule beyond its hooks (its wait reasons, whether it delays retries) it reads from the
+ * rule's `RuleModule` when it binds the rules ({@link bindRules}), never by the rule's name.
  *
  * Before the rules take an answer in, the loop decides what it is: the mode it moves the host to
  * (policies declared, or answers without), and whether it is the server pushing back. A 429, a
