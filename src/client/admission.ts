@@ -21,7 +21,7 @@ import type { Cost } from './cost.js';
 import { Alarm, type InLine, Line } from './line.js';
 import { refusalOf } from './refusals.js';
 import type { Ticket, WaitReason } from './rules/contract.js';
-import type { AdmitResult } from './rules/host-rules.js';
+import type { AdmitResult, RuleSet } from './rules/host-rules.js';
 import { onAbort } from './signals.js';
 import type { MaybePromise } from './store.js';
 
@@ -60,6 +60,11 @@ export interface AdmissionDeps {
   ): void;
   /** Counts a waiting request (so the process stays up); returns the function that ends it. */
   keepAlive(): () => void;
+  /**
+   * The `held` event's bit of each wait reason of the host's rules, and the reasons whose waits the
+   * server sets (see `RuleSet` in `rules/host-rules.ts`).
+   */
+  reasons: Pick<RuleSet, 'heldBits' | 'serverWaits'>;
 }
 
 /** What a request asks the queue for. */
@@ -88,15 +93,6 @@ interface Waiter extends InLine {
   cleanup: (() => void) | undefined;
 }
 
-const HELD_BITS: Record<WaitReason, number> = {
-  'retry-after': 1,
-  'learned-limit': 2,
-  'cold-start': 4,
-  probe: 8,
-  'client-rate': 16,
-  pace: 32,
-  refusing: 64,
-};
 const noop = () => {};
 
 /** See the module comment. */
@@ -170,7 +166,7 @@ export class Admission {
   #admitted(result: AdmitResult, req: AdmissionRequest): MaybePromise<Ticket> {
     if (result.ok) return result.ticket;
     this.inFlight--;
-    const refusal = refusalOf(result, req);
+    const refusal = refusalOf(result, req, this.#deps.reasons.serverWaits);
     if (refusal) return Promise.reject(refusal);
     return this.#enqueue(req);
   }
@@ -316,7 +312,7 @@ export class Admission {
         continue;
       }
       this.inFlight--;
-      const refusal = refusalOf(result, w.req);
+      const refusal = refusalOf(result, w.req, this.#deps.reasons.serverWaits);
       if (refusal) {
         this.#remove(w);
         w.reject(refusal);
@@ -324,8 +320,9 @@ export class Admission {
       }
       // An attempt waits for a rule of the host; `budget` and `circuit-open` answer other requests.
       const reason = result.reason as WaitReason;
-      const bit = HELD_BITS[reason];
-      if ((w.held & bit) === 0) {
+      // A reason no rule declared has no bit: reported at each look rather than never.
+      const bit = this.#deps.reasons.heldBits.get(reason) ?? 0;
+      if (bit === 0 || (w.held & bit) === 0) {
         w.held |= bit;
         this.#deps.onHeld(w.req.ctx, reason, result.waitMs, result.policy);
       }

@@ -150,7 +150,7 @@ export interface Sending {
  * Starts one attempt: a fresh body when the call can recreate it, the attempt timeout on the
  * injected clock, and the fetch, all synchronously. Throws only what comes before the fetch (the
  * caller's `createBody`, a body `Request` refuses): nothing was sent then. Whatever the fetch
- * throws or rejects with is in `sent`. Finish with {@link endAttempt} (or use {@link sendAttempt}).
+ * throws or rejects with is in `sent`. Finish with {@link endAttempt}.
  */
 export function startAttempt(clock: Clock, req: PreparedRequest, call: Call): Sending {
   let scope: AbortScope | undefined;
@@ -229,24 +229,6 @@ export function endAttempt(
     scope?.dispose(false);
   }
   return outcome;
-}
-
-/**
- * Sends one attempt ({@link startAttempt}, then {@link endAttempt}). Never rejects for what the
- * fetch did: a failure is the outcome's `error`. Rejects only when nothing was sent (the caller's
- * `createBody` threw).
- */
-export function sendAttempt(clock: Clock, req: PreparedRequest, call: Call): Promise<Outcome> {
-  let sending: Sending;
-  try {
-    sending = startAttempt(clock, req, call);
-  } catch (error) {
-    return Promise.reject(error);
-  }
-  return sending.sent.then(
-    (response) => endAttempt(clock, call, sending, response, undefined),
-    (error: unknown) => endAttempt(clock, call, sending, undefined, error),
-  );
 }
 
 /**

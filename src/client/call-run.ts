@@ -1,79 +1,36 @@
 /**
- * One call's run through its host's pipeline: the steps, in the order `pipeline.ts` draws, and
- * what the call carries from one attempt to the next (the attempts made, the last outcome, the
- * deadline).
+ * One call's run through its host's pipeline: the steps, in the order `docs/how-it-works.md`
+ * draws, and what the call carries from one attempt to the next (the attempts made, the last
+ * outcome, the deadline).
  *
  * @module
  */
 import { abortReason } from '../clock.js';
-import {
-  CircuitOpenError,
-  isClientClosedError,
-  isCostTooHighError,
-  isLimitedClientError,
-  isQueueFullError,
-  isQueueTimeoutError,
-  isRateLimitError,
-  type RequestContext,
-  RetryBudgetExhaustedError,
-} from '../errors.js';
-import type { Admission } from './admission.js';
+import { isClientClosedError, isLimitedClientError } from '../errors.js';
 import { healthOf } from './answer.js';
 import { type Call, endAttempt, type Outcome, type Sending, startAttempt } from './attempt.js';
 import { watchBody } from './body-watch.js';
-import type { HostConfig } from './host-config.js';
-import type { HostReport } from './host-report.js';
-import type { HostStore } from './host-store.js';
-import { answerHonoursKey } from './key-honour.js';
-import type { BodySlot, OpenBodies } from './open-bodies.js';
-import type { PipelineShared } from './pipeline.js';
+import {
+  circuitOpen,
+  discard,
+  flightTtlOf,
+  giveUp,
+  holdSlot,
+  letGoOf,
+  refusalReason,
+} from './call-end.js';
+import type { HostParts, OpenFlight } from './host-parts.js';
+import { learnKeys } from './key-honour.js';
+import type { BodySlot } from './open-bodies.js';
 import type { PreparedRequest } from './request.js';
+import { grantRetry } from './retry/retry-grant.js';
 import { planAfter, type RetryPlan } from './retry/retry-plan.js';
 import { defaultShouldRetry } from './retry/retry-rule.js';
-import type { CircuitBreaker } from './rules/breaker.js';
 import type { Ticket } from './rules/contract.js';
-import type { Sleepers } from './sleepers.js';
 import type { MaybePromise } from './store.js';
-import type { GiveUpReason } from './types.js';
-
-/** The parts of a host a call runs through. */
-export interface HostParts {
-  shared: PipelineShared;
-  policy: HostConfig;
-  admission: Admission;
-  breaker: CircuitBreaker | undefined;
-  store: HostStore;
-  report: HostReport;
-  sleepers: Sleepers;
-  /** The slots of answers whose bodies are still open (see `open-bodies.ts`). */
-  bodies: OpenBodies<OpenFlight | undefined>;
-  /**
-   * Calls between an attempt's answer and their next round (the retry plan, the budget, the wait):
-   * they hold no slot, no place in line and maybe no sleep for a few turns, yet the host is busy.
-   */
-  between: number;
-  /** The error a call gets once the host is closed; `undefined` while it is open. */
-  closed(ctx: RequestContext): unknown;
-  /**
-   * Whether the host honours idempotency keys: declared or listed from the start, else learned
-   * from its first answer that shows it (see `key-honour.ts`), for the pipeline's life.
-   */
-  keysHonoured: boolean;
-}
 
 /** The answer of a step: go on (with a value), or end the call with a response. */
 type Step<T> = { go: T } | { end: Response };
-
-/**
- * An attempt whose answer left its flight open in the shared state (`HostStore.keepsFlight`): what
- * its slot needs to end that flight too.
- */
-export interface OpenFlight {
-  ticket: Ticket;
-  ctx: RequestContext;
-}
-
-const noop = () => {};
 
 /** See the module comment. */
 export class CallRun {
@@ -81,6 +38,8 @@ export class CallRun {
   #attempts = 0;
   /** The last attempt's outcome. */
   #last: Outcome | undefined;
+  /** Whether this round's attempt is a probe of a half-open circuit breaker. */
+  #probe = false;
   /**
    * Retries that waited for the probes of a lockout: they spend no retry of the call (the
    * lockout bounds them in time: see `rules/pace.ts` and `rules/refusal.ts`).
@@ -101,9 +60,7 @@ export class CallRun {
   readonly #call: Call;
   readonly #deadline: number;
 
-  /**
-   * @param deadline epoch milliseconds by which the call must be done (`Infinity`: none).
-   */
+  /** @param deadline epoch milliseconds by which the call must be done (`Infinity`: none). */
   constructor(host: HostParts, req: PreparedRequest, call: Call, deadline: number) {
     this.#host = host;
     this.#req = req;
@@ -112,25 +69,21 @@ export class CallRun {
   }
 
   /**
-   * Breaker, admission, attempt, retry plan; again while the plan says so. On the happy path (the
-   * breaker closed, the host with room, a store that answers at once, a success) the call's promise
-   * is fetch's, with one `then` that takes the answer in: no `async` frame of its own.
+   * One round from `now` (epoch ms): breaker, admission, attempt (steps 1 to 3), then the retry
+   * plan once the attempt is answered (step 4), which runs the next round. Never throws. On the
+   * happy path (the breaker closed, the host with room, a store that answers at once, a success)
+   * the call's promise is fetch's, with one `then` that takes the answer in: no `async` frame.
    */
-  run(start: number): Promise<Response> {
-    return this.#round(start);
-  }
-
-  /** One round: steps 1 to 3, then step 4 once the attempt is answered. Never throws. */
-  #round(now: number): Promise<Response> {
+  run(now: number): Promise<Response> {
     this.#roundAt = now;
     try {
       // 1. Circuit breaker: fail fast while open; a probe when half-open.
       const breaker = this.#host.breaker;
-      let probe = false;
+      this.#probe = false;
       if (breaker) {
         const permit = breaker.acquire(now);
         if (!permit.allowed) return Promise.resolve(this.#circuitOpen(permit.retryAt));
-        probe = permit.probe;
+        this.#probe = permit.probe;
       }
       // 2. Admission: the queue, the concurrency cap and the host's rules (at once when the host
       // has room and the store answers synchronously).
@@ -143,44 +96,36 @@ export class CallRun {
         maxWaitMs: this.#host.policy.maxRetryAfterMs,
         ctx: call.ctx,
         now,
-        // A live attempt is answered or times out within its timeout; past it and a second more,
-        // its request is taken as lost (a process that died with it out).
-        flightTtlMs: Number.isFinite(call.attemptTimeoutMs)
-          ? call.attemptTimeoutMs + 1000
-          : undefined,
+        flightTtlMs: flightTtlOf(call),
       });
       // A store that answers synchronously (memory) admits without a turn of the event loop.
       if (
         'then' in admitted ||
         this.#host.closed(call.ctx) !== undefined ||
-        (breaker && !probe && !breaker.closed)
+        (breaker && !this.#probe && !breaker.closed)
       ) {
-        return this.#admitted(admitted, probe).then((step) =>
-          'end' in step ? step.end : this.#attempt(step.go[0], step.go[1]),
+        return this.#admitted(admitted).then((step) =>
+          'end' in step ? step.end : this.#attempt(step.go),
         );
       }
       // 3. The attempt, and what it teaches (the rules, the breaker, the counters); then step 4.
-      return this.#attempt(admitted, probe);
+      return this.#attempt(admitted);
     } catch (error) {
       return Promise.reject(error);
     }
   }
 
   /** The rest of step 2, when the admission waited or the host may have changed meanwhile. */
-  async #admitted(
-    admitted: MaybePromise<Ticket>,
-    probe: boolean,
-  ): Promise<Step<[Ticket, boolean]>> {
+  async #admitted(admitted: MaybePromise<Ticket>): Promise<Step<Ticket>> {
     const call = this.#call;
     const last = this.#last;
-    const breaker = this.#host.breaker;
     let ticket: Ticket;
     try {
       ticket = await admitted;
     } catch (error) {
-      breaker?.release(probe);
+      this.#host.breaker?.release(this.#probe);
       if (last?.response && isLimitedClientError(error) && !isClientClosedError(error)) {
-        return { end: this.#giveUp(refusalReason(error), last) };
+        return { end: giveUp(this.#host, call, this.#attempts, refusalReason(error), last) };
       }
       discard(last?.response);
       throw error;
@@ -188,35 +133,30 @@ export class CallRun {
     const closed = this.#host.closed(call.ctx);
     if (closed !== undefined) {
       // Closed while the store answered: nothing is sent after close().
-      breaker?.release(probe);
-      await this.#giveBack(ticket, call);
+      this.#host.breaker?.release(this.#probe);
+      await this.#giveBack(ticket);
       discard(last?.response);
       throw closed;
     }
-    const later = this.#host.shared.clock.now();
-    if (breaker && !probe && !breaker.closed && breaker.stateAt(later) !== 'closed') {
-      // The breaker opened while this request waited in line: it may still go as a probe.
-      const permit = breaker.acquire(later);
-      if (!permit.allowed) {
-        await this.#giveBack(ticket, call);
-        return { end: this.#circuitOpen(permit.retryAt) };
-      }
-      return { go: [ticket, true] };
+    // The breaker may have opened while this request waited in line: it may still go as a probe.
+    const permit = this.#host.breaker?.recheck(this.#host.shared.clock.now(), this.#probe);
+    if (permit === undefined) return { go: ticket };
+    if (!permit.allowed) {
+      await this.#giveBack(ticket);
+      return { end: this.#circuitOpen(permit.retryAt) };
     }
-    return { go: [ticket, probe] };
+    this.#probe = true;
+    return { go: ticket };
   }
 
   /**
    * Step 3: one attempt, and what follows it. The previous response is let go only now: until
    * another attempt goes, it is what the call resolves to, with its body still readable.
    */
-  #attempt(ticket: Ticket, probe: boolean): Promise<Response> {
+  #attempt(ticket: Ticket): Promise<Response> {
     const req = this.#req;
     const call = this.#call;
-    if (this.#last) {
-      discard(this.#last.response);
-      this.#last.scope?.dispose();
-    }
+    letGoOf(this.#last);
     this.#attempts++;
     this.#host.report.counters.attempts++;
     const { clock } = this.#host.shared;
@@ -230,18 +170,17 @@ export class CallRun {
       sending = startAttempt(clock, req, call);
     } catch (error) {
       // Not the fetch (its failures are outcomes): the caller's `createBody` threw.
-      return this.#abandon(ticket, probe, error);
+      return this.#abandon(ticket, error);
     }
     return sending.sent.then(
-      (response) => this.#answered(ticket, probe, sending, response, undefined),
-      (error: unknown) => this.#answered(ticket, probe, sending, undefined, error),
+      (response) => this.#answered(ticket, sending, response, undefined),
+      (error: unknown) => this.#answered(ticket, sending, undefined, error),
     );
   }
 
   /** The attempt's answer (a response, or fetch's error) taken in; then step 4. */
   #answered(
     ticket: Ticket,
-    probe: boolean,
     sending: Sending,
     response: Response | undefined,
     error: unknown,
@@ -251,7 +190,7 @@ export class CallRun {
     try {
       outcome = endAttempt(this.#host.shared.clock, call, sending, response, error);
     } catch (failure) {
-      return this.#abandon(ticket, probe, failure);
+      return this.#abandon(ticket, failure);
     }
     if (this.#host.report.listens('answered')) {
       const ms = outcome.at - this.#sentAt;
@@ -268,8 +207,8 @@ export class CallRun {
     if (settled) {
       return settled.then(
         () => {
-          this.#hold(ticket, outcome);
-          return this.#learned(outcome, probe);
+          this.#held = holdSlot(this.#host, ticket, outcome, call.ctx);
+          return this.#learned(outcome);
         },
         (failure: unknown) => {
           this.#host.admission.release();
@@ -277,37 +216,16 @@ export class CallRun {
         },
       );
     }
-    this.#hold(ticket, outcome);
-    return this.#learned(outcome, probe);
-  }
-
-  /**
-   * Whatever the store did, the attempt is answered. Its slot comes back now, unless the response
-   * may still hold it: a response counts until its body ends where a slot is counted, under the
-   * host's concurrency cap or in a concurrency policy the server declares; the call holds the slot
-   * until it knows whether it returns the response.
-   */
-  #hold(ticket: Ticket, outcome: Outcome): void {
-    const { response } = outcome;
-    if (response !== undefined) {
-      const host = this.#host;
-      const flight = host.store.keepsFlight(outcome.info);
-      if (flight || Number.isFinite(host.policy.concurrency)) {
-        this.#held = host.bodies.hold(flight ? { ticket, ctx: this.#call.ctx } : undefined);
-        // The answer changed the shared state (a round of the ramp, a report): the line looks again.
-        host.admission.kick();
-        return;
-      }
-    }
-    this.#host.admission.release();
+    // Whatever the store did, the attempt is answered: its slot comes back, or is held.
+    this.#held = holdSlot(this.#host, ticket, outcome, call.ctx);
+    return this.#learned(outcome);
   }
 
   /** The call returns `response`: the slot it holds goes with its body (see `body-watch.ts`). */
   #handOver(response: Response): Response {
     const held = this.#held;
-    if (held === undefined) return response;
     this.#held = undefined;
-    watchBody(response, held);
+    if (held !== undefined) watchBody(response, held);
     return response;
   }
 
@@ -319,19 +237,17 @@ export class CallRun {
   }
 
   /** What the answer teaches the report and the breaker; then step 4, the retry plan. */
-  #learned(outcome: Outcome, probe: boolean): Response | Promise<Response> {
+  #learned(outcome: Outcome): Response | Promise<Response> {
     const call = this.#call;
     const { response, info, error } = outcome;
     const pushback = outcome.pushback === true;
     if (response) {
       this.#host.report.response(call.ctx, response.status, info, pushback);
-      this.#learnKeys(response);
+      learnKeys(this.#host, this.#req.key, response);
     }
     const aborted = call.signal?.aborted === true;
-    const breaker = this.#host.breaker;
-    if (breaker) {
-      breaker.record(healthOf(response?.status, error, aborted, pushback, info), outcome.at, probe);
-    }
+    const health = healthOf(response?.status, error, aborted, pushback, info);
+    this.#host.breaker?.record(health, outcome.at, this.#probe);
     if (error !== undefined && aborted) throw abortReason(call.signal as AbortSignal);
     // 4. The retry plan: another attempt, or the end of the call. The default rule never retries
     // a success or a redirect: no plan to build.
@@ -339,19 +255,6 @@ export class CallRun {
       return this.#handOver(response);
     }
     return this.#next(outcome);
-  }
-
-  /**
-   * Marks the host as honouring idempotency keys when this answer shows it does, unless the
-   * caller declared either way.
-   */
-  #learnKeys(response: Response): void {
-    const host = this.#host;
-    const key = this.#req.key;
-    const idem = host.policy.idempotency;
-    if (host.keysHonoured || key === undefined || idem === undefined || idem.honoured !== undefined)
-      return;
-    if (answerHonoursKey(response.headers, idem.header, key)) host.keysHonoured = true;
   }
 
   /** Step 4 and 5 when a plan is needed: the plan, the wait, and the next round. */
@@ -374,16 +277,16 @@ export class CallRun {
       this.#host.between--;
     }
     // The next round takes its place in line (or its slot) before it returns: the host stays busy.
-    return this.#round(this.#host.shared.clock.now());
+    return this.run(this.#host.shared.clock.now());
   }
 
   /**
    * An attempt that sent nothing (the caller's `createBody` threw): the admission, its slot and
    * any probe go back, and the call rejects with `error`.
    */
-  async #abandon(ticket: Ticket, probe: boolean, error: unknown): Promise<never> {
-    this.#host.breaker?.release(probe);
-    await this.#giveBack(ticket, this.#call);
+  async #abandon(ticket: Ticket, error: unknown): Promise<never> {
+    this.#host.breaker?.release(this.#probe);
+    await this.#giveBack(ticket);
     throw error;
   }
 
@@ -404,43 +307,23 @@ export class CallRun {
       keysHonoured: this.#host.keysHonoured,
     });
     if (!plan.retry) {
-      if (plan.reason) return { end: this.#giveUp(plan.reason, outcome) };
+      if (plan.reason)
+        return { end: giveUp(this.#host, call, this.#attempts, plan.reason, outcome) };
       if (response) return { end: response };
       throw error;
     }
     const closed = this.#host.closed(call.ctx);
     if (closed !== undefined) {
       // The attempt was on the wire at close(): it may finish, but no retry starts.
-      discard(response);
-      outcome.scope?.dispose();
+      letGoOf(outcome);
       throw closed;
     }
     const now = this.#host.shared.clock.now();
-    if (this.#host.breaker && this.#host.breaker.stateAt(now) === 'open') {
-      return { end: this.#circuitOpen(this.#host.breaker.retryAt(now)) };
-    }
-    // The retry budget, for the retries the client decides on: one the server asked for with its
-    // own time (Retry-After, a reset), waited for in the host's hold, is the server's pacing, not a
-    // storm; so is one that waits for the probes of a lockout (the host gets one request per
-    // probe, however many calls wait: see `rules/pace.ts`). A store that fails cannot grant a
-    // retry: the call ends with what it has.
-    const lockout = plan.hold && outcome.lockout === true;
-    const paced = lockout || (plan.hold && plan.source === 'retry-after');
-    const granted = paced || (await this.#host.store.retry(now, call.ctx));
-    if (granted === 'store-error') return { end: this.#giveUp('store-error', outcome) };
-    if (!granted) {
-      this.#host.report.budgetExhausted(call.ctx, this.#attempts);
-      const refusal = new RetryBudgetExhaustedError(this.#attempts, call.ctx, error);
-      return { end: this.#giveUp('budget-exhausted', outcome, refusal) };
-    }
-    if (lockout) this.#lockoutRetries++;
-    this.#host.report.retry(call.ctx, () => ({
-      attempt: this.#attempts + 1,
-      delayMs: plan.delayMs,
-      delaySource: plan.source,
-      status: response?.status,
-      error,
-    }));
+    const openUntil = this.#host.breaker?.openUntil(now);
+    if (openUntil !== undefined) return { end: this.#circuitOpen(openUntil) };
+    const granted = await grantRetry(this.#host, call, this.#attempts, outcome, plan, now);
+    if ('end' in granted) return granted;
+    if (granted.lockout) this.#lockoutRetries++;
     return { go: plan };
   }
 
@@ -458,57 +341,23 @@ export class CallRun {
       if (closed !== undefined) throw closed;
       await this.#host.sleepers.sleep(plan.delayMs, call.signal, call.ctx);
     } catch (stopped) {
-      discard(this.#last?.response);
-      this.#last?.scope?.dispose();
+      letGoOf(this.#last);
       throw stopped;
     }
   }
 
   /** Gives back an admission that will not be used, and its slot. */
-  async #giveBack(ticket: Ticket, call: Call): Promise<void> {
+  async #giveBack(ticket: Ticket): Promise<void> {
     try {
-      const settled = this.#host.store.settle(ticket, {}, call.ctx);
+      const settled = this.#host.store.settle(ticket, {}, this.#call.ctx);
       if (settled) await settled;
     } finally {
       this.#host.admission.release();
     }
   }
 
-  /**
-   * Stops retrying: reports `give-up` and resolves to the last response, or rejects with `refusal`
-   * (when the client refused) or the last error.
-   */
-  #giveUp(reason: GiveUpReason, last: Outcome, refusal?: unknown): Response {
-    this.#host.report.giveUp(this.#call.ctx, reason, this.#attempts, last);
-    if (last.response) return last.response;
-    throw refusal ?? last.error;
-  }
-
-  /** Refuses a call (or its retry) because the circuit is open. */
+  /** See {@link circuitOpen}. */
   #circuitOpen(retryAt: number): Response {
-    const call = this.#call;
-    const last = this.#last;
-    this.#host.report.circuitOpen(call.ctx, retryAt);
-    const refusal = new CircuitOpenError(
-      retryAt,
-      this.#host.shared.clock.now(),
-      call.ctx,
-      last?.error,
-    );
-    if (!last) throw refusal;
-    return this.#giveUp('circuit-open', last, refusal);
+    return circuitOpen(this.#host, this.#call, this.#attempts, this.#last, retryAt);
   }
-}
-
-/** Lets a response we will not return release its connection. */
-function discard(response: Response | undefined): void {
-  if (response?.body && !response.bodyUsed) response.body.cancel().catch(noop);
-}
-
-function refusalReason(error: unknown): GiveUpReason {
-  if (isQueueFullError(error)) return 'queue-full';
-  if (isQueueTimeoutError(error)) return 'queue-timeout';
-  if (isRateLimitError(error)) return 'hold-too-long';
-  if (isCostTooHighError(error)) return 'cost-too-high';
-  return 'deadline';
 }

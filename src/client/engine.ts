@@ -9,13 +9,15 @@ import { ClientClosedError, type RequestContext } from '../errors.js';
 import { invalidOption } from '../option-checks.js';
 import { Emitter } from './events.js';
 import { ResolvedOptions } from './host-config.js';
+import type { PipelineShared } from './host-parts.js';
 import { KeepAlive } from './keep-alive.js';
 import { checkCallOptions, MAX_PARTITION_LENGTH } from './option-schema.js';
 import type { LimitedClientOptions } from './options.js';
-import { HostPipeline, type PipelineShared } from './pipeline.js';
+import { HostPipeline } from './pipeline.js';
 import { HostRegistry } from './registry.js';
 import { mergeHeaders, prepareRequest, withoutCredentials } from './request.js';
 import { RequestView } from './request-view.js';
+import type { AnyRuleModule } from './rules/registry.js';
 import { StateTime } from './state-time.js';
 import { addCounters, type Counters, newCounters } from './stats.js';
 import { MemoryStateStore, type StateStore } from './store.js';
@@ -76,10 +78,15 @@ export class Engine {
 
   /**
    * @param fetchImpl the fetch to call; `undefined` looks up `globalThis.fetch` at each call.
+   * @param rules the rules every host runs, in order (the registry's: `rules/registry.ts`).
    * @throws InvalidOptionError for a bad option.
    */
-  constructor(options: LimitedClientOptions | undefined, fetchImpl: typeof fetch | undefined) {
-    this.options = new ResolvedOptions(options);
+  constructor(
+    options: LimitedClientOptions | undefined,
+    fetchImpl: typeof fetch | undefined,
+    rules?: readonly AnyRuleModule[],
+  ) {
+    this.options = new ResolvedOptions(options, rules);
     this.clock = this.options.clock ?? systemClock;
     this.#ownsStore = this.options.store === undefined;
     this.store = this.options.store ?? new MemoryStateStore({ clock: this.clock });

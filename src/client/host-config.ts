@@ -9,19 +9,19 @@ import type { Clock } from '../clock.js';
 import type { CostVector } from './cost.js';
 import { HostMatcher } from './host-match.js';
 import { listedProvider } from './key-honour.js';
-import { parseOptions } from './option-schema.js';
-import {
-  type CircuitBreakerOptions,
-  type CostContext,
-  DEFAULTS,
-  type HostOptions,
-  type IdempotencyOptions,
-  type RetryBudgetOptions,
+import { DEFAULTS, parseOptions } from './option-schema.js';
+import type {
+  CircuitBreakerOptions,
+  CostContext,
+  HostOptions,
+  IdempotencyOptions,
+  RetryBudgetOptions,
 } from './options.js';
 import type { WaitJitter } from './retry/backoff.js';
 import type { BreakerConfig } from './rules/breaker.js';
 import { FLIGHT_TTL_MS } from './rules/flights.js';
-import type { HostRulesConfig } from './rules/host-rules.js';
+import { bindRules, type HostRulesConfig, type RuleSet } from './rules/host-rules.js';
+import { type AnyRuleModule, RULES } from './rules/registry.js';
 import type { StateStore } from './store.js';
 import type { ShouldRetry } from './types.js';
 
@@ -60,8 +60,10 @@ export interface HostConfig {
       }
     | undefined;
   breaker: BreakerConfig | undefined;
-  /** The rules of `rules/host-rules.ts` this host runs, with their parameters. */
+  /** What the host's rules read of its options (see `rules/contract.ts`). */
   rules: HostRulesConfig;
+  /** The rules of the registry that are on for this host, bound to their configuration. */
+  ruleSet: RuleSet;
   /** Time-to-live of the host's shared state, in milliseconds. */
   stateTtlMs: number;
 }
@@ -113,7 +115,11 @@ function withDefaults<T extends object>(defaults: Readonly<Required<T>>, given: 
   return out;
 }
 
-function resolve(o: HostOptions, hostIdleMs: number): HostConfig {
+function resolve(
+  o: HostOptions,
+  hostIdleMs: number,
+  modules: readonly AnyRuleModule[],
+): HostConfig {
   const d = DEFAULTS;
   const retry = o.retry === false ? { retries: 0 } : (o.retry ?? {});
   const budget =
@@ -137,6 +143,23 @@ function resolve(o: HostOptions, hostIdleMs: number): HostConfig {
   const maxRetryAfterMs = o.maxRetryAfterMs ?? d.maxRetryAfterMs;
   const jitter = withDefaults<{ ratio?: number; maxMs?: number }>(d.waitJitter, o.waitJitter);
   const concurrency = o.concurrency ?? d.concurrency;
+  const rules: HostRulesConfig = {
+    learn: learn
+      ? {
+          initialWindow: cold ? (cold.initialWindow ?? d.initialWindow) : undefined,
+          ...(Number.isFinite(concurrency) ? { openWindow: concurrency } : {}),
+          jitter,
+          fallbackHoldMs: d.fallbackHoldMs,
+          // A wait the caller would not honour is recorded for no longer than one it would.
+          maxHoldMs: Math.max(maxRetryAfterMs, d.fallbackHoldMs),
+          // For attempts without a timeout of their own (the pipeline passes the others').
+          flightTtlMs: FLIGHT_TTL_MS,
+          longestFlightMs: Math.max(FLIGHT_TTL_MS, (o.attemptTimeoutMs ?? 0) + 1000),
+        }
+      : undefined,
+    bucket,
+    budget,
+  };
   return {
     concurrency,
     maxQueue: o.maxQueue ?? d.maxQueue,
@@ -162,23 +185,8 @@ function resolve(o: HostOptions, hostIdleMs: number): HostConfig {
         }
       : undefined,
     breaker,
-    rules: {
-      learn: learn
-        ? {
-            initialWindow: cold ? (cold.initialWindow ?? d.initialWindow) : undefined,
-            ...(Number.isFinite(concurrency) ? { openWindow: concurrency } : {}),
-            jitter,
-            fallbackHoldMs: d.fallbackHoldMs,
-            // A wait the caller would not honour is recorded for no longer than one it would.
-            maxHoldMs: Math.max(maxRetryAfterMs, d.fallbackHoldMs),
-            // For attempts without a timeout of their own (the pipeline passes the others').
-            flightTtlMs: FLIGHT_TTL_MS,
-            longestFlightMs: Math.max(FLIGHT_TTL_MS, (o.attemptTimeoutMs ?? 0) + 1000),
-          }
-        : undefined,
-      bucket,
-      budget,
-    },
+    rules,
+    ruleSet: bindRules(rules, modules),
     stateTtlMs: hostIdleMs,
   };
 }
@@ -195,9 +203,13 @@ export class ResolvedOptions {
   readonly #base: HostOptions;
   readonly #matcher: HostMatcher<HostOptions>;
   #defaultConfig: HostConfig | undefined;
+  readonly #modules: readonly AnyRuleModule[];
 
-  /** Validates `options` (throws {@link InvalidOptionError}) and keeps them for per-host resolution. */
-  constructor(options: unknown) {
+  /**
+   * Validates `options` (throws {@link InvalidOptionError}) and keeps them for per-host resolution.
+   * @param modules the rules every host runs, in order: the registry's (`rules/registry.ts`).
+   */
+  constructor(options: unknown, modules: readonly AnyRuleModule[] = RULES) {
     const o = parseOptions(options);
     const { hosts, headers, fetch, partition, store, clock, maxHosts, hostIdleMs, ...base } = o;
     this.store = store;
@@ -209,8 +221,9 @@ export class ResolvedOptions {
     this.hostIdleMs = hostIdleMs ?? DEFAULTS.hostIdleMs;
     this.#base = base;
     this.#matcher = new HostMatcher(hosts ?? {});
+    this.#modules = modules;
     // Resolve every host entry now, so that a bad combination fails at construction.
-    this.#defaultConfig = resolve(base, this.hostIdleMs);
+    this.#defaultConfig = resolve(base, this.hostIdleMs, modules);
   }
 
   /**
@@ -221,9 +234,9 @@ export class ResolvedOptions {
     const layers = this.#matcher.match(hostname, host);
     let config: HostConfig;
     if (layers.length === 0) {
-      this.#defaultConfig ??= resolve(this.#base, this.hostIdleMs);
+      this.#defaultConfig ??= resolve(this.#base, this.hostIdleMs, this.#modules);
       config = this.#defaultConfig;
-    } else config = resolve(merge([this.#base, ...layers]), this.hostIdleMs);
+    } else config = resolve(merge([this.#base, ...layers]), this.hostIdleMs, this.#modules);
     const idem = config.idempotency;
     if (
       idem?.honoured === undefined &&

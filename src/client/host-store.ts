@@ -18,8 +18,8 @@ import type { Cost } from './cost.js';
 import type { HostConfig } from './host-config.js';
 import type { HostReport } from './host-report.js';
 import type { Ticket } from './rules/contract.js';
-import { bodyEnd, keepsFlightOpen } from './rules/flights.js';
-import { type AdmitResult, bindRules, type HostState, type Settled } from './rules/host-rules.js';
+import { bodyEnd, flights, keepsFlightOpen } from './rules/flights.js';
+import type { AdmitResult, HostState, RuleSet, Settled } from './rules/host-rules.js';
 import type { checkHostState } from './rules/state-check.js';
 import {
   admitTransaction,
@@ -69,7 +69,7 @@ function isPromise<T>(value: MaybePromise<T>): value is Promise<T> {
 /** See the module comment. */
 export class HostStore {
   readonly #key: string;
-  readonly #rules: ReturnType<typeof bindRules>;
+  readonly #rules: RuleSet;
   readonly #store: StateStore;
   readonly #clock: Clock;
   /** The state's time line (see `state-time.ts`). */
@@ -78,8 +78,14 @@ export class HostStore {
   readonly #parts: TransactionParts;
   /** The check of a state read from outside, when the store reads such states (see `STATE_CHECK`). */
   readonly #check: ((state: unknown) => HostState) | undefined;
+  /** Whether a rule takes answers in (else a settle has nothing to do). */
   readonly #learns: boolean;
+  /** Whether a rule keeps state (else an admission has nothing to ask). */
   readonly #shares: boolean;
+  /** Whether a rule looks at retries (else every retry is granted). */
+  readonly #judgesRetries: boolean;
+  /** Whether the requests in flight are counted (an answer may then keep its flight open). */
+  readonly #countsFlights: boolean;
   /** The state as last read for `stats()` (a copy). */
   #last: HostState | undefined;
 
@@ -99,14 +105,15 @@ export class HostStore {
     this.#time = shared.time;
     // The store adds its own prefix (RedisStore: `limited-client:state:{<origin>}`).
     this.#key = partition === undefined ? origin : `${origin}#${partition}`;
-    const { learn, bucket, budget } = policy.rules;
-    const rules = bindRules(policy.rules);
+    const rules = policy.ruleSet;
     this.#rules = rules;
     const check = (shared.store as { [STATE_CHECK]?: typeof checkHostState })[STATE_CHECK];
     this.#check = check && ((state) => check(state, rules, shared.time.at(shared.clock.now())));
     this.#parts = { time: shared.time.live, check: this.#check };
-    this.#learns = learn !== undefined;
-    this.#shares = learn !== undefined || bucket !== undefined || budget !== undefined;
+    this.#learns = rules.settling.length > 0;
+    this.#shares = rules.all.length > 0;
+    this.#judgesRetries = rules.retry.length > 0;
+    this.#countsFlights = rules.all.some((b) => b.key === flights.key);
   }
 
   /**
@@ -193,7 +200,7 @@ export class HostStore {
    * state until its body ends (see `keepsFlightOpen`): then {@link endBody} must follow.
    */
   keepsFlight(info: RateLimitInfo | undefined): boolean {
-    return this.#learns && keepsFlightOpen(info);
+    return this.#countsFlights && keepsFlightOpen(info);
   }
 
   /**
@@ -206,7 +213,7 @@ export class HostStore {
 
   /** Takes one retry from the budget: whether there was one, or `store-error` (reported). */
   async retry(now: number, ctx: RequestContext): Promise<boolean | 'store-error'> {
-    if (!this.#policy.rules.budget) return true;
+    if (!this.#judgesRetries) return true;
     const transaction = admitTransaction(
       this.#rules,
       { kind: 'retry', cost: 1, first: false, now: this.#time.at(now) },

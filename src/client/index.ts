@@ -10,6 +10,7 @@ export { LimitedClient } from './client.js';
 export type { CostVector } from './cost.js';
 export type { Listener } from './events.js';
 export { limitedInit } from './limited-init.js';
+export { DEFAULTS } from './option-schema.js';
 export type {
   CircuitBreakerOptions,
   HostOptions,
@@ -18,7 +19,6 @@ export type {
   RetryBudgetOptions,
   RetryOptions,
 } from './options.js';
-export { DEFAULTS } from './options.js';
 export type { CostContext, ReadonlyHeaders } from './request-view.js';
 export { defaultShouldRetry } from './retry/retry-rule.js';
 export type { CircuitState } from './rules/breaker.js';

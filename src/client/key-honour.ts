@@ -36,3 +36,21 @@ export function listedProvider(header: string, hostname: string): boolean {
 export function answerHonoursKey(headers: Headers, header: string, key: string): boolean {
   return headers.has('idempotent-replayed') || headers.get(header) === key;
 }
+
+/**
+ * Marks the host as honouring idempotency keys when `response` shows it does (it echoes the
+ * call's `key`), unless the caller declared either way or it is known already.
+ */
+export function learnKeys(
+  host: {
+    keysHonoured: boolean;
+    policy: { idempotency?: { header: string; honoured: boolean | undefined } };
+  },
+  key: string | undefined,
+  response: Response,
+): void {
+  const idem = host.policy.idempotency;
+  if (host.keysHonoured || key === undefined || idem === undefined || idem.honoured !== undefined)
+    return;
+  if (answerHonoursKey(response.headers, idem.header, key)) host.keysHonoured = true;
+}

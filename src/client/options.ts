@@ -34,7 +34,7 @@ export interface RetryOptions {
   shouldRetry?: ShouldRetry;
 }
 
-/** Retry budget options (see `retry-budget.ts`). */
+/** Retry budget options (see `rules/budget.ts`). */
 export interface RetryBudgetOptions {
   /** Retries allowed per request sent, over the window. @default 0.1 */
   ratio?: number;
@@ -44,7 +44,7 @@ export interface RetryBudgetOptions {
   windowMs?: number;
 }
 
-/** Circuit breaker options (see `circuit-breaker.ts`). */
+/** Circuit breaker options (see `rules/breaker.ts`). */
 export interface CircuitBreakerOptions {
   /** Failure share over the window that opens the circuit. @default 0.5 */
   failureRatio?: number;
@@ -247,5 +247,3 @@ export type Defaults = Resolved<
   readonly circuitBreaker: Resolved<CircuitBreakerOptions>;
   readonly idempotency: Resolved<Omit<IdempotencyOptions, 'honoured'>>;
 };
-
-export { DEFAULTS } from './option-schema.js';

@@ -1,16 +1,8 @@
 /**
- * The pipeline of one host: where the steps of a call are composed, in this order.
- *
- * ```
- * call ─► circuit breaker ─► admission ───────────────────────────► attempt ─► retry plan
- *         (fail fast when     (queue, concurrency cap, and the rules         (fetch, then   │
- *          open; a probe       of rules/host-rules.ts: requests in            the answer    │
- *          when half-open)     flight, hold, cold-start ramp, declared        into the      │
- *            ▲                 and blind quotas, client bucket)               rules and the │
- *            │                                                                breaker)      │
- *            └──── wait (the host's hold after a pushback, ◄── retry budget ◄───────────────┘
- *                          else a full-jitter backoff)         (retries ≤ ratio × requests + floor)
- * ```
+ * The pipeline of one host: where the parts a call runs through are made (the breaker, the
+ * admission queue over the host's rules, the store, the open bodies) and where a call starts. The
+ * order of a call's steps is drawn once, in `docs/how-it-works.md` ("How a request flows"); the
+ * steps run in `call-run.ts`, the host's rules in the order of `rules/registry.ts`.
  *
  * A call resolves to the last response it got, whatever its status, and rejects only where fetch
  * would (a network error, an abort) or where the client refused to send (typed errors). The slot
@@ -19,36 +11,21 @@
  *
  * @module
  */
-import type { Clock } from '../clock.js';
 import { type RequestContext, TimeoutError } from '../errors.js';
 import { Admission } from './admission.js';
 import { type Call, readCall } from './attempt.js';
-import { CallRun, type HostParts, type OpenFlight } from './call-run.js';
-import type { Emitter } from './events.js';
+import { CallRun } from './call-run.js';
 import type { HostConfig } from './host-config.js';
+import type { HostParts, OpenFlight, PipelineShared } from './host-parts.js';
 import { HostReport } from './host-report.js';
 import { HostStore } from './host-store.js';
-import type { KeepAlive } from './keep-alive.js';
 import { OpenBodies } from './open-bodies.js';
 import type { PreparedRequest } from './request.js';
 import { CircuitBreaker } from './rules/breaker.js';
 import { AbortScope } from './signals.js';
 import { Sleepers } from './sleepers.js';
-import type { StateTime } from './state-time.js';
 import { hostStats } from './stats.js';
-import type { StateStore } from './store.js';
-import type { ClientEvents, HostStats, LimitedRequestInit } from './types.js';
-
-/** What every pipeline shares with its client. */
-export interface PipelineShared {
-  clock: Clock;
-  store: StateStore;
-  /** The time line of the hosts' state (see `state-time.ts`). */
-  time: StateTime;
-  events: Emitter<ClientEvents>;
-  fetch: typeof fetch;
-  keepAlive: KeepAlive;
-}
+import type { HostStats, LimitedRequestInit } from './types.js';
 
 /** The pipeline of one host; see the module comment. */
 export class HostPipeline {
@@ -84,6 +61,7 @@ export class HostPipeline {
       onQueued: (ctx, queueLength) => report.queued(ctx, queueLength),
       onHeld: (ctx, reason, waitMs, name) => report.held(ctx, reason, waitMs, name),
       keepAlive: () => shared.keepAlive.acquire(),
+      reasons: policy.ruleSet,
     });
     this.#parts = {
       shared,

@@ -6,7 +6,44 @@
  */
 import type { Wait } from './deadlines.js';
 import type { LuaScript } from './lua/index.js';
-import type { RunOptions, ScriptRunner } from './runner.js';
+
+/** How one call runs, besides its script and arguments. */
+export interface RunOptions {
+  /**
+   * Called with the reply of a call that Redis answered after its caller was told it timed out:
+   * Redis ran it, and the caller acted as if it had not (a take to give back).
+   */
+  onLateReply?: (reply: unknown) => void;
+  /**
+   * A call made on the side (giving back a take whose answer came late): sent even while Redis is
+   * thought to be down (it just answered), and neither counted in `health()` nor able to start or
+   * end an outage.
+   */
+  background?: boolean;
+  /**
+   * Reads the reply of a call answered in time: the call resolves with what it returns (or
+   * rejects with what it throws) instead of the reply, with no promise of the caller's own.
+   */
+  decode?(reply: unknown): unknown;
+}
+
+/**
+ * What a call needs of the runner that made it (`ScriptRunner`, declared here so that the two
+ * modules do not import each other).
+ */
+export interface CallRunner {
+  /** The call again after `FCALL` failed, or `undefined` when the error is about something else. */
+  recover(
+    error: unknown,
+    script: LuaScript,
+    keys: string[],
+    args: string[],
+  ): Promise<unknown> | undefined;
+  /** Ends a call that got a reply in time. */
+  succeeded(probe: boolean): void;
+  /** Ends a call that failed or timed out; returns the error to reject it with. */
+  failed(operation: string, cause: unknown, probe: boolean): Error;
+}
 
 /** What a call that timed out is rejected with, before the runner turns it into an error. */
 export const TIMED_OUT = Symbol('timed out');
@@ -25,7 +62,7 @@ export class Call implements Wait {
   retry: { script: LuaScript; keys: string[]; args: string[] } | undefined;
 
   constructor(
-    readonly runner: ScriptRunner,
+    readonly runner: CallRunner,
     readonly operation: string,
     readonly probe: boolean,
     readonly options: RunOptions,

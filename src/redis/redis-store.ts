@@ -13,11 +13,12 @@ import { describe } from '../server/algorithms/logic.js';
 import { nonNegativeInteger, parseOptions, positiveInteger } from '../server/options.js';
 import type { LimiterSpec, RateLimitStore, StoreDecision, StoreRequest } from '../server/store.js';
 import type { TakeResult } from '../server/types.js';
+import type { RunOptions } from './call.js';
 import { isStoreClient, NOT_A_CLIENT, type RedisStoreClient } from './clients.js';
 import { LIMITER_SCRIPTS, type LimiterScript } from './lua/index.js';
 import { RedisClock } from './redis-clock.js';
 import { readFields } from './reply-fields.js';
-import { notApplied, type RunnerHealth, type RunOptions, ScriptRunner } from './runner.js';
+import { notApplied, type RunnerHealth, ScriptRunner } from './runner.js';
 import { SharedState, type SharedStateCounters } from './shared-state.js';
 import { STATE_CODECS, type StateCodec } from './states.js';
 

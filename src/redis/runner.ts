@@ -12,7 +12,7 @@
  * @module
  */
 import { StoreUnavailableError } from '../errors.js';
-import { Call, TIMED_OUT } from './call.js';
+import { Call, type RunOptions, TIMED_OUT } from './call.js';
 import { type RedisStoreClient, type ScriptCalls, scriptCalls } from './clients.js';
 import { Deadlines } from './deadlines.js';
 import type { LuaScript } from './lua/index.js';
@@ -58,26 +58,6 @@ export interface RunnerListeners {
   down(error: StoreUnavailableError): void;
   /** Redis answered again after being down. */
   up(): void;
-}
-
-/** How one call runs, besides its script and arguments. */
-export interface RunOptions {
-  /**
-   * Called with the reply of a call that Redis answered after its caller was told it timed out:
-   * Redis ran it, and the caller acted as if it had not (a take to give back).
-   */
-  onLateReply?: (reply: unknown) => void;
-  /**
-   * A call made on the side (giving back a take whose answer came late): sent even while Redis is
-   * thought to be down (it just answered), and neither counted in `health()` nor able to start or
-   * end an outage.
-   */
-  background?: boolean;
-  /**
-   * Reads the reply of a call answered in time: the call resolves with what it returns (or
-   * rejects with what it throws) instead of the reply, with no promise of the caller's own.
-   */
-  decode?(reply: unknown): unknown;
 }
 
 /** Runs scripts with a timeout, fails fast while Redis is known to be down. */

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Admission, type AdmissionRequest } from '../../src/client/admission.js';
 import { toCost } from '../../src/client/cost.js';
 import type { Ticket } from '../../src/client/rules/contract.js';
-import type { AdmitResult } from '../../src/client/rules/host-rules.js';
+import { type AdmitResult, bindRules } from '../../src/client/rules/host-rules.js';
 import {
   isQueueFullError,
   isQueueTimeoutError,
@@ -43,6 +43,17 @@ function setup(options: { concurrency?: number; maxQueue?: number; queueTimeoutM
       queued++;
     },
     onHeld: (_ctx, reason) => held.push(reason),
+    // The registry's reasons, every rule on.
+    reasons: bindRules({
+      learn: {
+        flightTtlMs: 1,
+        jitter: { ratio: 0, maxMs: 0 },
+        fallbackHoldMs: 1,
+        initialWindow: 1,
+      },
+      bucket: { rate: 1, burst: 1 },
+      budget: { ratio: 0.1, minPerSecond: 1, windowMs: 1000 },
+    }),
     keepAlive: () => () => {},
   });
   const req = ({

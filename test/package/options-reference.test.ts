@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { DEFAULTS } from '../../src/client/options.js';
+import { DEFAULTS } from '../../src/client/option-schema.js';
 import { MemoryStateStore } from '../../src/client/store.js';
 import { DEFAULTS as REDIS_STORE_DEFAULTS } from '../../src/redis/redis-store.js';
 import { CONCURRENCY_RETRY_AFTER_MS } from '../../src/server/algorithms/concurrency-limit.js';

@@ -13,13 +13,18 @@
  * as a success (a 429 is the server protecting itself); any other error (an abort, a request fetch
  * refused to send, a permanent DNS failure) as no verdict at all, which gives a probe slot back.
  *
- * A rule like the others (pure, over plain JSON state, time passed in), but its state is per
- * process: each process judges the host by what it sees, so it is not shared through the store.
- * {@link CircuitBreaker} holds one state and reports transitions.
+ * Pure functions over plain JSON state with time passed in, as the rules of `registry.ts`, but not
+ * one of them, for three reasons. Its state is per process: each process judges the host by what it
+ * sees, so it is not shared through the store (the rules' state is one host state, one store
+ * transaction per step). It answers before the queue: an open circuit fails the call at once
+ * instead of a place in line behind the host's concurrency cap, and a call that waited in line
+ * looks again (the circuit may have opened meanwhile). And it judges the answer's health, which
+ * the pipeline knows only after the rules have settled it (an abort, a network error, the attempt
+ * timeout). {@link CircuitBreaker} holds one state and reports transitions; the call's run asks it
+ * at those three points (`call-run.ts`).
  *
  * @module
  */
-import { GO, type Rule } from './contract.js';
 import { clear, count, newCounts, type SlidingCounts, total } from './sliding-counts.js';
 
 /** Where the breaker stands. */
@@ -173,33 +178,6 @@ export function settleBreaker(
   else if (probe && b.state === 'half-open') b.probes = Math.max(0, b.probes - 1);
 }
 
-/**
- * The breaker as a rule: `check` refuses while open (and half-open with every probe out), `commit`
- * takes a probe slot when half-open (`ticket.probe`), `settle` records the answer's `health`.
- */
-export const breaker = {
-  key: 'breaker',
-  kinds: ['attempt'],
-  fresh: (config) => newBreaker(config),
-  check(b, { now }, config) {
-    const state = breakerAt(b, now);
-    if (state === 'closed' || (state === 'half-open' && b.probes < config.halfOpenProbes)) {
-      return GO;
-    }
-    return { ok: false, waitMs: breakerRetryAt(b, now, config) - now, reason: 'circuit-open' };
-  },
-  commit(b, { now }, ticket, config) {
-    if (b !== undefined) ticket.probe = (acquire(b, now, config) as { probe?: boolean }).probe;
-    return b;
-  },
-  settle(b, answer, config) {
-    if (b !== undefined) {
-      settleBreaker(b, answer.health, answer.ticket.probe === true, answer.now, config);
-    }
-    return b;
-  },
-} satisfies Rule<BreakerState, BreakerConfig>;
-
 /** One breaker's state and parameters, reporting every transition to `onChange`. */
 export class CircuitBreaker {
   readonly #b: BreakerState;
@@ -238,6 +216,21 @@ export class CircuitBreaker {
   /** See {@link acquire}. */
   acquire(now: number): BreakerPermit {
     return this.#reported(this.#b.state, now, acquire(this.#b, now, this.#config));
+  }
+
+  /**
+   * After a wait in line: `undefined` when the request goes as it was admitted (a probe already,
+   * or the circuit still closed at `now`), else a new permit (the circuit opened meanwhile: it may
+   * still go as a probe).
+   */
+  recheck(now: number, probe: boolean): BreakerPermit | undefined {
+    if (probe || this.#b.state === 'closed' || this.stateAt(now) === 'closed') return undefined;
+    return this.acquire(now);
+  }
+
+  /** While open at `now`: when a refused call may try again, epoch milliseconds; else `undefined`. */
+  openUntil(now: number): number | undefined {
+    return this.stateAt(now) === 'open' ? this.retryAt(now) : undefined;
   }
 
   /** When a refused call may try again, in epoch milliseconds (see {@link breakerRetryAt}). */

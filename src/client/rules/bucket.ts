@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { GO, type Rule } from './contract.js';
+import { GO, type RuleModule } from './contract.js';
 
 /** The bucket. */
 export interface BucketState {
@@ -37,6 +37,9 @@ function tokensAt(state: BucketState, now: number, config: BucketConfig): number
 /** See the module comment. */
 export const bucket = {
   key: 'bucket',
+  title: 'client bucket',
+  reasons: [{ reason: 'client-rate', serverTimed: false }],
+  configure: (host) => host.bucket,
   kinds: ['attempt'],
   fresh: (config, now) => ({ tokens: config.burst, at: now }),
   scale: (config, share, cost) => ({
@@ -60,4 +63,4 @@ export const bucket = {
     return state;
   },
   expiresAt: (state, config) => state.at + ((config.burst - state.tokens) * 1000) / config.rate,
-} satisfies Rule<BucketState, BucketConfig>;
+} satisfies RuleModule<BucketState, BucketConfig>;

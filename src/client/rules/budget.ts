@@ -14,7 +14,7 @@
  *
  * @module
  */
-import { GO, type Rule } from './contract.js';
+import { GO, type RuleModule } from './contract.js';
 import { advance, count, newCounts, SLOTS, type SlidingCounts, total } from './sliding-counts.js';
 
 /** Configuration of the budget. */
@@ -43,6 +43,9 @@ export function availableRetries(state: BudgetState, config: BudgetConfig, now: 
 /** See the module comment. */
 export const budget = {
   key: 'budget',
+  title: 'retry budget',
+  reasons: [],
+  configure: (host) => host.budget,
   kinds: ['attempt', 'retry'],
   fresh: (config, now) => newCounts(SERIES, config.windowMs, now),
   scale: (config, share) => ({ ...config, minPerSecond: config.minPerSecond * share }),
@@ -58,4 +61,4 @@ export const budget = {
   },
   // Once every slot counted has left the window, the counts are all zero.
   expiresAt: (state, config) => (state.slot + 1) * (config.windowMs / SLOTS) + config.windowMs,
-} satisfies Rule<BudgetState, BudgetConfig>;
+} satisfies RuleModule<BudgetState, BudgetConfig>;

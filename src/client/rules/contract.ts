@@ -24,14 +24,21 @@
  * configuration into its share (the client bucket's rate and burst, the budget's floor).
  *
  * **View.** Rules see one another only through the {@link View}, which the loop passes from rule to
- * rule in the order drawn in `host-rules.ts`: a rule earlier in the order publishes what later ones
- * read (the requests in flight, the hold), and nothing else is shared.
+ * rule in the order of the registry (`registry.ts`): a rule earlier in the order publishes what
+ * later ones read (the requests in flight, the hold), and nothing else is shared.
+ *
+ * **Module.** A {@link RuleModule} is a rule with everything else about it: its title in the docs,
+ * the wait reasons its `check` gives (and which are the server's), how it reads its configuration
+ * from a host's resolved options, and whether a retry after a pushback waits for it. The registry
+ * lists the modules once; the loop, the `held` event's bits, the waits refused with
+ * `RateLimitError` and the docs' rule order all derive from that list.
  *
  * @module
  */
 
 import type { QuotaPolicy, RateLimitInfo } from '../../headers/types.js';
 import type { UnitCosts } from '../cost.js';
+import type { WaitJitter } from '../retry/backoff.js';
 
 /** What the client has learned about a host: nothing yet, answers without policies, or policies. */
 export type Mode = 'cold' | 'blind' | 'declared';
@@ -206,6 +213,75 @@ export interface Rule<S, C> {
 }
 
 const NO_UNITS: readonly [string, number][] = Object.freeze([]) as readonly [string, number][];
+
+/**
+ * Learning's parameters, resolved once per host from `learnLimits`, `coldStart`, `waitJitter`,
+ * `maxRetryAfterMs`, `concurrency` and `attemptTimeoutMs`: the rules that learn from answers read
+ * their configuration from it.
+ */
+export interface LearnConfig {
+  /** How long an attempt without a timeout of its own counts in flight, in milliseconds. */
+  flightTtlMs: number;
+  /** The random extra on waits the server sets. */
+  jitter: WaitJitter;
+  /** The hold after a spent policy that gives no time, in milliseconds. */
+  fallbackHoldMs: number;
+  /** The longest hold recorded, in milliseconds (`undefined`: no cap). */
+  maxHoldMs?: number;
+  /** Requests in flight before the host first answers; `undefined` turns the ramp off. */
+  initialWindow: number | undefined;
+  /** The host's concurrency cap, where the ramp ends (`undefined`: none, it ends at 1024). */
+  openWindow?: number;
+  /**
+   * The longest a request of this host counts in flight, in milliseconds (its attempt timeout and
+   * a second), for the check of a state read from a shared store; `flightTtlMs` when absent.
+   */
+  longestFlightMs?: number;
+}
+
+/**
+ * A host's options as the rules read them, resolved once per host (`host-config.ts`): each part
+ * `undefined` when its option turns it off.
+ */
+export interface RuleInputs {
+  /** Learning from answers (`learnLimits`). */
+  learn: LearnConfig | undefined;
+  /** The client's own rate: `rate` per second, `burst` at once (`rate`, `burst`). */
+  bucket: { rate: number; burst: number } | undefined;
+  /** The retry budget (`retryBudget`): `ratio` of first attempts, `minPerSecond`, over `windowMs`. */
+  budget: { ratio: number; minPerSecond: number; windowMs: number } | undefined;
+}
+
+/** A wait reason a rule's `check` gives, and whose wait it is. */
+export interface ReasonSpec {
+  /** The `held` event's `reason`. */
+  readonly reason: string;
+  /**
+   * The server set the wait (a `Retry-After`, a learned limit): one longer than the caller's
+   * `maxRetryAfterMs` is refused at once with `RateLimitError` instead of waited for. `false`: the
+   * client's own wait (its rate, its ramp), always waited for.
+   */
+  readonly serverTimed: boolean;
+}
+
+/**
+ * A rule and everything about it, as the registry lists it (see the module comment). A new rule is
+ * one module exporting one of these, one line in `registry.ts`, one section in the docs.
+ */
+export interface RuleModule<S, C> extends Rule<S, C> {
+  /** Its name in the docs' rule order (`docs/how-it-works.md`), lower case. */
+  readonly title: string;
+  /** Every wait reason its `check` gives; none for a rule that only counts or never waits. */
+  readonly reasons: readonly ReasonSpec[];
+  /** Its configuration for a host, from the host's resolved options; `undefined`: off there. */
+  configure(host: RuleInputs): C | undefined;
+  /**
+   * After an answer is settled: until when, epoch milliseconds (0: none), a retry after a
+   * pushback waits for this rule (the hold's end, the pace's next opening). Absent: it does not
+   * delay retries.
+   */
+  retryAt?(view: View, state: S | undefined, config: C): number;
+}
 
 /** A blank view for a host state with `seq` admissions in `mode`. */
 export function newView(mode: Mode, seq: number): View {

@@ -27,7 +27,7 @@
  */
 import type { RateLimitInfo } from '../../headers/types.js';
 import type { UnitCosts } from '../cost.js';
-import type { Rule, Ticket, View } from './contract.js';
+import type { RuleModule, Ticket, View } from './contract.js';
 import { CONCURRENT } from './quota.js';
 
 /** Other units, `[unit or policy name, units]`. */
@@ -176,6 +176,9 @@ function publish(state: FlightsState, view: View): FlightsState {
 /** See the module comment. */
 export const flights = {
   key: 'flights',
+  title: 'requests in flight',
+  reasons: [],
+  configure: (host) => host.learn,
   kinds: ['attempt'],
   fresh: (): FlightsState => ({ units: 0, requests: 0, list: [] }),
   prune(state, now, _config, view) {
@@ -228,4 +231,4 @@ export const flights = {
   },
   // No `expiresAt`: with nothing in flight the record stays, empty. A host that sends keeps
   // sending, and dropping it made a new record, list and tuple per request at one in flight.
-} satisfies Rule<FlightsState, FlightsConfig>;
+} satisfies RuleModule<FlightsState, FlightsConfig>;

@@ -17,7 +17,7 @@
  */
 import type { RateLimitInfo } from '../../headers/types.js';
 import { serverWait, type WaitJitter } from '../retry/backoff.js';
-import { GO, type Rule } from './contract.js';
+import { GO, type RuleModule } from './contract.js';
 
 /** A hold on the host. */
 export interface HoldState {
@@ -82,6 +82,10 @@ export function pushbackWait(info: RateLimitInfo | undefined): number | undefine
 /** See the module comment. */
 export const hold = {
   key: 'hold',
+  title: 'hold',
+  reasons: [{ reason: 'retry-after', serverTimed: true }],
+  configure: (host) => host.learn,
+  retryAt: (view) => view.holdUntil,
   kinds: ['attempt'],
   fresh: () => undefined,
   prune(state, _now, _config, view) {
@@ -128,4 +132,4 @@ export const hold = {
   },
   // A hold whose server end has passed too is over.
   expiresAt: (state) => Math.max(state.until, state.base ?? 0),
-} satisfies Rule<HoldState, HoldConfig>;
+} satisfies RuleModule<HoldState, HoldConfig>;

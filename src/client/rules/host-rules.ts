@@ -1,24 +1,13 @@
 /**
- * One host's shared state, the order of its rules, and the one loop that runs them for the three
- * things the pipeline asks through the {@link StateStore} (as the transactions of `transactions.ts`):
- * admit an attempt, settle its answer, and
- * take a retry from the budget. Each is a pure function of the state and its arguments (time and
+ * One host's shared state, its rules bound to their configuration, and the one loop that runs them
+ * for the three things the pipeline asks through the {@link StateStore} (as the transactions of
+ * `transactions.ts`): admit an attempt, settle its answer, and take a retry from the budget. Each is a pure function of the state and its arguments (time and
  * chance passed in), so any store can run it, and replay it (see `contract.ts`).
  *
- * The order, for every request (a rule that says "not yet" stops the check; its wait is the
- * answer):
- *
- * ```
- *  requests in flight  flights.ts   what is out, and what is taken as lost (first: the others read it)
- *  refusing host       refusal.ts   refused everything for a while: waiting calls end, one probes
- *  hold                hold.ts      after a pushback, until the server's time
- *  cold-start ramp     ramp.ts      until the host answers; doubles per round until it refuses
- *  declared quota      quota.ts     every policy the server reports has room for the cost
- *  timed quota         timed.ts     what a host accepts between two refusals that give their time
- *  adaptive pace       pace.ts      after a refusal that neither explains nor times: a cubic rate
- *  client bucket       bucket.ts    the caller's own rate
- *  retry budget        budget.ts    a first attempt deposits; a retry withdraws (or is refused)
- * ```
+ * The rules and their order are the registry's (`registry.ts`, drawn in `docs/how-it-works.md`):
+ * a rule that says "not yet" stops the check, and its wait is the answer. What the loop needs to
+ * know of a rule beyond its hooks (its wait reasons, whether it delays retries) it reads from the
+ * rule's `RuleModule` when it binds the rules ({@link bindRules}), never by the rule's name.
  *
  * Before the rules take an answer in, the loop decides what it is: the mode it moves the host to
  * (policies declared, or answers without), and whether it is the server pushing back. A 429, a
@@ -29,13 +18,12 @@
  * host accepts nothing, even slowed down: it is failing, and the answer is a failure for the
  * circuit breaker to count.
  *
- * The circuit breaker (`breaker.ts`) is a rule of the same shape that the pipeline runs before all
- * of these, on state of its own process.
+ * The circuit breaker (`breaker.ts`) is not one of these rules: see there for why.
  *
  * @module
  */
-import { type BucketConfig, type BucketState, bucket } from './bucket.js';
-import { type BudgetConfig, type BudgetState, budget } from './budget.js';
+import type { BucketState } from './bucket.js';
+import type { BudgetState } from './budget.js';
 import {
   type Answer,
   GO,
@@ -43,18 +31,22 @@ import {
   newView,
   type Request,
   type Rule,
+  type RuleInputs,
   type Ticket,
   type Verdict,
   type View,
   type Wait,
 } from './contract.js';
-import { type FlightsConfig, type FlightsState, flights } from './flights.js';
-import { type HoldConfig, type HoldState, hold } from './hold.js';
-import { type PaceState, pace } from './pace.js';
-import { type QuotaConfig, type QuotaState, quota } from './quota.js';
-import { type RampState, ramp } from './ramp.js';
-import { type RefusalState, refusal } from './refusal.js';
-import { type TimedState, timed } from './timed.js';
+import type { FlightsState } from './flights.js';
+import type { HoldState } from './hold.js';
+import type { PaceState } from './pace.js';
+import type { QuotaState } from './quota.js';
+import type { RampState } from './ramp.js';
+import type { RefusalState } from './refusal.js';
+import { type AnyRuleModule, RULES } from './registry.js';
+import type { TimedState } from './timed.js';
+
+export type { LearnConfig } from './contract.js';
 
 /**
  * The format of {@link HostState}, carried in the state (`v`): a state of another format (another
@@ -87,25 +79,8 @@ export interface HostState {
   budget?: BudgetState;
 }
 
-/** Parameters of learning from the server's answers (every rule but the bucket and the budget). */
-export interface LearnConfig extends FlightsConfig, HoldConfig, QuotaConfig {
-  /** Requests in flight before the host first answers; `undefined` turns the ramp off. */
-  initialWindow: number | undefined;
-  /** The host's concurrency cap, where the ramp ends (`undefined`: none, it ends at 1024). */
-  openWindow?: number;
-  /**
-   * The longest a request of this host counts in flight, in milliseconds (its attempt timeout and
-   * a second), for the check of a state read from a shared store; `flightTtlMs` when absent.
-   */
-  longestFlightMs?: number;
-}
-
 /** Which rules a host runs, with their parameters; a rule whose part is absent is off. */
-export interface HostRulesConfig {
-  learn: LearnConfig | undefined;
-  bucket: BucketConfig | undefined;
-  budget: BudgetConfig | undefined;
-}
+export type HostRulesConfig = RuleInputs;
 
 /** The answer of an admission: a ticket, or a wait. */
 export type AdmitResult = { ok: true; ticket: Ticket } | Wait;
@@ -113,8 +88,9 @@ export type AdmitResult = { ok: true; ticket: Ticket } | Wait;
 /** What a settle says. */
 export interface Settled {
   /**
-   * When the host lets a request go again, epoch milliseconds (0: now): the end of its hold, or
-   * the pace's next opening, whichever is later. What a retry after a pushback waits for.
+   * When the host lets a request go again, epoch milliseconds (0: now): the latest `retryAt` of
+   * the rules that delay retries (the end of the hold, the pace's next opening). What a retry
+   * after a pushback waits for.
    */
   holdUntil: number;
   /** Whether the answer was the server pushing back. */
@@ -145,11 +121,12 @@ export interface Bound {
   commit: AnyRule['commit'];
   settle: AnyRule['settle'];
   expiresAt: AnyRule['expiresAt'];
+  retryAt: AnyRuleModule['retryAt'];
 }
 
-function bind(rule: AnyRule, config: unknown): Bound {
-  const { key, kinds, fresh, scale, prune, check, commit, settle, expiresAt } = rule;
-  return { config, key, kinds, fresh, scale, prune, check, commit, settle, expiresAt };
+function bind(rule: AnyRuleModule, config: unknown): Bound {
+  const { key, kinds, fresh, scale, prune, check, commit, settle, expiresAt, retryAt } = rule;
+  return { config, key, kinds, fresh, scale, prune, check, commit, settle, expiresAt, retryAt };
 }
 
 /**
@@ -170,33 +147,50 @@ export interface RuleSet {
   /** The rules of each kind of request, in order. */
   readonly attempt: readonly Bound[];
   readonly retry: readonly Bound[];
+  /** The rules that take answers in (none: a settle has nothing to do). */
+  readonly settling: readonly Bound[];
+  /** The rules a retry after a pushback waits for (`RuleModule.retryAt`). */
+  readonly delaying: readonly Bound[];
+  /** The `held` event's bit of each wait reason the rules give (one per reason). */
+  readonly heldBits: ReadonlyMap<string, number>;
+  /** The wait reasons the server sets: a long one is refused with `RateLimitError`. */
+  readonly serverWaits: ReadonlySet<string>;
 }
 
-/** The rules of a host with this configuration, in order (see the module comment). */
-export function bindRules(config: HostRulesConfig): RuleSet {
-  const { learn } = config;
+/** The most wait reasons the rules of a host may give: one bit each in a 31-bit set. */
+export const MAX_REASONS = 31;
+
+/**
+ * The rules of `modules` (the registry's, in its order) that are on for a host with these
+ * inputs, bound to their configuration (see the module comment).
+ * @throws Error when the rules give more than {@link MAX_REASONS} wait reasons.
+ */
+export function bindRules(config: RuleInputs, modules: readonly AnyRuleModule[] = RULES): RuleSet {
   const bound: Bound[] = [];
-  const add = <S, C>(rule: Rule<S, C>, c: C | undefined) => {
-    if (c !== undefined) bound.push(bind(rule as AnyRule, c));
-  };
-  add(flights, learn);
-  add(refusal, learn && { refusingMs: learn.maxHoldMs });
-  add(hold, learn);
-  add(
-    ramp,
-    learn?.initialWindow === undefined
-      ? undefined
-      : { initialWindow: learn.initialWindow, openWindow: learn.openWindow },
-  );
-  add(quota, learn);
-  add(timed, learn && {});
-  add(pace, learn && {});
-  add(bucket, config.bucket);
-  add(budget, config.budget);
+  const heldBits = new Map<string, number>();
+  const serverWaits = new Set<string>();
+  for (const rule of modules) {
+    const c = rule.configure(config);
+    if (c === undefined) continue;
+    bound.push(bind(rule, c));
+    for (const { reason, serverTimed } of rule.reasons) {
+      if (!heldBits.has(reason)) {
+        if (heldBits.size === MAX_REASONS) {
+          throw new Error(`rules: more than ${MAX_REASONS} wait reasons (at ${reason})`);
+        }
+        heldBits.set(reason, 1 << heldBits.size);
+      }
+      if (serverTimed) serverWaits.add(reason);
+    }
+  }
   return {
     all: bound,
     attempt: bound.filter((b) => b.kinds.includes('attempt')),
     retry: bound.filter((b) => b.kinds.includes('retry')),
+    settling: bound.filter((b) => b.settle !== undefined),
+    delaying: bound.filter((b) => b.retryAt !== undefined),
+    heldBits,
+    serverWaits,
   };
 }
 
@@ -329,15 +323,19 @@ export function settle(rules: RuleSet, state: HostState, answer: Answer): Settle
     view.pushback = isPushbackOf(state, answer);
     view.explained = answer.info?.remaining === 0;
   }
-  for (const b of rules.all) {
-    if (!b.settle) continue;
+  for (const b of rules.settling) {
     const own = slots[b.key];
-    const next = b.settle(own, answer, b.config, view);
+    const next = (b.settle as NonNullable<Bound['settle']>)(own, answer, b.config, view);
     if (next !== own) slots[b.key] = next;
   }
   tidy(rules, state, answer.now);
+  let retryAt = 0;
+  for (const b of rules.delaying) {
+    const at = (b.retryAt as NonNullable<Bound['retryAt']>)(view, slots[b.key], b.config);
+    if (at > retryAt) retryAt = at;
+  }
   return {
-    holdUntil: Math.max(view.holdUntil, view.paceAt),
+    holdUntil: retryAt,
     pushback: view.pushback,
     lockout: view.lockout,
   };

@@ -49,7 +49,7 @@
  *
  * @module
  */
-import { type Answer, GO, type Rule, type View } from './contract.js';
+import { type Answer, GO, type RuleModule, type View } from './contract.js';
 import { timedWait } from './hold.js';
 import { advance, count, newCounts, type SlidingCounts, total } from './sliding-counts.js';
 
@@ -239,6 +239,10 @@ function stopPacing(state: PaceState, forget: boolean): void {
 /** See the module comment. */
 export const pace = {
   key: 'pace',
+  title: 'adaptive pace',
+  reasons: [{ reason: 'pace', serverTimed: false }],
+  configure: (host) => host.learn && {},
+  retryAt: (view) => view.paceAt,
   kinds: ['attempt'],
   fresh: (_config, now) => ({ sent: newCounts(SERIES, MEASURE_MS, now) }),
   prune(state, now, _config, view) {
@@ -269,7 +273,7 @@ export const pace = {
     }
     return settled;
   },
-} satisfies Rule<PaceState, Record<string, never>>;
+} satisfies RuleModule<PaceState, Record<string, never>>;
 
 /**
  * The first acceptance after a lockout: the pace starts again at the rate the host accepted over

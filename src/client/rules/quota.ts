@@ -23,7 +23,14 @@
 import { compareRestrictiveness } from '../../headers/policy.js';
 import type { QuotaPolicy } from '../../headers/types.js';
 import { charge } from '../cost.js';
-import { type Answer, GO, type Request, type Rule, type Verdict, type View } from './contract.js';
+import {
+  type Answer,
+  GO,
+  type Request,
+  type RuleModule,
+  type Verdict,
+  type View,
+} from './contract.js';
 import { type LateResetFields, lateResetAt, learnLateReset } from './late-reset.js';
 import {
   isPaced,
@@ -312,6 +319,12 @@ function apply(
 /** See the module comment. */
 export const quota = {
   key: 'quota',
+  title: 'declared quota',
+  reasons: [
+    { reason: 'learned-limit', serverTimed: true },
+    { reason: 'probe', serverTimed: false },
+  ],
+  configure: (host) => host.learn,
   kinds: ['attempt'],
   fresh: () => undefined,
   prune(state, now, _config, view) {
@@ -385,4 +398,4 @@ export const quota = {
     apply(state, view.declared, fresh, answer, config, view);
     return state;
   },
-} satisfies Rule<QuotaState, QuotaConfig>;
+} satisfies RuleModule<QuotaState, QuotaConfig>;

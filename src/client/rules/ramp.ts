@@ -33,7 +33,7 @@
  *
  * @module
  */
-import { GO, type Rule, type View } from './contract.js';
+import { GO, type RuleModule, type View } from './contract.js';
 
 /** The ramp of a host that is cold, or has not refused yet. */
 export interface RampState {
@@ -99,6 +99,12 @@ function ended(state: RampState, config: RampConfig): RampState | undefined {
 /** See the module comment. */
 export const ramp = {
   key: 'ramp',
+  title: 'cold-start ramp',
+  reasons: [{ reason: 'cold-start', serverTimed: false }],
+  configure: (host) =>
+    host.learn?.initialWindow === undefined
+      ? undefined
+      : { initialWindow: host.learn.initialWindow, openWindow: host.learn.openWindow },
   kinds: ['attempt'],
   // Only a host that has admitted nothing yet starts cold: an ended ramp does not come back.
   fresh: (config: RampConfig, _now: number, view: View): RampState | undefined =>
@@ -146,4 +152,4 @@ export const ramp = {
     nextRound(state, view);
     return ended(state, config);
   },
-} satisfies Rule<RampState, RampConfig>;
+} satisfies RuleModule<RampState, RampConfig>;

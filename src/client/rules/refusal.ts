@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { GO, type Rule } from './contract.js';
+import { GO, type RuleModule } from './contract.js';
 
 /** A run of refusals. */
 export interface RefusalState {
@@ -46,6 +46,9 @@ export function refusing(
 /** See the module comment. */
 export const refusal = {
   key: 'refusal',
+  title: 'refusing host',
+  reasons: [{ reason: 'refusing', serverTimed: true }],
+  configure: (host) => host.learn && { refusingMs: host.learn.maxHoldMs },
   kinds: ['attempt'],
   fresh: () => undefined,
   check(state, { now }, config, view) {
@@ -68,4 +71,4 @@ export const refusal = {
     state.count++;
     return state;
   },
-} satisfies Rule<RefusalState, RefusalConfig>;
+} satisfies RuleModule<RefusalState, RefusalConfig>;

@@ -16,7 +16,7 @@
  *
  * @module
  */
-import { GO, type Rule } from './contract.js';
+import { GO, type RuleModule } from './contract.js';
 import { timedWait } from './hold.js';
 import { checkPolicy, expireProbes, type LearnedPolicy, spendOrProbe } from './quota.js';
 
@@ -34,6 +34,12 @@ export interface TimedState {
 /** See the module comment. */
 export const timed = {
   key: 'timed',
+  title: 'timed quota',
+  reasons: [
+    { reason: 'learned-limit', serverTimed: true },
+    { reason: 'probe', serverTimed: false },
+  ],
+  configure: (host) => host.learn && {},
   kinds: ['attempt'],
   fresh: () => undefined,
   prune(state, now) {
@@ -100,4 +106,4 @@ export const timed = {
     state.successes = 0;
     return state;
   },
-} satisfies Rule<TimedState, Record<string, never>>;
+} satisfies RuleModule<TimedState, Record<string, never>>;

@@ -1,0 +1,51 @@
+/**
+ * Whether a planned retry may go: the retry budget's word, asked of the host's shared state, and the
+ * `retry` event when it may.
+ *
+ * The budget is for the retries the client decides on. One the server asked for with its own time
+ * (Retry-After, a reset), waited for in the host's hold, is the server's pacing, not a storm; so is
+ * one that waits for the probes of a lockout (the host gets one request per probe, however many
+ * calls wait: see `rules/pace.ts`). A store that fails cannot grant a retry: the call ends with
+ * what it has.
+ *
+ * @module
+ */
+import { RetryBudgetExhaustedError } from '../../errors.js';
+import type { Call, Outcome } from '../attempt.js';
+import { giveUp } from '../call-end.js';
+import type { HostParts } from '../host-parts.js';
+import type { RetryPlan } from './retry-plan.js';
+
+/**
+ * Asks for the retry `plan` of a call that made `attempts` attempts, at `now` (epoch ms): the
+ * call's end (its last response, or `RetryBudgetExhaustedError`) when the budget refuses or the
+ * store fails; else whether the retry waits for a lockout's probes (it spends no retry of the call).
+ */
+export async function grantRetry(
+  host: HostParts,
+  call: Call,
+  attempts: number,
+  outcome: Outcome,
+  plan: RetryPlan & { retry: true },
+  now: number,
+): Promise<{ end: Response } | { lockout: boolean }> {
+  const { response, error } = outcome;
+  const lockout = plan.hold && outcome.lockout === true;
+  const paced = lockout || (plan.hold && plan.source === 'retry-after');
+  const granted = paced || (await host.store.retry(now, call.ctx));
+  if (granted === 'store-error')
+    return { end: giveUp(host, call, attempts, 'store-error', outcome) };
+  if (!granted) {
+    host.report.budgetExhausted(call.ctx, attempts);
+    const refusal = new RetryBudgetExhaustedError(attempts, call.ctx, error);
+    return { end: giveUp(host, call, attempts, 'budget-exhausted', outcome, refusal) };
+  }
+  host.report.retry(call.ctx, () => ({
+    attempt: attempts + 1,
+    delayMs: plan.delayMs,
+    delaySource: plan.source,
+    status: response?.status,
+    error,
+  }));
+  return { lockout };
+}

@@ -1,0 +1,48 @@
+/**
+ * No import cycle in src/ (type-only imports included): a cycle makes the order modules load in
+ * matter, and a reader who follows imports go round. The finder is proven on a graph that has one.
+ */
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { cycles, drawCycle, importGraph, sourceFiles } from './import-cycles.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+describe('import cycles', () => {
+  it('src/ has none', () => {
+    const files = sourceFiles(join(root, 'src'));
+    expect(files.length).toBeGreaterThan(50);
+    const graph = importGraph(files);
+    // The graph is real: the client's entry reaches its modules.
+    expect(graph.get(join(root, 'src/client/index.ts'))?.length).toBeGreaterThan(0);
+    expect(cycles(graph).map((c) => drawCycle(root, c))).toEqual([]);
+  });
+
+  it('finds a cycle, type-only and re-exports included, and leaves a tree alone', () => {
+    const dir = join(root, 'src/client');
+    const a = join(dir, 'options.ts');
+    const b = join(dir, 'option-schema.ts');
+    const c = join(dir, 'types.ts');
+    const d = join(dir, 'clock-free.ts');
+    const text: Record<string, string> = {
+      [a]: "export { X } from './option-schema.js';\nimport './types.js';",
+      [b]: "import type { Y } from './types.js';",
+      [c]: "import type { Z } from './options.js';",
+      [d]: "import { q } from 'node:fs';",
+    };
+    const graph = importGraph([a, b, c, d], (f) => text[f] as string);
+    expect(graph.get(b)).toEqual([c]);
+    const found = cycles(graph).map((cycle) => drawCycle(dir, cycle));
+    expect(found).toEqual(['option-schema.ts -> types.ts -> options.ts -> option-schema.ts']);
+    delete text[c];
+    text[c] = 'export type Z = 1;';
+    expect(cycles(importGraph([a, b, c, d], (f) => text[f] as string))).toEqual([]);
+  });
+
+  it('finds a file that imports itself', () => {
+    const a = join(root, 'src/client/options.ts');
+    const graph = importGraph([a], () => "import './options.js';");
+    expect(cycles(graph)).toEqual([[a, a]]);
+  });
+});
