@@ -40,20 +40,12 @@ export class CallRun {
   #last: Outcome | undefined;
   /** Whether this round's attempt is a probe of a half-open circuit breaker. */
   #probe = false;
-  /**
-   * Retries that waited for the probes of a lockout: they spend no retry of the call (the
-   * lockout bounds them in time: see `rules/pace.ts` and `rules/refusal.ts`).
-   */
+  /** Retries that waited for a lockout's probes: bounded in time, no retry of the call spent. */
   #lockoutRetries = 0;
   /**
-   * The slot of the attempt just answered, which the call holds while it decides what to do with
-   * the answer: handed to the response's body when the call returns it, else given back.
+   * The answered attempt's slot while the call decides: given to the returned body, or given back.
    */
   #held: BodySlot<OpenFlight | undefined> | undefined;
-
-  /** When this round started and when its attempt went, for the `sent` and `answered` events. */
-  #roundAt = 0;
-  #sentAt = 0;
 
   readonly #host: HostParts;
   readonly #req: PreparedRequest;
@@ -75,7 +67,7 @@ export class CallRun {
    * the call's promise is fetch's, with one `then` that takes the answer in: no `async` frame.
    */
   run(now: number): Promise<Response> {
-    this.#roundAt = now;
+    this.#host.report.round(this.#call.ctx, now);
     try {
       // 1. Circuit breaker: fail fast while open; a probe when half-open.
       const breaker = this.#host.breaker;
@@ -160,11 +152,7 @@ export class CallRun {
     this.#attempts++;
     this.#host.report.counters.attempts++;
     const { clock } = this.#host.shared;
-    const report = this.#host.report;
-    if (report.listens('sent') || report.listens('answered')) {
-      this.#sentAt = clock.now();
-      report.sent(call.ctx, this.#attempts, this.#sentAt - this.#roundAt);
-    }
+    this.#host.report.sent(call.ctx, this.#attempts, clock);
     let sending: Sending;
     try {
       sending = startAttempt(clock, req, call);
@@ -192,10 +180,7 @@ export class CallRun {
     } catch (failure) {
       return this.#abandon(ticket, failure);
     }
-    if (this.#host.report.listens('answered')) {
-      const ms = outcome.at - this.#sentAt;
-      this.#host.report.answered(call.ctx, this.#attempts, response, error, ms);
-    }
+    this.#host.report.answered(call.ctx, this.#attempts, response, error, outcome.at);
     this.#last = outcome;
     let settled: Promise<void> | undefined;
     try {

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { Clock } from '../clock.js';
 import type { RequestContext } from '../errors.js';
 import type { RateLimitInfo } from '../headers/types.js';
 import type { Emitter } from './events.js';
@@ -23,6 +24,8 @@ export class HostReport {
   readonly #events: Emitter<ClientEvents>;
   /** The last wait of each call in line, for its `sent` event; kept only while someone listens. */
   readonly #waits = new WeakMap<RequestContext, WaitReason | 'queue'>();
+  /** When each call's round began, then its attempt went (epoch ms); only while someone listens. */
+  readonly #times = new WeakMap<RequestContext, number>();
   constructor(
     events: Emitter<ClientEvents>,
     readonly origin: string,
@@ -60,10 +63,19 @@ export class HostReport {
     return this.#events.has(name);
   }
 
-  /** An attempt goes out after `waitedMs` (see the `sent` event). */
-  sent(ctx: RequestContext, attempt: number, waitedMs: number): void {
+  /** A round of the call begins at `now` (epoch ms): the start of its `sent` event's wait. */
+  round(ctx: RequestContext, now: number): void {
+    if (this.#events.has('sent') || this.#events.has('answered')) this.#times.set(ctx, now);
+  }
+
+  /** An attempt goes out (see the `sent` event); `clock` is read only when someone listens. */
+  sent(ctx: RequestContext, attempt: number, clock: Clock): void {
     const waitReason = this.#waits.get(ctx);
     if (waitReason !== undefined) this.#waits.delete(ctx);
+    if (!this.#events.has('sent') && !this.#events.has('answered')) return;
+    const at = clock.now();
+    const waitedMs = at - (this.#times.get(ctx) ?? at);
+    this.#times.set(ctx, at);
     if (!this.#events.has('sent')) return;
     // One literal per event, not #emit's spread: these three are emitted on every call when
     // listened to, and a spread shared by every event's shape is slow (test/bench/otel-overhead.ts).
@@ -79,15 +91,16 @@ export class HostReport {
     this.#events.emit('sent', event);
   }
 
-  /** An attempt was answered (see the `answered` event). */
+  /** An attempt was answered at `at` (epoch ms; see the `answered` event). */
   answered(
     ctx: RequestContext,
     attempt: number,
     response: Response | undefined,
     error: unknown,
-    durationMs: number,
+    at: number,
   ): void {
     if (!this.#events.has('answered')) return;
+    const durationMs = at - (this.#times.get(ctx) ?? at);
     const event: ClientEvents['answered'] = {
       origin: this.origin,
       method: ctx.method ?? 'GET',
