@@ -208,7 +208,7 @@ export function endAttempt(
 ): Outcome {
   const { scope } = sending;
   const now = clock.now();
-  // Every field set here, in one order: one shape for every outcome.
+  // Every field, in one order: one shape ([hot-path.md](../../docs/hot-path.md)).
   const outcome: Outcome = {
     at: now,
     response,

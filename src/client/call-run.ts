@@ -62,9 +62,8 @@ export class CallRun {
 
   /**
    * One round from `now` (epoch ms): breaker, admission, attempt (steps 1 to 3), then the retry
-   * plan once the attempt is answered (step 4), which runs the next round. Never throws. On the
-   * happy path (the breaker closed, the host with room, a store that answers at once, a success)
-   * the call's promise is fetch's, with one `then` that takes the answer in: no `async` frame.
+   * plan once the attempt is answered (step 4), which runs the next round. Never throws. The
+   * happy path makes no `async` frame ([hot-path.md](../../docs/hot-path.md)).
    */
   run(now: number): Promise<Response> {
     this.#host.report.round(this.#call.ctx, now);

@@ -259,9 +259,8 @@ export class CircuitBreaker {
   }
 
   /**
-   * Reports the transition from `from` to the state now, if there was one, and returns `result`.
-   * Callers pass the state as `from` and the step as `result`: arguments are evaluated left to
-   * right, so `from` is read before the step runs (and no closure is made per call).
+   * Reports the transition from `from` to the state now, if any, and returns `result`: `from` is
+   * read before the step passed as `result` runs ([hot-path.md](../../../docs/hot-path.md)).
    */
   #reported<T>(from: CircuitState, now: number, result: T): T {
     if (this.#b.state !== from) this.#onChange?.(from, this.#b.state, now);

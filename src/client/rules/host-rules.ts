@@ -105,10 +105,8 @@ export interface Settled {
 type AnyRule = Rule<unknown, unknown>;
 
 /**
- * A rule bound to its configuration for one host, with its key and hooks copied out of it (an
- * absent hook `undefined`): every bound rule has the same shape, so the loops below read
- * `b.check` from one hidden class rather than from nine rules' different ones (a megamorphic read
- * per rule and per step was the main cost of the loops).
+ * A rule bound to its configuration for one host, its key and hooks copied out (an absent hook
+ * `undefined`): one shape for every bound rule ([hot-path.md](../../../docs/hot-path.md)).
  */
 export interface Bound {
   config: unknown;
@@ -130,10 +128,8 @@ function bind(rule: AnyRuleModule, config: unknown): Bound {
 }
 
 /**
- * Where a rule's state lives in the host state (the rules' own keys, never outside data). A rule
- * that never had state has no key there; one whose state is dropped has `undefined` rather than
- * no key: deleting keys would turn the host state into a dictionary-mode object, slower to read on
- * every request (JSON drops the `undefined`s).
+ * Where a rule's state lives in the host state (the rules' own keys, never outside data). A dropped
+ * state is `undefined`, not deleted ([hot-path.md](../../../docs/hot-path.md); JSON drops them).
  */
 type Slots = Record<string, unknown>;
 

@@ -1,8 +1,7 @@
 /**
  * The three transactions the pipeline runs on a host's state in the {@link StateStore} (see
- * `host-rules.ts`): admit an attempt or a retry, settle an answer, read the state. Their methods
- * are written in object literals, not as arrow functions assigned to names, so that tsx (which
- * names such functions at run time) adds no call per request.
+ * `host-rules.ts`): admit an attempt or a retry, settle an answer, read the state. Methods in
+ * object literals: see [hot-path.md](../../../docs/hot-path.md).
  *
  * @module
  */
