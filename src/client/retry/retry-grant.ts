@@ -5,7 +5,8 @@
  * The budget is for the retries the client decides on. One the server asked for with its own time
  * (Retry-After, a reset), waited for in the host's hold, is the server's pacing, not a storm; so is
  * one that waits for the probes of a lockout (the host gets one request per probe, however many
- * calls wait: see `rules/pace.ts`). A store that fails cannot grant a retry: the call ends with
+ * calls wait: see `rules/pace.ts`); so is one after a bare 429 that waits for the host's adaptive
+ * pace (the pace bounds what the host is sent). A store that fails cannot grant a retry: the call ends with
  * what it has.
  *
  * @module
@@ -15,6 +16,16 @@ import type { Call, Outcome } from '../attempt.js';
 import { giveUp } from '../call-end.js';
 import type { HostParts } from '../host-parts.js';
 import type { RetryPlan } from './retry-plan.js';
+
+/**
+ * Whether the outcome is a bare 429 whose retry waits in the host's queue for the adaptive pace:
+ * the pace, not the retry, sets how fast the host is sent to, so such retries cannot amplify load
+ * (a 5xx, which an outage answers, still asks the budget). Spending the budget on them handed back
+ * the first 429 of a call once a busy account's refusals had used the budget up.
+ */
+function pacedRefusal(outcome: Outcome): boolean {
+  return outcome.pushback === true && outcome.response?.status === 429;
+}
 
 /**
  * Asks for the retry `plan` of a call that made `attempts` attempts, at `now` (epoch ms): the
@@ -31,7 +42,7 @@ export async function grantRetry(
 ): Promise<{ end: Response } | { lockout: boolean }> {
   const { response, error } = outcome;
   const lockout = plan.hold && outcome.lockout === true;
-  const paced = lockout || (plan.hold && plan.source === 'retry-after');
+  const paced = lockout || (plan.hold && (plan.source === 'retry-after' || pacedRefusal(outcome)));
   const granted = paced || (await host.store.retry(now, call.ctx));
   if (granted === 'store-error')
     return { end: giveUp(host, call, attempts, 'store-error', outcome) };
