@@ -5,8 +5,9 @@
  * The budget is for the retries the client decides on. One the server asked for with its own time
  * (Retry-After, a reset), waited for in the host's hold, is the server's pacing, not a storm; so is
  * one that waits for the probes of a lockout (the host gets one request per probe, however many
- * calls wait: see `rules/pace.ts`). A store that fails cannot grant a retry: the call ends with
- * what it has.
+ * calls wait: see `rules/pace.ts`); so is one after a bare 429 that waits for the host's adaptive
+ * pace (the pace bounds what the host is sent). A store that fails cannot grant a retry: the call
+ * ends with what it has.
  *
  * @module
  */
@@ -15,6 +16,23 @@ import type { Call, Outcome } from '../attempt.js';
 import { giveUp } from '../call-end.js';
 import type { HostParts } from '../host-parts.js';
 import type { RetryPlan } from './retry-plan.js';
+
+/**
+ * Whether the retry follows a bare 429 (no `Retry-After` at all) and waits in the host's queue for
+ * the adaptive pace: the pace, not the retry, sets how fast the host is sent to, so such retries
+ * cannot amplify load. Spending the budget on them handed back the first 429 of a call once a busy
+ * account's refusals had used the budget up. A 5xx (what an outage answers) and a "come back now"
+ * (`Retry-After: 0`, issue 24) still ask the budget.
+ */
+function pacedRefusal(outcome: Outcome, plan: RetryPlan & { retry: true }): boolean {
+  return (
+    plan.hold &&
+    plan.source === 'pace' &&
+    outcome.pushback === true &&
+    outcome.response?.status === 429 &&
+    outcome.info?.retryAfterMs === undefined
+  );
+}
 
 /**
  * Asks for the retry `plan` of a call that made `attempts` attempts, at `now` (epoch ms): the
@@ -31,7 +49,8 @@ export async function grantRetry(
 ): Promise<{ end: Response } | { lockout: boolean }> {
   const { response, error } = outcome;
   const lockout = plan.hold && outcome.lockout === true;
-  const paced = lockout || (plan.hold && plan.source === 'retry-after');
+  const paced =
+    lockout || (plan.hold && plan.source === 'retry-after') || pacedRefusal(outcome, plan);
   const granted = paced || (await host.store.retry(now, call.ctx));
   if (granted === 'store-error')
     return { end: giveUp(host, call, attempts, 'store-error', outcome) };
