@@ -7,18 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { SKETCH_CAPACITY } from '../../src/server/metrics/server-metrics.js';
 import { MAX_SKETCH_CAPACITY, SpaceSaving } from '../../src/server/metrics/space-saving.js';
-
-/** mulberry32: a small seeded generator, uniform in [0, 1). */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seeded } from '../client/helpers.js';
 
 /** Draws key ranks 0..n-1 with probability proportional to 1 / (rank + 1)^s. */
 function zipf(n: number, s: number, random: () => number): () => number {

@@ -6,8 +6,7 @@
  * first request it counts; refused requests do not count. Statuses are counted as sent.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { closeServer, countResponses, type PeerServer } from './counting.js';
+import { listening, type PeerServer } from './counting.js';
 
 /** A fixed window of `limit` requests per `windowMs`, starting at its first admitted request. */
 class Window {
@@ -48,19 +47,8 @@ async function serve(
     request.resume();
     request.once('end', () => handle(request, response));
   });
-  const counts = countResponses(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  let closing: Promise<void> | undefined;
-  return {
-    name,
-    url: `http://127.0.0.1:${port}`,
-    statuses: () => counts,
-    close() {
-      closing ??= closeServer(server);
-      return closing;
-    },
-  };
+  server.listen(0, '127.0.0.1');
+  return listening(name, server);
 }
 
 /** Options of {@link startSecondaryLimit}. */

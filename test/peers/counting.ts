@@ -3,6 +3,7 @@
  * stop it. Statuses are counted on the server side, so every client is measured the same way.
  */
 import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 
 /** A running limiter on loopback. */
 export interface PeerServer {
@@ -47,4 +48,28 @@ export function closeServer(server: Server): Promise<void> {
     server.close(() => resolve());
     server.closeAllConnections();
   });
+}
+
+/**
+ * The {@link PeerServer} of a Node HTTP server told to listen on 127.0.0.1 (waits until it does):
+ * its statuses counted from now, `stop` (closing it, by default) run once however often `close()` is.
+ */
+export async function listening(
+  name: string,
+  server: Server,
+  stop: () => Promise<unknown> = () => closeServer(server),
+): Promise<PeerServer> {
+  const counts = countResponses(server);
+  if (!server.listening) await new Promise((resolve) => server.once('listening', resolve));
+  const { port } = server.address() as AddressInfo;
+  let closing: Promise<void> | undefined;
+  return {
+    name,
+    url: `http://127.0.0.1:${port}`,
+    statuses: () => counts,
+    close() {
+      closing ??= stop().then(() => undefined);
+      return closing;
+    },
+  };
 }

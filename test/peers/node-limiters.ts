@@ -18,7 +18,6 @@
  * each response is sent.
  */
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import fastifyRateLimit from '@fastify/rate-limit';
 import { serve } from '@hono/node-server';
 import { getConnInfo } from '@hono/node-server/conninfo';
@@ -29,7 +28,7 @@ import { Hono } from 'hono';
 import { rateLimiter as honoRateLimiter } from 'hono-rate-limiter';
 import Koa from 'koa';
 import koaRatelimit from 'koa-ratelimit';
-import { closeServer, countResponses, type PeerServer } from './counting.js';
+import { listening } from './counting.js';
 
 /** The limit every server enforces. */
 export interface WindowLimit {
@@ -37,26 +36,6 @@ export interface WindowLimit {
   limit?: number;
   /** Window length, in milliseconds. @default 1000 */
   windowMs?: number;
-}
-
-async function listening(
-  name: string,
-  server: Server,
-  stop: () => Promise<unknown> = () => closeServer(server),
-): Promise<PeerServer> {
-  const counts = countResponses(server);
-  if (!server.listening) await new Promise((resolve) => server.once('listening', resolve));
-  const { port } = server.address() as AddressInfo;
-  let closing: Promise<void> | undefined;
-  return {
-    name,
-    url: `http://127.0.0.1:${port}`,
-    statuses: () => counts,
-    close() {
-      closing ??= stop().then(() => undefined);
-      return closing;
-    },
-  };
 }
 
 /** express-rate-limit 8 as its README sets it up (IETF draft-8 headers, no legacy ones). */

@@ -12,8 +12,7 @@
  * {@link shapeScenarios} pairs each server with the issue's typical workload and its least time.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { closeServer, countResponses, type PeerServer } from './counting.js';
+import { listening, type PeerServer } from './counting.js';
 
 /** The clock a simulation reads, in epoch milliseconds. */
 export type Clock = () => number;
@@ -160,21 +159,9 @@ async function serve(name: string, handle: (request: Incoming) => Answer): Promi
       response.end(JSON.stringify(answer.body));
     });
   });
-  const counts = countResponses(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  let closing: Promise<void> | undefined;
-  return {
-    name,
-    url: `http://127.0.0.1:${port}`,
-    statuses: () => counts,
-    attempts: () => attempts,
-    refusals: () => refusals,
-    close() {
-      closing ??= closeServer(server);
-      return closing;
-    },
-  };
+  server.listen(0, '127.0.0.1');
+  const peer = await listening(name, server);
+  return { ...peer, attempts: () => attempts, refusals: () => refusals };
 }
 
 const seconds = (ms: number) => Math.ceil(ms / 1000);
