@@ -29,6 +29,8 @@ import { defaultShouldRetry } from './retry/retry-rule.js';
 import type { Ticket } from './rules/contract.js';
 import type { MaybePromise } from './store.js';
 
+const noop = () => {};
+
 /** The answer of a step: go on (with a value), or end the call with a response. */
 type Step<T> = { go: T } | { end: Response };
 
@@ -47,7 +49,8 @@ export class CallRun {
    */
   #held: BodySlot<OpenFlight | undefined> | undefined;
 
-  readonly #host: HostParts;
+  /** The lane the call runs in: its scope's (it moves when an answer names another). */
+  #host: HostParts;
   readonly #req: PreparedRequest;
   readonly #call: Call;
   readonly #deadline: number;
@@ -183,7 +186,7 @@ export class CallRun {
     this.#last = outcome;
     let settled: Promise<void> | undefined;
     try {
-      settled = this.#host.store.settle(ticket, outcome, call.ctx, outcome.at);
+      settled = this.#settle(ticket, outcome);
     } catch (failure) {
       this.#host.admission.release();
       throw failure;
@@ -203,6 +206,27 @@ export class CallRun {
     // Whatever the store did, the attempt is answered: its slot comes back, or is held.
     this.#held = holdSlot(this.#host, ticket, outcome, call.ctx);
     return this.#learned(outcome);
+  }
+
+  /**
+   * Takes the answer into its lane's state; when it names another scope, into that scope's lane
+   * too, which the call moves to (its slot with it). The lane it was sent from learns it as well:
+   * what it shares through the store is what another process, which has not learned the route's
+   * scope yet, finds there.
+   */
+  #settle(ticket: Ticket, outcome: Outcome): Promise<void> | undefined {
+    const host = this.#host;
+    const ctx = this.#call.ctx;
+    const info = outcome.info;
+    const lane = info === undefined ? host : host.laneOfAnswer(host, this.#req, info);
+    if (lane === host) return host.store.settle(ticket, outcome, ctx, outcome.at);
+    const { response } = outcome;
+    const forgotten = host.store.settle(ticket, { response, info }, ctx, outcome.at);
+    host.admission.handOver(lane.admission);
+    this.#host = lane;
+    const adopted = lane.store.adopt(ticket, outcome, ctx, outcome.at);
+    if (forgotten === undefined) return adopted;
+    return adopted === undefined ? forgotten : Promise.all([forgotten, adopted]).then(noop);
   }
 
   /** The call returns `response`: the slot it holds goes with its body (see `body-watch.ts`). */
@@ -228,6 +252,7 @@ export class CallRun {
     if (response) {
       this.#host.report.response(call.ctx, response.status, info, pushback);
       learnKeys(this.#host, this.#req.key, response);
+      if (pushback) this.#host.holdHost(this.#host, outcome);
     }
     const aborted = call.signal?.aborted === true;
     const health = healthOf(response?.status, error, aborted, pushback, info);
@@ -288,7 +313,7 @@ export class CallRun {
       deadline: this.#deadline,
       policy: this.#host.policy,
       random: this.#host.shared.clock.random(),
-      keysHonoured: this.#host.keysHonoured,
+      keysHonoured: this.#host.wide.keysHonoured,
     });
     if (!plan.retry) {
       if (plan.reason)

@@ -23,12 +23,13 @@ import type { AdmitResult, HostState, RuleSet, Settled } from './rules/host-rule
 import type { checkHostState } from './rules/state-check.js';
 import {
   admitTransaction,
+  adoptTransaction,
   readTransaction,
   settleTransaction,
   type TransactionParts,
 } from './rules/transactions.js';
 import type { StateTime } from './state-time.js';
-import { type MaybePromise, STATE_CHECK, type StateStore } from './store.js';
+import { type MaybePromise, STATE_CHECK, type StateStore, type Transaction } from './store.js';
 
 /** What a settle needs of an attempt's outcome, and where it records the host's hold after it. */
 export interface SettledOutcome {
@@ -68,7 +69,8 @@ function isPromise<T>(value: MaybePromise<T>): value is Promise<T> {
 
 /** See the module comment. */
 export class HostStore {
-  readonly #key: string;
+  /** The host's (or its scope's) key in the store: origin, `#partition`, a scope's name. */
+  readonly key: string;
   readonly #rules: RuleSet;
   readonly #store: StateStore;
   readonly #clock: Clock;
@@ -95,8 +97,7 @@ export class HostStore {
     shared: { store: StateStore; clock: Clock; time: StateTime },
     policy: HostConfig,
     report: HostReport,
-    origin: string,
-    partition: string | undefined,
+    key: string,
   ) {
     this.#policy = policy;
     this.#report = report;
@@ -104,7 +105,7 @@ export class HostStore {
     this.#clock = shared.clock;
     this.#time = shared.time;
     // The store adds its own prefix (RedisStore: `limited-client:state:{<origin>}`).
-    this.#key = partition === undefined ? origin : `${origin}#${partition}`;
+    this.key = key;
     const rules = policy.ruleSet;
     this.#rules = rules;
     const check = (shared.store as { [STATE_CHECK]?: typeof checkHostState })[STATE_CHECK];
@@ -135,7 +136,7 @@ export class HostStore {
       this.#parts,
     );
     return this.#store.update<HostState, AdmitResult>(
-      this.#key,
+      this.key,
       transaction,
       this.#policy.stateTtlMs,
     );
@@ -166,19 +167,36 @@ export class HostStore {
       now: at,
       random: this.#clock.random(),
     };
+    return this.#record(
+      () => settleTransaction(this.#rules, answer, this.#parts),
+      outcome,
+      ctx,
+      at - now,
+    );
+  }
+
+  /**
+   * Runs a settling transaction and records on `outcome` what it says: the hold (moved to the
+   * clock's time line, `shift` behind the state's), the pushback, the lockout. A store failure is
+   * reported and otherwise ignored (see the module comment).
+   */
+  #record(
+    transaction: () => Transaction<HostState, Settled>,
+    outcome: SettledOutcome,
+    ctx: RequestContext,
+    shift: number,
+  ): Promise<void> | undefined {
     let result: MaybePromise<Settled>;
     try {
       result = this.#store.update<HostState, Settled>(
-        this.#key,
-        settleTransaction(this.#rules, answer, this.#parts),
+        this.key,
+        transaction(),
         this.#policy.stateTtlMs,
       );
     } catch (error) {
       this.#report.storeError(ctx, 'settle', error);
       return;
     }
-    // The hold leaves on the clock's time line: the state's time minus how far it is ahead.
-    const shift = at - now;
     if (!isPromise(result)) {
       outcome.holdUntil = shift === 0 ? result.holdUntil : onClock(result.holdUntil, shift);
       outcome.pushback = result.pushback;
@@ -192,6 +210,45 @@ export class HostStore {
         outcome.lockout = settled.lockout;
       },
       (error: unknown) => this.#report.storeError(ctx, 'settle', error),
+    );
+  }
+
+  /**
+   * Takes in the answer to an attempt that another lane of the host admitted (`ticket`), as if this
+   * state had admitted it (see `adoptTransaction`), and records the hold after it on the outcome,
+   * as {@link settle} does. Never throws nor rejects.
+   */
+  adopt(
+    ticket: Ticket,
+    outcome: SettledOutcome,
+    ctx: RequestContext,
+    now = this.#clock.now(),
+  ): Promise<void> | undefined {
+    const { response, info } = outcome;
+    const status = response?.status;
+    outcome.pushback = status !== undefined && isPushback(status, info);
+    if (!this.#learns) return;
+    const at = this.#time.at(now);
+    const request = {
+      kind: 'attempt' as const,
+      cost: ticket.cost,
+      units: ticket.units,
+      first: ticket.first,
+      now: ticket.at,
+    };
+    const answer = {
+      ticket,
+      status,
+      info,
+      pushback: outcome.pushback,
+      now: at,
+      random: this.#clock.random(),
+    };
+    return this.#record(
+      () => adoptTransaction(this.#rules, request, answer, this.#parts),
+      outcome,
+      ctx,
+      at - now,
     );
   }
 
@@ -221,7 +278,7 @@ export class HostStore {
     );
     try {
       const result = await this.#store.update<HostState, AdmitResult>(
-        this.#key,
+        this.key,
         transaction,
         this.#policy.stateTtlMs,
       );
@@ -241,9 +298,9 @@ export class HostStore {
   lastState(): HostState | undefined {
     try {
       const read = this.#store.get
-        ? this.#store.get<unknown>(this.#key)
+        ? this.#store.get<unknown>(this.key)
         : this.#store.update<HostState, unknown>(
-            this.#key,
+            this.key,
             readTransaction,
             this.#policy.stateTtlMs,
           );
