@@ -40,7 +40,7 @@ import { RouteScopes } from './scopes/route-scopes.js';
 import { ScopeLanes } from './scopes/scope-lanes.js';
 import { AbortScope } from './signals.js';
 import { Sleepers } from './sleepers.js';
-import { hostStats } from './stats.js';
+import { hostStats, stateStats } from './stats.js';
 import type { HostStats, LimitedRequestInit } from './types.js';
 
 /** What separates a scope's name from its host's in a store key (never in a scope's name). */
@@ -285,8 +285,17 @@ export class HostPipeline {
         circuit: breaker ? breaker.stateAt(now) : 'closed',
       },
     );
+    for (const lane of this.#lanes.all()) {
+      if (lane.scope === undefined) continue;
+      const scope = stateStats(lane.scope, lane.store.lastState(), this.policy.rules, at);
+      if (scope.holdUntil > 0) scope.holdUntil -= at - now;
+      stats.scopes.push(scope);
+    }
     // The hold, read on the state's time line, on the clock's.
     if (stats.holdUntil > 0) stats.holdUntil -= at - now;
+    if (this.#wide.holdUntil > now && this.#wide.holdUntil > stats.holdUntil) {
+      stats.holdUntil = this.#wide.holdUntil;
+    }
     return stats;
   }
 }
