@@ -224,7 +224,7 @@ export class CallRun {
     const forgotten = host.store.settle(ticket, { response, info }, ctx, outcome.at);
     host.admission.handOver(lane.admission);
     this.#host = lane;
-    const adopted = lane.store.adopt(ticket, outcome, ctx, outcome.at);
+    const adopted = lane.store.settle(ticket, outcome, ctx, outcome.at, true);
     if (forgotten === undefined) return adopted;
     return adopted === undefined ? forgotten : Promise.all([forgotten, adopted]).then(noop);
   }

@@ -145,6 +145,8 @@ export class HostStore {
   /**
    * Takes an attempt's outcome into the rules (`outcome` with no response: an admission given
    * back, or an attempt that got none), and records the host's hold after it on the outcome.
+   * With `adopt`, the attempt was admitted by another lane of the host (`ticket` is that lane's):
+   * this state takes the answer in as if it had admitted it (see `adoptTransaction`).
    * Never throws nor rejects (see the module comment); synchronous with a synchronous store.
    */
   settle(
@@ -152,6 +154,7 @@ export class HostStore {
     outcome: SettledOutcome,
     ctx: RequestContext,
     now = this.#clock.now(),
+    adopt = false,
   ): Promise<void> | undefined {
     const { response, info } = outcome;
     const status = response?.status;
@@ -167,8 +170,12 @@ export class HostStore {
       now: at,
       random: this.#clock.random(),
     };
+    const rules = this.#rules;
     return this.#record(
-      () => settleTransaction(this.#rules, answer, this.#parts),
+      () =>
+        adopt
+          ? adoptTransaction(rules, { ...ticket, now: ticket.at }, answer, this.#parts)
+          : settleTransaction(rules, answer, this.#parts),
       outcome,
       ctx,
       at - now,
@@ -210,45 +217,6 @@ export class HostStore {
         outcome.lockout = settled.lockout;
       },
       (error: unknown) => this.#report.storeError(ctx, 'settle', error),
-    );
-  }
-
-  /**
-   * Takes in the answer to an attempt that another lane of the host admitted (`ticket`), as if this
-   * state had admitted it (see `adoptTransaction`), and records the hold after it on the outcome,
-   * as {@link settle} does. Never throws nor rejects.
-   */
-  adopt(
-    ticket: Ticket,
-    outcome: SettledOutcome,
-    ctx: RequestContext,
-    now = this.#clock.now(),
-  ): Promise<void> | undefined {
-    const { response, info } = outcome;
-    const status = response?.status;
-    outcome.pushback = status !== undefined && isPushback(status, info);
-    if (!this.#learns) return;
-    const at = this.#time.at(now);
-    const request = {
-      kind: 'attempt' as const,
-      cost: ticket.cost,
-      units: ticket.units,
-      first: ticket.first,
-      now: ticket.at,
-    };
-    const answer = {
-      ticket,
-      status,
-      info,
-      pushback: outcome.pushback,
-      now: at,
-      random: this.#clock.random(),
-    };
-    return this.#record(
-      () => adoptTransaction(this.#rules, request, answer, this.#parts),
-      outcome,
-      ctx,
-      at - now,
     );
   }
 

@@ -16,27 +16,19 @@ const ID = ':id';
 /** Longest route kept, in characters: a longer path is cut (its tail is not part of the route). */
 export const MAX_ROUTE_LENGTH = 256;
 
-const DIGITS = /^\d+$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const HEX = /^[0-9a-f]{16,}$/i;
-/** A token-like segment: 20 or more of letters, digits, `-` and `_`, with a digit in it. */
-const TOKEN = /^(?=.*\d)[\w-]{20,}$/;
+/** A segment of digits, a UUID, 16 or more hex digits, or 20 or more of `[\w-]` with a digit. */
+const IDENTIFIER =
+  /^(?:\d+|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{16,}|(?=.*\d)[\w-]{20,})$/i;
 
 /** Whether a path segment is an identifier (see the module comment). */
 export function isIdentifier(segment: string): boolean {
-  return DIGITS.test(segment) || UUID.test(segment) || HEX.test(segment) || TOKEN.test(segment);
+  return IDENTIFIER.test(segment);
 }
 
 /** The path of an absolute URL (no query, no fragment), or `/`. */
 export function pathOf(url: string): string {
   const start = url.indexOf('/', url.indexOf('//') + 2);
-  if (start === -1) return '/';
-  let end = url.length;
-  const q = url.indexOf('?', start);
-  if (q !== -1) end = q;
-  const h = url.indexOf('#', start);
-  if (h !== -1 && h < end) end = h;
-  return url.slice(start, end);
+  return start === -1 ? '/' : (url.slice(start).split(/[?#]/, 1)[0] as string);
 }
 
 /** The segments of `path` with identifiers folded, empty ones dropped. */
@@ -68,7 +60,7 @@ export function majorOf(path: string): string {
     const name = segments[i] as string;
     const id = segments[i + 1] as string;
     // Snowflakes are 17 to 20 digits; 24 bounds what a path can put in a scope's name.
-    if (MAJOR.has(name) && DIGITS.test(id) && id.length <= 24) return `${name}/${id}`;
+    if (MAJOR.has(name) && /^\d{1,24}$/.test(id)) return `${name}/${id}`;
   }
   return '';
 }
