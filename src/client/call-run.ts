@@ -209,10 +209,10 @@ export class CallRun {
   }
 
   /**
-   * Takes the answer into its lane's state; when it names another scope, into that scope's lane
-   * too, which the call moves to (its slot with it). The lane it was sent from learns it as well:
-   * what it shares through the store is what another process, which has not learned the route's
-   * scope yet, finds there.
+   * Takes the answer into its lane's state; when it names another scope, into that scope's lane,
+   * which the call moves to (its slot with it). The lane it was sent from keeps no policy of the
+   * other scope (a spent search budget must not hold its other routes): it counts an acceptance
+   * (its ramp grows) and forgets a refusal.
    */
   #settle(ticket: Ticket, outcome: Outcome): Promise<void> | undefined {
     const host = this.#host;
@@ -221,7 +221,8 @@ export class CallRun {
     const lane = info === undefined ? host : host.laneOfAnswer(host, this.#req, info);
     if (lane === host) return host.store.settle(ticket, outcome, ctx, outcome.at);
     const { response } = outcome;
-    const forgotten = host.store.settle(ticket, { response, info }, ctx, outcome.at);
+    const accepted = response !== undefined && response.status < 400;
+    const forgotten = host.store.settle(ticket, accepted ? { response } : {}, ctx, outcome.at);
     host.admission.handOver(lane.admission);
     this.#host = lane;
     const adopted = lane.store.settle(ticket, outcome, ctx, outcome.at, true);

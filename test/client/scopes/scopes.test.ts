@@ -44,7 +44,7 @@ function discord(clock: FakeClock, bucket: (call: Call) => string = () => 'b0a1'
   let globalUntil = 0;
   const fetch = scriptedFetch(clock, (call: Call) => {
     const path = new URL(call.url).pathname;
-    if (path === '/global') {
+    if (path === '/global' && globalUntil === 0) {
       globalUntil = clock.now() + 2000;
       return respond(429, {
         'retry-after': '2',
@@ -135,8 +135,9 @@ describe('scopes learned from answers', () => {
     await fetch(channel(1), { method: 'POST', body: 'x' });
     await fetch(channel(2), { method: 'POST', body: 'x' });
     const start = clock.now();
+    const refused = new Promise((resolve) => fetch.on('rate-limited', resolve));
     const global = fetch(`${API}/global`);
-    await flush();
+    await refused;
     await flush();
     const after = fetch(channel(2), { method: 'POST', body: 'x' });
     await clock.until(after);
