@@ -82,16 +82,7 @@ export class CallRun {
       // 2. Admission: the queue, the concurrency cap and the host's rules (at once when the host
       // has room and the store answers synchronously).
       const call = this.#call;
-      const admitted = this.#host.admission.admit({
-        cost: call.cost,
-        firstAttempt: this.#attempts === 0,
-        priority: this.#attempts > 0,
-        signal: call.signal,
-        maxWaitMs: this.#host.policy.maxRetryAfterMs,
-        ctx: call.ctx,
-        now,
-        flightTtlMs: flightTtlOf(call),
-      });
+      const admitted = this.#ask(now);
       // A store that answers synchronously (memory) admits without a turn of the event loop.
       if (
         'then' in admitted ||
@@ -107,6 +98,21 @@ export class CallRun {
     } catch (error) {
       return Promise.reject(error);
     }
+  }
+
+  /** Step 2's question to the lane's admission. */
+  #ask(now: number): MaybePromise<Ticket> {
+    const call = this.#call;
+    return this.#host.admission.admit({
+      cost: call.cost,
+      firstAttempt: this.#attempts === 0,
+      priority: this.#attempts > 0,
+      signal: call.signal,
+      maxWaitMs: this.#host.policy.maxRetryAfterMs,
+      ctx: call.ctx,
+      now,
+      flightTtlMs: flightTtlOf(call),
+    });
   }
 
   /** The rest of step 2, when the admission waited or the host may have changed meanwhile. */
@@ -131,6 +137,15 @@ export class CallRun {
       await this.#giveBack(ticket);
       discard(last?.response);
       throw closed;
+    }
+    // Queued with the host's own rules before an answer named its route's scope: it waits in
+    // that scope's line instead, whose state knows the budget.
+    const host = this.#host;
+    const lane = host.scope === undefined ? host.laneOf(this.#req) : host;
+    if (lane !== host) {
+      await this.#giveBack(ticket);
+      this.#host = lane;
+      return this.#admitted(this.#ask(host.shared.clock.now()));
     }
     // The breaker may have opened while this request waited in line: it may still go as a probe.
     const permit = this.#host.breaker?.recheck(this.#host.shared.clock.now(), this.#probe);

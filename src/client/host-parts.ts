@@ -79,6 +79,8 @@ export interface HostParts {
    * (remembered for the call's route), or this one. Set by the pipeline.
    */
   laneOfAnswer(parts: HostParts, req: PreparedRequest, info: RateLimitInfo): HostParts;
+  /** The lane a call of this route runs in now: its scope's, or the host's own. */
+  laneOf(req: PreparedRequest): HostParts;
   /**
    * After an answer is settled: a hold for the whole host where the server set one (its global
    * limit; a pushback on a route of no known scope once the host has scopes).

@@ -140,6 +140,7 @@ export class HostPipeline {
       wide,
       scope,
       laneOfAnswer: this.#laneOfAnswer,
+      laneOf: this.#laneOf,
       holdHost: this.#holdHost,
     };
   }
@@ -169,12 +170,12 @@ export class HostPipeline {
   };
 
   /** The lane a call runs in: its route's scope's, or the host's own. */
-  #laneOf(req: PreparedRequest): HostParts {
+  readonly #laneOf = (req: PreparedRequest): HostParts => {
     const routes = this.#routes;
     if (routes === undefined) return this.#lanes.own;
     const scope = routes.scopeOf(req.method, req.url);
     return scope === undefined ? this.#lanes.own : this.#lanes.get(scope);
-  }
+  };
 
   /** The counters behind `stats()`. */
   get counters() {
