@@ -28,12 +28,43 @@ import type { MaybePromise } from './store.js';
 /** How often a wait for "another answer" re-reads shared state (another process may answer). */
 export const POLL_MS = 250;
 
+/**
+ * The concurrency cap of a host, shared by its lines (one per scope: `pipeline.ts`): attempts in
+ * flight over all of them, and the lines to wake when a slot frees.
+ */
+export class Slots {
+  /** Attempts admitted and not yet ended, over every line of the host. */
+  inFlight = 0;
+  /** Requests waiting, over every line of the host (bounded by `maxQueue`). */
+  queued = 0;
+  readonly #lines = new Set<Admission>();
+  /** @param cap attempts in flight at once, at most. */
+  constructor(readonly cap: number) {}
+
+  /** A line that takes its slots here. */
+  join(line: Admission): void {
+    this.#lines.add(line);
+  }
+
+  /** A line closed or dropped. */
+  leave(line: Admission): void {
+    this.#lines.delete(line);
+  }
+
+  /** A slot came back: every line that waits may move (the first to ask takes it). */
+  release(from: Admission): void {
+    this.inFlight = Math.max(0, this.inFlight - 1);
+    from.kick();
+    if (this.#lines.size > 1) for (const line of this.#lines) if (line !== from) line.kick();
+  }
+}
+
 /** What the queue needs from its host. */
 export interface AdmissionDeps {
   clock: Clock;
-  /** Attempts in flight at once, at most. */
-  concurrency: number;
-  /** Waiting requests at once, at most. */
+  /** Attempts in flight at once, at most, over every line of the host (see {@link Slots}). */
+  slots: Slots;
+  /** Waiting requests at once, at most, over every line of the host. */
   maxQueue: number;
   /** Longest wait in line, in milliseconds. */
   queueTimeoutMs: number;
@@ -97,8 +128,9 @@ const noop = () => {};
 
 /** See the module comment. */
 export class Admission {
-  /** Attempts admitted and not yet ended (an answer ends when its body does: `open-bodies.ts`). */
-  inFlight = 0;
+  /** Attempts this line admitted and not yet ended (an answer ends when its body does). */
+  #own = 0;
+  readonly #slots: Slots;
   readonly #line = new Line<Waiter>();
   #draining = false;
   #again = false;
@@ -111,17 +143,36 @@ export class Admission {
   readonly #deps: AdmissionDeps;
   constructor(deps: AdmissionDeps) {
     this.#deps = deps;
+    this.#slots = deps.slots;
+    this.#slots.join(this);
     this.#alarm = new Alarm(deps.clock, () => this.kick());
   }
 
-  /** Requests waiting in line. */
+  /** Attempts in flight over every line of the host (`open-bodies.ts` says when one ends). */
+  get inFlight(): number {
+    return this.#slots.inFlight;
+  }
+
+  /** Takes a slot (the caller checked there is one). */
+  #take(): void {
+    this.#slots.inFlight++;
+    this.#own++;
+  }
+
+  /** Gives a slot back without waking anyone (the caller goes on with the line). */
+  #untake(): void {
+    this.#slots.inFlight--;
+    this.#own--;
+  }
+
+  /** Requests waiting, in this line and every other line of the host. */
   get queueLength(): number {
-    return this.#line.size;
+    return this.#slots.queued;
   }
 
   /** Whether anything is in flight or waiting (a busy host is never evicted). */
   get busy(): boolean {
-    return this.inFlight > 0 || this.#line.size > 0 || this.#draining;
+    return this.#own > 0 || this.#line.size > 0 || this.#draining;
   }
 
   /**
@@ -134,8 +185,8 @@ export class Admission {
   admit(req: AdmissionRequest): MaybePromise<Ticket> {
     if (this.#closed) return Promise.reject(this.#closed(req.ctx));
     if (req.signal?.aborted) return Promise.reject(abortReason(req.signal));
-    if (this.#line.size === 0 && !this.#draining && this.inFlight < this.#deps.concurrency) {
-      this.inFlight++;
+    if (this.#line.size === 0 && !this.#draining && this.#slots.inFlight < this.#slots.cap) {
+      this.#take();
       let result: MaybePromise<AdmitResult>;
       try {
         result = this.#deps.tryAdmit(
@@ -145,14 +196,14 @@ export class Admission {
           req.flightTtlMs,
         );
       } catch (error) {
-        this.inFlight--;
+        this.#untake();
         return Promise.reject(error);
       }
       if (typeof (result as Promise<AdmitResult>).then === 'function') {
         return (result as Promise<AdmitResult>).then(
           (answer) => this.#admitted(answer, req),
           (error) => {
-            this.inFlight--;
+            this.#untake();
             throw error;
           },
         );
@@ -165,7 +216,7 @@ export class Admission {
   /** The fast path's answer: the ticket, a refusal, or a place in line. */
   #admitted(result: AdmitResult, req: AdmissionRequest): MaybePromise<Ticket> {
     if (result.ok) return result.ticket;
-    this.inFlight--;
+    this.#untake();
     const refusal = refusalOf(result, req, this.#deps.reasons.serverWaits);
     if (refusal) return Promise.reject(refusal);
     return this.#enqueue(req);
@@ -174,7 +225,7 @@ export class Admission {
   #enqueue(req: AdmissionRequest): Promise<Ticket> {
     // Closed while the store answered: no place in a line that will not move.
     if (this.#closed) return Promise.reject(this.#closed(req.ctx));
-    if (this.#line.size >= this.#deps.maxQueue) {
+    if (this.#slots.queued >= this.#deps.maxQueue) {
       return Promise.reject(new QueueFullError(this.#deps.maxQueue, req.ctx));
     }
     return new Promise<Ticket>((resolve, reject) => {
@@ -187,15 +238,25 @@ export class Admission {
       };
       this.#watch(waiter);
       this.#insert(waiter);
-      this.#deps.onQueued(req.ctx, this.#line.size);
+      this.#deps.onQueued(req.ctx, this.#slots.queued);
       this.kick();
     });
   }
 
   /** Ends an admitted attempt (its answer's body included): frees its slot, lets the line move. */
   release(): void {
-    this.inFlight = Math.max(0, this.inFlight - 1);
-    this.kick();
+    if (this.#own > 0) this.#own--;
+    this.#slots.release(this);
+  }
+
+  /**
+   * Hands an admitted attempt's slot to another line of the same host (its answer was taken in
+   * there: `pipeline.ts`); that line's release ends it. The host's count does not change.
+   */
+  handOver(to: Admission): void {
+    if (to === this) return;
+    if (this.#own > 0) this.#own--;
+    to.#own++;
   }
 
   /** Re-examines the line now (the shared state changed). */
@@ -207,6 +268,7 @@ export class Admission {
   close(error: (ctx: RequestContext) => unknown): void {
     this.#closed = error;
     this.#alarm.stop();
+    this.#slots.leave(this);
     for (let w = this.#line.first; w !== undefined; w = this.#line.first) {
       this.#remove(w);
       w.reject(error(w.req.ctx));
@@ -245,11 +307,13 @@ export class Admission {
 
   #insert(w: Waiter): void {
     this.#line.add(w, w.req.priority);
+    this.#slots.queued++;
     if (this.#line.size === 1) this.#endWait = this.#deps.keepAlive();
   }
 
   #remove(w: Waiter): void {
     this.#line.remove(w);
+    this.#slots.queued--;
     if (this.#line.size === 0) {
       this.#endWait?.();
       this.#endWait = undefined;
@@ -277,10 +341,10 @@ export class Admission {
   async #drainOnce(): Promise<void> {
     for (
       let w = this.#line.first;
-      w !== undefined && this.inFlight < this.#deps.concurrency;
+      w !== undefined && this.#slots.inFlight < this.#slots.cap;
       w = this.#line.first
     ) {
-      this.inFlight++;
+      this.#take();
       let result: AdmitResult;
       try {
         result = await this.#deps.tryAdmit(
@@ -290,13 +354,13 @@ export class Admission {
           w.req.flightTtlMs,
         );
       } catch (error) {
-        this.inFlight--;
+        this.#untake();
         this.#leave(w, error);
         continue;
       }
       if (!this.#isQueued(w)) {
         // It left (abort, timeout) while the store answered: give the admission back.
-        this.inFlight--;
+        this.#untake();
         if (result.ok) {
           try {
             await this.#deps.giveBack(result.ticket, w.req.ctx);
@@ -311,7 +375,7 @@ export class Admission {
         w.resolve(result.ticket);
         continue;
       }
-      this.inFlight--;
+      this.#untake();
       const refusal = refusalOf(result, w.req, this.#deps.reasons.serverWaits);
       if (refusal) {
         this.#remove(w);

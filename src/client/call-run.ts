@@ -29,6 +29,8 @@ import { defaultShouldRetry } from './retry/retry-rule.js';
 import type { Ticket } from './rules/contract.js';
 import type { MaybePromise } from './store.js';
 
+const noop = () => {};
+
 /** The answer of a step: go on (with a value), or end the call with a response. */
 type Step<T> = { go: T } | { end: Response };
 
@@ -47,7 +49,8 @@ export class CallRun {
    */
   #held: BodySlot<OpenFlight | undefined> | undefined;
 
-  readonly #host: HostParts;
+  /** The lane the call runs in: its scope's (it moves when an answer names another). */
+  #host: HostParts;
   readonly #req: PreparedRequest;
   readonly #call: Call;
   readonly #deadline: number;
@@ -79,16 +82,7 @@ export class CallRun {
       // 2. Admission: the queue, the concurrency cap and the host's rules (at once when the host
       // has room and the store answers synchronously).
       const call = this.#call;
-      const admitted = this.#host.admission.admit({
-        cost: call.cost,
-        firstAttempt: this.#attempts === 0,
-        priority: this.#attempts > 0,
-        signal: call.signal,
-        maxWaitMs: this.#host.policy.maxRetryAfterMs,
-        ctx: call.ctx,
-        now,
-        flightTtlMs: flightTtlOf(call),
-      });
+      const admitted = this.#ask(now);
       // A store that answers synchronously (memory) admits without a turn of the event loop.
       if (
         'then' in admitted ||
@@ -104,6 +98,21 @@ export class CallRun {
     } catch (error) {
       return Promise.reject(error);
     }
+  }
+
+  /** Step 2's question to the lane's admission. */
+  #ask(now: number): MaybePromise<Ticket> {
+    const call = this.#call;
+    return this.#host.admission.admit({
+      cost: call.cost,
+      firstAttempt: this.#attempts === 0,
+      priority: this.#attempts > 0,
+      signal: call.signal,
+      maxWaitMs: this.#host.policy.maxRetryAfterMs,
+      ctx: call.ctx,
+      now,
+      flightTtlMs: flightTtlOf(call),
+    });
   }
 
   /** The rest of step 2, when the admission waited or the host may have changed meanwhile. */
@@ -128,6 +137,15 @@ export class CallRun {
       await this.#giveBack(ticket);
       discard(last?.response);
       throw closed;
+    }
+    // Queued with the host's own rules before an answer named its route's scope: it waits in
+    // that scope's line instead, whose state knows the budget.
+    const host = this.#host;
+    const lane = host.scope === undefined ? host.laneOf(this.#req) : host;
+    if (lane !== host) {
+      await this.#giveBack(ticket);
+      this.#host = lane;
+      return this.#admitted(this.#ask(host.shared.clock.now()));
     }
     // The breaker may have opened while this request waited in line: it may still go as a probe.
     const permit = this.#host.breaker?.recheck(this.#host.shared.clock.now(), this.#probe);
@@ -183,7 +201,7 @@ export class CallRun {
     this.#last = outcome;
     let settled: Promise<void> | undefined;
     try {
-      settled = this.#host.store.settle(ticket, outcome, call.ctx, outcome.at);
+      settled = this.#settle(ticket, outcome);
     } catch (failure) {
       this.#host.admission.release();
       throw failure;
@@ -203,6 +221,28 @@ export class CallRun {
     // Whatever the store did, the attempt is answered: its slot comes back, or is held.
     this.#held = holdSlot(this.#host, ticket, outcome, call.ctx);
     return this.#learned(outcome);
+  }
+
+  /**
+   * Takes the answer into its lane's state; when it names another scope, into that scope's lane,
+   * which the call moves to (its slot with it). The lane it was sent from keeps no policy of the
+   * other scope (a spent search budget must not hold its other routes): it counts an acceptance
+   * (its ramp grows) and forgets a refusal.
+   */
+  #settle(ticket: Ticket, outcome: Outcome): Promise<void> | undefined {
+    const host = this.#host;
+    const ctx = this.#call.ctx;
+    const info = outcome.info;
+    const lane = info === undefined ? host : host.laneOfAnswer(host, this.#req, info);
+    if (lane === host) return host.store.settle(ticket, outcome, ctx, outcome.at);
+    const { response } = outcome;
+    const accepted = response !== undefined && response.status < 400;
+    const forgotten = host.store.settle(ticket, accepted ? { response } : {}, ctx, outcome.at);
+    host.admission.handOver(lane.admission);
+    this.#host = lane;
+    const adopted = lane.store.settle(ticket, outcome, ctx, outcome.at, true);
+    if (forgotten === undefined) return adopted;
+    return adopted === undefined ? forgotten : Promise.all([forgotten, adopted]).then(noop);
   }
 
   /** The call returns `response`: the slot it holds goes with its body (see `body-watch.ts`). */
@@ -228,6 +268,7 @@ export class CallRun {
     if (response) {
       this.#host.report.response(call.ctx, response.status, info, pushback);
       learnKeys(this.#host, this.#req.key, response);
+      if (pushback) this.#host.holdHost(this.#host, outcome);
     }
     const aborted = call.signal?.aborted === true;
     const health = healthOf(response?.status, error, aborted, pushback, info);
@@ -288,7 +329,7 @@ export class CallRun {
       deadline: this.#deadline,
       policy: this.#host.policy,
       random: this.#host.shared.clock.random(),
-      keysHonoured: this.#host.keysHonoured,
+      keysHonoured: this.#host.wide.keysHonoured,
     });
     if (!plan.retry) {
       if (plan.reason)

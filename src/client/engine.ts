@@ -104,11 +104,11 @@ export class Engine {
       this.clock,
       this.options.maxHosts,
       this.options.hostIdleMs,
-      (key, pipeline) => {
+      (_key, pipeline) => {
         addCounters(this.#evicted, pipeline.counters);
         pipeline.close(closedError);
-        // The registry's key is the store's (origin, and partition): what it keeps of it can go.
-        this.store.forget?.(key);
+        // The store's keys of the host and its scopes: what it keeps of them can go.
+        for (const stored of pipeline.storeKeys()) this.store.forget?.(stored);
       },
     );
   }

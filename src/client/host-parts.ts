@@ -7,6 +7,7 @@
  */
 import type { Clock } from '../clock.js';
 import type { RequestContext } from '../errors.js';
+import type { RateLimitInfo } from '../headers/types.js';
 import type { Admission } from './admission.js';
 import type { Emitter } from './events.js';
 import type { HostConfig } from './host-config.js';
@@ -14,6 +15,7 @@ import type { HostReport } from './host-report.js';
 import type { HostStore } from './host-store.js';
 import type { KeepAlive } from './keep-alive.js';
 import type { OpenBodies } from './open-bodies.js';
+import type { PreparedRequest } from './request.js';
 import type { CircuitBreaker } from './rules/breaker.js';
 import type { Ticket } from './rules/contract.js';
 import type { Sleepers } from './sleepers.js';
@@ -32,7 +34,25 @@ export interface PipelineShared {
   keepAlive: KeepAlive;
 }
 
-/** The parts of a host a call runs through. */
+/**
+ * What holds for every scope of a host (see `pipeline.ts`): mutable, one object per host pipeline,
+ * which its lines share.
+ */
+export interface HostWide {
+  /**
+   * Whether the host honours idempotency keys: declared or listed from the start, else learned
+   * from its first answer that shows it (see `key-honour.ts`), for the pipeline's life.
+   */
+  keysHonoured: boolean;
+  /**
+   * Until when every scope of the host waits, epoch milliseconds on the clock's time line (0:
+   * none): a hold the server set for the whole host (Discord's global limit, a `Retry-After` on a
+   * route of no known scope while the host has scopes).
+   */
+  holdUntil: number;
+}
+
+/** The parts of a host a call runs through: those of the scope it runs in (see `pipeline.ts`). */
 export interface HostParts {
   shared: PipelineShared;
   policy: HostConfig;
@@ -50,11 +70,30 @@ export interface HostParts {
   between: number;
   /** The error a call gets once the host is closed; `undefined` while it is open. */
   closed(ctx: RequestContext): unknown;
+  /** What every scope of the host shares. */
+  wide: HostWide;
+  /** The scope's name (`undefined`: the host's own rules, for routes of no known scope). */
+  scope: string | undefined;
   /**
-   * Whether the host honours idempotency keys: declared or listed from the start, else learned
-   * from its first answer that shows it (see `key-honour.ts`), for the pipeline's life.
+   * The lane whose state takes in an answer with these fields: the scope the answer names
+   * (remembered for the call's route), or this one. Set by the pipeline.
    */
-  keysHonoured: boolean;
+  laneOfAnswer(parts: HostParts, req: PreparedRequest, info: RateLimitInfo): HostParts;
+  /** The lane a call of this route runs in now: its scope's, or the host's own. */
+  laneOf(req: PreparedRequest): HostParts;
+  /**
+   * After an answer is settled: a hold for the whole host where the server set one (its global
+   * limit; a pushback on a route of no known scope once the host has scopes).
+   */
+  holdHost(parts: HostParts, outcome: ScopeOutcome): void;
+}
+
+/** What {@link HostParts.holdHost} reads of an attempt's outcome. */
+export interface ScopeOutcome {
+  info?: RateLimitInfo;
+  pushback?: boolean;
+  /** The lane's hold after the answer, epoch milliseconds on the clock's time line (0: none). */
+  holdUntil?: number;
 }
 
 /**

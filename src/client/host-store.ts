@@ -23,12 +23,13 @@ import type { AdmitResult, HostState, RuleSet, Settled } from './rules/host-rule
 import type { checkHostState } from './rules/state-check.js';
 import {
   admitTransaction,
+  adoptTransaction,
   readTransaction,
   settleTransaction,
   type TransactionParts,
 } from './rules/transactions.js';
 import type { StateTime } from './state-time.js';
-import { type MaybePromise, STATE_CHECK, type StateStore } from './store.js';
+import { type MaybePromise, STATE_CHECK, type StateStore, type Transaction } from './store.js';
 
 /** What a settle needs of an attempt's outcome, and where it records the host's hold after it. */
 export interface SettledOutcome {
@@ -68,7 +69,8 @@ function isPromise<T>(value: MaybePromise<T>): value is Promise<T> {
 
 /** See the module comment. */
 export class HostStore {
-  readonly #key: string;
+  /** The host's (or its scope's) key in the store: origin, `#partition`, a scope's name. */
+  readonly key: string;
   readonly #rules: RuleSet;
   readonly #store: StateStore;
   readonly #clock: Clock;
@@ -95,8 +97,7 @@ export class HostStore {
     shared: { store: StateStore; clock: Clock; time: StateTime },
     policy: HostConfig,
     report: HostReport,
-    origin: string,
-    partition: string | undefined,
+    key: string,
   ) {
     this.#policy = policy;
     this.#report = report;
@@ -104,7 +105,7 @@ export class HostStore {
     this.#clock = shared.clock;
     this.#time = shared.time;
     // The store adds its own prefix (RedisStore: `limited-client:state:{<origin>}`).
-    this.#key = partition === undefined ? origin : `${origin}#${partition}`;
+    this.key = key;
     const rules = policy.ruleSet;
     this.#rules = rules;
     const check = (shared.store as { [STATE_CHECK]?: typeof checkHostState })[STATE_CHECK];
@@ -135,7 +136,7 @@ export class HostStore {
       this.#parts,
     );
     return this.#store.update<HostState, AdmitResult>(
-      this.#key,
+      this.key,
       transaction,
       this.#policy.stateTtlMs,
     );
@@ -144,6 +145,8 @@ export class HostStore {
   /**
    * Takes an attempt's outcome into the rules (`outcome` with no response: an admission given
    * back, or an attempt that got none), and records the host's hold after it on the outcome.
+   * With `adopt`, the attempt was admitted by another lane of the host (`ticket` is that lane's):
+   * this state takes the answer in as if it had admitted it (see `adoptTransaction`).
    * Never throws nor rejects (see the module comment); synchronous with a synchronous store.
    */
   settle(
@@ -151,6 +154,7 @@ export class HostStore {
     outcome: SettledOutcome,
     ctx: RequestContext,
     now = this.#clock.now(),
+    adopt = false,
   ): Promise<void> | undefined {
     const { response, info } = outcome;
     const status = response?.status;
@@ -166,19 +170,40 @@ export class HostStore {
       now: at,
       random: this.#clock.random(),
     };
+    const rules = this.#rules;
+    return this.#record(
+      () =>
+        adopt
+          ? adoptTransaction(rules, { ...ticket, now: ticket.at }, answer, this.#parts)
+          : settleTransaction(rules, answer, this.#parts),
+      outcome,
+      ctx,
+      at - now,
+    );
+  }
+
+  /**
+   * Runs a settling transaction and records on `outcome` what it says: the hold (moved to the
+   * clock's time line, `shift` behind the state's), the pushback, the lockout. A store failure is
+   * reported and otherwise ignored (see the module comment).
+   */
+  #record(
+    transaction: () => Transaction<HostState, Settled>,
+    outcome: SettledOutcome,
+    ctx: RequestContext,
+    shift: number,
+  ): Promise<void> | undefined {
     let result: MaybePromise<Settled>;
     try {
       result = this.#store.update<HostState, Settled>(
-        this.#key,
-        settleTransaction(this.#rules, answer, this.#parts),
+        this.key,
+        transaction(),
         this.#policy.stateTtlMs,
       );
     } catch (error) {
       this.#report.storeError(ctx, 'settle', error);
       return;
     }
-    // The hold leaves on the clock's time line: the state's time minus how far it is ahead.
-    const shift = at - now;
     if (!isPromise(result)) {
       outcome.holdUntil = shift === 0 ? result.holdUntil : onClock(result.holdUntil, shift);
       outcome.pushback = result.pushback;
@@ -221,7 +246,7 @@ export class HostStore {
     );
     try {
       const result = await this.#store.update<HostState, AdmitResult>(
-        this.#key,
+        this.key,
         transaction,
         this.#policy.stateTtlMs,
       );
@@ -241,9 +266,9 @@ export class HostStore {
   lastState(): HostState | undefined {
     try {
       const read = this.#store.get
-        ? this.#store.get<unknown>(this.#key)
+        ? this.#store.get<unknown>(this.key)
         : this.#store.update<HostState, unknown>(
-            this.#key,
+            this.key,
             readTransaction,
             this.#policy.stateTtlMs,
           );

@@ -40,6 +40,7 @@ export type {
   LimitedRequestInit,
   PolicyStats,
   RetryContext,
+  ScopeStats,
   ShouldRetry,
   StoreOperation,
 } from './types.js';

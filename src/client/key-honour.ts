@@ -43,14 +43,15 @@ export function answerHonoursKey(headers: Headers, header: string, key: string):
  */
 export function learnKeys(
   host: {
-    keysHonoured: boolean;
+    wide: { keysHonoured: boolean };
     policy: { idempotency?: { header: string; honoured: boolean | undefined } };
   },
   key: string | undefined,
   response: Response,
 ): void {
   const idem = host.policy.idempotency;
-  if (host.keysHonoured || key === undefined || idem === undefined || idem.honoured !== undefined)
+  const { wide } = host;
+  if (wide.keysHonoured || key === undefined || idem === undefined || idem.honoured !== undefined)
     return;
-  if (answerHonoursKey(response.headers, idem.header, key)) host.keysHonoured = true;
+  if (answerHonoursKey(response.headers, idem.header, key)) wide.keysHonoured = true;
 }

@@ -4,6 +4,11 @@
  * order of a call's steps is drawn once, in `docs/how-it-works.md` ("How a request flows"); the
  * steps run in `call-run.ts`, the host's rules in the order of `rules/registry.ts`.
  *
+ * A host may keep many budgets (GitHub's resources, Discord's buckets): each scope its answers
+ * name runs in a lane of its own (its line, its state in the store) over the parts the host shares
+ * (`scopes/scope-lanes.ts`); which scope a call is in, the answers tell (`scopes/route-scopes.ts`).
+ * A host whose answers name no scope has one lane, its own, and pays nothing for scopes.
+ *
  * A call resolves to the last response it got, whatever its status, and rejects only where fetch
  * would (a network error, an abort) or where the client refused to send (typed errors). The slot
  * an attempt took in admission lasts until its response's body ends, when the call returns it
@@ -11,27 +16,49 @@
  *
  * @module
  */
-import { type RequestContext, TimeoutError } from '../errors.js';
-import { Admission } from './admission.js';
+import { ClientClosedError, type RequestContext, TimeoutError } from '../errors.js';
+import type { RateLimitInfo } from '../headers/types.js';
+import { Admission, Slots } from './admission.js';
 import { type Call, readCall } from './attempt.js';
 import { CallRun } from './call-run.js';
 import type { HostConfig } from './host-config.js';
-import type { HostParts, OpenFlight, PipelineShared } from './host-parts.js';
+import type {
+  HostParts,
+  HostWide,
+  OpenFlight,
+  PipelineShared,
+  ScopeOutcome,
+} from './host-parts.js';
 import { HostReport } from './host-report.js';
 import { HostStore } from './host-store.js';
 import { OpenBodies } from './open-bodies.js';
 import type { PreparedRequest } from './request.js';
 import { CircuitBreaker } from './rules/breaker.js';
+import type { AdmitResult } from './rules/host-rules.js';
+import { scopeOfAnswer } from './scopes/answer-scope.js';
+import { RouteScopes } from './scopes/route-scopes.js';
+import { ScopeLanes } from './scopes/scope-lanes.js';
 import { AbortScope } from './signals.js';
 import { Sleepers } from './sleepers.js';
-import { hostStats } from './stats.js';
+import { hostStats, stateStats } from './stats.js';
 import type { HostStats, LimitedRequestInit } from './types.js';
+
+/** What separates a scope's name from its host's in a store key (never in a scope's name). */
+const SCOPE_SEPARATOR = '\u001f';
 
 /** The pipeline of one host; see the module comment. */
 export class HostPipeline {
   readonly report: HostReport;
-  /** What a call's run uses (see `call-run.ts`). */
-  readonly #parts: HostParts;
+  /** The host's lanes: its own, and one per scope its answers named. */
+  readonly #lanes: ScopeLanes;
+  /** Which scope each route was answered from; made at the first answer that names one. */
+  #routes: RouteScopes | undefined;
+  readonly #slots: Slots;
+  readonly #wide: HostWide;
+  readonly #sleepers: Sleepers;
+  readonly #breaker: CircuitBreaker | undefined;
+  /** The host's key in the store; a scope's is this, the separator, and its name. */
+  readonly #key: string;
   /** Set by {@link close}: the error calls get from then on. */
   #closedWith: ((ctx: RequestContext) => unknown) | undefined;
 
@@ -48,27 +75,57 @@ export class HostPipeline {
     readonly partition?: string,
   ) {
     this.#shared = shared;
-    const report = new HostReport(shared.events, origin, partition);
-    this.report = report;
-    const store = new HostStore(shared, policy, report, origin, partition);
+    this.report = new HostReport(shared.events, origin, partition);
+    this.#key = partition === undefined ? origin : `${origin}#${partition}`;
+    this.#slots = new Slots(policy.concurrency);
+    this.#wide = { keysHonoured: policy.idempotency?.honoured === true, holdUntil: 0 };
+    this.#sleepers = new Sleepers(shared.clock, shared.keepAlive);
+    this.#breaker = policy.breaker
+      ? new CircuitBreaker(policy.breaker, (from, to) => this.report.circuitState(from, to))
+      : undefined;
+    this.#lanes = new ScopeLanes(
+      this.#lane(undefined),
+      (scope) => this.#lane(scope),
+      (lane) => {
+        // Dropped idle: no call waits in it, and none can come (calls find lanes by scope).
+        lane.admission.close((ctx) => new ClientClosedError(ctx));
+        lane.bodies.close();
+        shared.store.forget?.(lane.store.key);
+      },
+    );
+  }
+
+  readonly #closed = (ctx: RequestContext) => this.#closedWith?.(ctx);
+
+  /** The parts of one lane: the host's own (`scope` undefined) or a scope's. */
+  #lane(scope: string | undefined): HostParts {
+    const { policy, report } = this;
+    const shared = this.#shared;
+    const key = scope === undefined ? this.#key : `${this.#key}${SCOPE_SEPARATOR}${scope}`;
+    const store = new HostStore(shared, policy, report, key);
+    const wide = this.#wide;
     const admission = new Admission({
       clock: shared.clock,
-      concurrency: policy.concurrency,
+      slots: this.#slots,
       maxQueue: policy.maxQueue,
       queueTimeoutMs: policy.queueTimeoutMs,
-      tryAdmit: (cost, first, now, ttlMs) => store.admit(cost, first, now, ttlMs),
+      // A hold on the whole host (Discord's global limit) holds every lane before its own rules.
+      tryAdmit: (cost, first, now, ttlMs) =>
+        wide.holdUntil > now
+          ? heldByHost(wide.holdUntil - now)
+          : store.admit(cost, first, now, ttlMs),
       giveBack: (ticket, ctx) => store.settle(ticket, {}, ctx),
       onQueued: (ctx, queueLength) => report.queued(ctx, queueLength),
       onHeld: (ctx, reason, waitMs, name) => report.held(ctx, reason, waitMs, name),
       keepAlive: () => shared.keepAlive.acquire(),
       reasons: policy.ruleSet,
     });
-    this.#parts = {
+    return {
       shared,
       policy,
       report,
       store,
-      sleepers: new Sleepers(shared.clock, shared.keepAlive),
+      sleepers: this.#sleepers,
       // A body's end ends its flight where its answer kept it open, then gives the slot back to the
       // cap: the line it lets move then reads the slot free in the shared state too.
       bodies: new OpenBodies(shared.clock, (flight: OpenFlight | undefined) => {
@@ -77,14 +134,48 @@ export class HostPipeline {
         else admission.release();
       }),
       between: 0,
-      breaker: policy.breaker
-        ? new CircuitBreaker(policy.breaker, (from, to) => report.circuitState(from, to))
-        : undefined,
+      breaker: this.#breaker,
       admission,
-      closed: (ctx) => this.#closedWith?.(ctx),
-      keysHonoured: policy.idempotency?.honoured === true,
+      closed: this.#closed,
+      wide,
+      scope,
+      laneOfAnswer: this.#laneOfAnswer,
+      laneOf: this.#laneOf,
+      holdHost: this.#holdHost,
     };
   }
+
+  /**
+   * The lane that takes in an answer (see `HostParts.laneOfAnswer`): the scope it names, whose
+   * route is remembered; this lane when it names none, or when learning is off.
+   */
+  readonly #laneOfAnswer = (lane: HostParts, req: PreparedRequest, info: RateLimitInfo) => {
+    if (this.policy.rules.learn === undefined) return lane;
+    const named = scopeOfAnswer(info);
+    if (named === undefined) return lane;
+    this.#routes ??= new RouteScopes();
+    this.#routes.learn(req.method, req.url, named);
+    return this.#laneOf(req);
+  };
+
+  /**
+   * A hold for the whole host after a pushback (see `HostParts.holdHost`): the server's global
+   * limit, or a pushback on a route of no known scope once the host has scopes.
+   */
+  readonly #holdHost = (lane: HostParts, outcome: ScopeOutcome): void => {
+    const hold = outcome.holdUntil ?? 0;
+    if (hold <= this.#wide.holdUntil) return;
+    const global = outcome.info?.global === true;
+    if (global || (lane.scope === undefined && this.#lanes.size > 0)) this.#wide.holdUntil = hold;
+  };
+
+  /** The lane a call runs in: its route's scope's, or the host's own. */
+  readonly #laneOf = (req: PreparedRequest): HostParts => {
+    const routes = this.#routes;
+    if (routes === undefined) return this.#lanes.own;
+    const scope = routes.scopeOf(req.method, req.url);
+    return scope === undefined ? this.#lanes.own : this.#lanes.get(scope);
+  };
 
   /** The counters behind `stats()`. */
   get counters() {
@@ -99,8 +190,7 @@ export class HostPipeline {
    * call runs synchronously: nothing can evict the host in between.
    */
   get busy(): boolean {
-    const parts = this.#parts;
-    return parts.between > 0 || parts.admission.busy || parts.sleepers.size > 0;
+    return this.#sleepers.size > 0 || this.#lanes.busy(isBusy);
   }
 
   /**
@@ -121,16 +211,22 @@ export class HostPipeline {
       return Promise.reject(error);
     }
     this.report.counters.requests++;
+    const lane = this.#laneOf(req);
     const result = Number.isFinite(call.timeoutMs)
-      ? this.#runWithin(req, call, now)
-      : new CallRun(this.#parts, req, call, Number.POSITIVE_INFINITY).run(now);
+      ? this.#runWithin(lane, req, call, now)
+      : new CallRun(lane, req, call, Number.POSITIVE_INFINITY).run(now);
     if (!this.report.listens('done')) return result;
     const { clock } = this.#shared;
     return this.report.done(call.ctx, result, now, () => clock.now());
   }
 
   /** A call's run under its overall timeout. */
-  async #runWithin(req: PreparedRequest, call: Call, now: number): Promise<Response> {
+  async #runWithin(
+    lane: HostParts,
+    req: PreparedRequest,
+    call: Call,
+    now: number,
+  ): Promise<Response> {
     const ms = call.timeoutMs;
     const scope = new AbortScope(call.signal).timeout(
       this.#shared.clock,
@@ -139,7 +235,7 @@ export class HostPipeline {
     );
     call.signal = scope.signal;
     try {
-      const response = await new CallRun(this.#parts, req, call, now + ms).run(now);
+      const response = await new CallRun(lane, req, call, now + ms).run(now);
       // The caller's signal must still reach the body being read; the timeout is over.
       scope.dispose(true);
       return response;
@@ -156,9 +252,16 @@ export class HostPipeline {
    */
   close(error: (ctx: RequestContext) => unknown): void {
     this.#closedWith = error;
-    this.#parts.admission.close(error);
-    this.#parts.sleepers.wakeAll(error);
-    this.#parts.bodies.close();
+    for (const lane of this.#lanes.all()) {
+      lane.admission.close(error);
+      lane.bodies.close();
+    }
+    this.#sleepers.wakeAll(error);
+  }
+
+  /** The store keys of the host's lanes: its own, and its scopes' (forgotten with the host). */
+  storeKeys(): string[] {
+    return [...this.#lanes.all()].map((lane) => lane.store.key);
   }
 
   /**
@@ -169,7 +272,7 @@ export class HostPipeline {
   stats(): HostStats {
     const now = this.#shared.clock.now();
     const at = this.#shared.time.at(now);
-    const { admission, breaker, store } = this.#parts;
+    const { admission, breaker, store } = this.#lanes.own;
     const stats = hostStats(
       this.origin,
       this.partition,
@@ -183,8 +286,27 @@ export class HostPipeline {
         circuit: breaker ? breaker.stateAt(now) : 'closed',
       },
     );
+    for (const lane of this.#lanes.all()) {
+      if (lane.scope === undefined) continue;
+      const scope = stateStats(lane.scope, lane.store.lastState(), this.policy.rules, at);
+      if (scope.holdUntil > 0) scope.holdUntil -= at - now;
+      stats.scopes.push(scope);
+    }
     // The hold, read on the state's time line, on the clock's.
     if (stats.holdUntil > 0) stats.holdUntil -= at - now;
+    if (this.#wide.holdUntil > now && this.#wide.holdUntil > stats.holdUntil) {
+      stats.holdUntil = this.#wide.holdUntil;
+    }
     return stats;
   }
+}
+
+/** Whether a lane has a call under way (see {@link HostPipeline.busy}). */
+function isBusy(lane: HostParts): boolean {
+  return lane.between > 0 || lane.admission.busy;
+}
+
+/** The wait of a lane while the whole host is held (see `HostWide.holdUntil`). */
+function heldByHost(waitMs: number): AdmitResult {
+  return { ok: false, waitMs, reason: 'retry-after' };
 }

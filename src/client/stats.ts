@@ -9,7 +9,7 @@ import type { CircuitState } from './rules/breaker.js';
 import { availableRetries } from './rules/budget.js';
 import type { HostRulesConfig, HostState } from './rules/host-rules.js';
 import { newCounts } from './rules/sliding-counts.js';
-import type { HostStats } from './types.js';
+import type { HostStats, ScopeStats } from './types.js';
 
 /** The counters of one host: the counting part of {@link HostStats} (see it for their meaning). */
 export type Counters = Pick<
@@ -70,14 +70,29 @@ export function hostStats(
   now: number,
   live: LiveStats,
 ): HostStats {
-  const hold = state?.hold;
-  const learned = [...(state?.quota?.policies ?? [])];
-  if (state?.timed?.policy) learned.push(state.timed.policy);
+  const { name: _, ...own } = stateStats('', state, config, now);
   return {
     origin,
     ...(partition === undefined ? {} : { partition }),
     ...counters,
     ...live,
+    ...own,
+    scopes: [],
+  };
+}
+
+/** What a state shows of a host or one of its scopes (named `name`), at `now`. */
+export function stateStats(
+  name: string,
+  state: HostState | undefined,
+  config: HostRulesConfig,
+  now: number,
+): ScopeStats {
+  const hold = state?.hold;
+  const learned = [...(state?.quota?.policies ?? [])];
+  if (state?.timed?.policy) learned.push(state.timed.policy);
+  return {
+    name,
     holdUntil: hold && hold.until > now ? hold.until : 0,
     mode: config.learn ? (state?.mode ?? 'cold') : 'off',
     paceRate: state?.pace?.rate,

@@ -305,6 +305,32 @@ export interface HostStats {
   paceRate: number | undefined;
   /** Retries the budget would allow now (`Infinity` when it is off). */
   budgetAvailable: number;
+  /**
+   * The budgets the host's answers named apart (GitHub's resources, Discord's buckets per
+   * channel, IETF partition keys), each with its own state; empty for a host with one budget.
+   * The fields above are the host's own: routes of no known scope. See docs/how-it-works.md
+   * ("Many budgets per host").
+   */
+  scopes: ScopeStats[];
+}
+
+/** The state of one budget of a host that its answers named (see {@link HostStats.scopes}). */
+export interface ScopeStats {
+  /**
+   * The scope's name: the dialect and the server's name for it (`github:search`,
+   * `discord:<bucket>@channels/<id>`, `pk:<partition key>`).
+   */
+  name: string;
+  /** Epoch milliseconds until which the scope is held, 0 when it is not. */
+  holdUntil: number;
+  /** As {@link HostStats.mode}, for the scope. */
+  mode: 'cold' | 'blind' | 'declared' | 'off';
+  /** The scope's policies as the client sees them. */
+  policies: PolicyStats[];
+  /** As {@link HostStats.paceRate}, for the scope. */
+  paceRate: number | undefined;
+  /** Retries the scope's budget would allow now (`Infinity` when it is off). */
+  budgetAvailable: number;
 }
 
 /** `stats()` of a client: its hosts, and totals over every host it has seen (evicted ones too). */
@@ -323,5 +349,6 @@ export interface ClientStats {
     | 'budgetAvailable'
     | 'inFlight'
     | 'queueLength'
+    | 'scopes'
   >;
 }

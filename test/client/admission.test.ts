@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Admission, type AdmissionRequest } from '../../src/client/admission.js';
+import { Admission, type AdmissionRequest, Slots } from '../../src/client/admission.js';
 import { toCost } from '../../src/client/cost.js';
 import type { Ticket } from '../../src/client/rules/contract.js';
 import { type AdmitResult, bindRules } from '../../src/client/rules/host-rules.js';
@@ -27,7 +27,7 @@ function setup(options: { concurrency?: number; maxQueue?: number; queueTimeoutM
   }
   const a = new Queue({
     clock,
-    concurrency: options.concurrency ?? Number.POSITIVE_INFINITY,
+    slots: new Slots(options.concurrency ?? Number.POSITIVE_INFINITY),
     maxQueue: options.maxQueue ?? 100,
     queueTimeoutMs: options.queueTimeoutMs ?? Number.POSITIVE_INFINITY,
     tryAdmit: (cost) => {

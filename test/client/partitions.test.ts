@@ -33,13 +33,19 @@ function github(clock: FakeClock) {
 const bySearch = ({ url }: { url: string }) => (url.includes('/search/') ? 'search' : undefined);
 
 describe('partitions', () => {
-  it('without one, a spent search quota holds core calls on the same host', async () => {
+  it('without one, the answers name the budgets: a spent search holds searches only', async () => {
     const clock = new FakeClock();
     const inner = github(clock);
     const fetch = wrapFetch(inner, { clock, maxRetryAfterMs: 1000 });
     await fetch(`${API}/search/code?q=x`);
-    await expect(fetch(`${API}/repos/nodejs/node`)).rejects.toSatisfy(isRateLimitError);
-    expect(inner.calls).toHaveLength(1);
+    expect((await fetch(`${API}/repos/nodejs/node`)).status).toBe(200);
+    await expect(fetch(`${API}/search/issues?q=y`)).rejects.toSatisfy(isRateLimitError);
+    expect(inner.calls).toHaveLength(2);
+    const scopes = fetch.stats().hosts[API]?.scopes;
+    expect(scopes?.map((s) => [s.name, s.policies[0]?.remaining]).sort()).toEqual([
+      ['github:core', 4999],
+      ['github:search', 0],
+    ]);
   });
 
   it('with one, core calls go while search is held until its reset', async () => {
@@ -51,8 +57,9 @@ describe('partitions', () => {
     await expect(fetch(`${API}/search/issues?q=y`)).rejects.toSatisfy(isRateLimitError);
     expect(inner.calls).toHaveLength(6);
     const { hosts } = fetch.stats();
-    expect(hosts[API]?.policies.map((p) => p.name)).toEqual(['core']);
-    expect(hosts[`${API}#search`]?.policies.map((p) => [p.name, p.remaining])).toEqual([
+    expect(hosts[API]?.scopes.flatMap((s) => s.policies.map((p) => p.name))).toEqual(['core']);
+    const search = hosts[`${API}#search`]?.scopes;
+    expect(search?.flatMap((s) => s.policies.map((p) => [p.name, p.remaining]))).toEqual([
       ['search', 0],
     ]);
   });
@@ -113,11 +120,13 @@ describe('partitions', () => {
     const twoInner = github(clock);
     const two = wrapFetch(twoInner, options);
     await one(`${API}/search/code?q=x`);
-    // The other client learned that search is spent, and that core is not.
-    await expect(two(`${API}/search/code?q=y`)).rejects.toSatisfy(isRateLimitError);
+    // The other client has not seen the route: its first call goes, and its answer names the
+    // search scope, whose state the first client spent in the store.
+    expect((await two(`${API}/search/code?q=y`)).status).toBe(200);
+    await expect(two(`${API}/search/issues?q=z`)).rejects.toSatisfy(isRateLimitError);
     expect((await two(`${API}/user`)).status).toBe(200);
-    expect(twoInner.calls.map((c) => new URL(c.url).pathname)).toEqual(['/user']);
-    expect(store.get(`${API}#search`)).toBeDefined();
+    expect(twoInner.calls.map((c) => new URL(c.url).pathname)).toEqual(['/search/code', '/user']);
+    expect(store.get(`${API}#search\u001fgithub:search`)).toBeDefined();
   });
 
   it('refuses a partition that is not a string of at most 256 characters, without sending', async () => {

@@ -85,6 +85,40 @@ export function settleTransaction(
   };
 }
 
+/**
+ * The transaction that takes in an answer to an attempt another state admitted (the lane of
+ * another scope: `pipeline.ts`): it commits the attempt here as sent at `request.now` (no check:
+ * it was sent), then settles the answer on it. The state learns the answer as if it had admitted
+ * the attempt itself. A replay commits the same ticket again and settles again.
+ */
+export function adoptTransaction(
+  rules: RuleSet,
+  request: Request,
+  answer: Answer,
+  parts: TransactionParts = NO_PARTS,
+): ReplayableTransaction<HostState, Settled> {
+  let adopted: Answer['ticket'] | undefined;
+  return {
+    run(current) {
+      if (parts.time) answer.now = parts.time();
+      if (request.now > answer.now) request.now = answer.now;
+      const w = walk(rules, current, request);
+      prune(w);
+      adopted = commit(w);
+      answer.ticket = adopted;
+      return [w.state, settle(rules, w.state, answer)];
+    },
+    replay(current) {
+      const w = walk(rules, current, request);
+      prune(w);
+      commit(w, adopted && structuredClone(adopted));
+      settle(rules, w.state, answer);
+      return w.state;
+    },
+    check: parts.check,
+  };
+}
+
 /** The transaction that reads the state without changing it (for `stats()`). */
 export const readTransaction: ReplayableTransaction<HostState, HostState | undefined> = {
   run: (current) => [current, current],
