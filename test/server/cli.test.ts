@@ -181,7 +181,7 @@ describe('parseCli', () => {
 
   it('names a misspelt parameter, the flag it came from and what the algorithm takes', async () => {
     await expect(parseCli(['--limit', 'gcra:rate=10,burts=5'])).rejects.toThrow(
-      '--limit gcra:rate=10,burts=5: unknown parameter "burts"; gcra takes rate, burst (any limit also takes key, unit, cost, name)',
+      '--limit gcra:rate=10,burts=5: unknown parameter "burts"; gcra takes rate, burst (any limit also takes key, unit, cost, name, resource, partitionKey)',
     );
     await expect(parseCli(['-l', 'token-bucket:capacity=5,refill=1'])).rejects.toThrow(
       'token-bucket takes capacity, refillPerSecond',
@@ -282,7 +282,7 @@ describe('runCli', () => {
       /^ {2}gcra +rate, burst$/m,
       /^ {2}leaky-bucket +rate, capacity$/m,
       /^ {2}concurrency +limit, retryAfterMs$/m,
-      /Any limit also takes key, unit, cost, name\./,
+      /Any limit also takes key, unit, cost, name, resource, partitionKey\./,
     ]) {
       expect(text).toMatch(line);
     }

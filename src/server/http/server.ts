@@ -13,6 +13,7 @@ import { PROMETHEUS_CONTENT_TYPE } from '../metrics/prometheus.js';
 import { METRICS_PATH, ServerMetrics } from '../metrics/server-metrics.js';
 import { type Admission, admit, clientKey, type StoreFailure } from './admission.js';
 import { BodyBudget, declaresBody, NO_BODY, readBody } from './body.js';
+import { discordBody } from './budget-fields.js';
 import { type CompiledRoute, compileRoutes } from './compile.js';
 import { type FailMode, type MockServerConfig, parseConfig } from './config.js';
 import { Connections } from './connections.js';
@@ -413,9 +414,12 @@ class Pipeline {
     const { req, route } = call;
     const now = this.clock.now();
     const ip = clientIp(req, this.#trustProxy);
-    const keys = route.limits.map((limit) => limit.keyOf(req, ip));
+    // One parse of the body at most, shared by the keys (`{ json: 'model' }`) and the costs.
+    const input = costInput((name) => header(req, name), call.body, call.json);
+    const context = { params: call.params, json: () => input.json() };
+    const keys = route.limits.map((limit) => limit.keyOf(req, ip, context));
     call.client = clientKey(keys, ip);
-    const costs = this.#costs(call);
+    const costs = this.#costs(call, input);
     if (costs === undefined) return undefined;
     const started = this.metrics === undefined ? 0 : performance.now();
     const admission = await admit(route, keys, costs, now);
@@ -455,16 +459,14 @@ class Pipeline {
    * (`cost_exceeds_limit`): not a 429, which a client would retry for ever. Either way nothing is
    * spent, and `undefined` says the request was answered.
    */
-  #costs(call: Call): number[] | undefined {
+  #costs(call: Call, input: CostInput): number[] | undefined {
     const { route } = call;
     const costs: number[] = [];
-    let input: CostInput | undefined;
     for (const limit of route.limits) {
       if (!limit.cost.fromRequest) {
         costs.push(limit.cost.fallback);
         continue;
       }
-      input ??= costInput((name) => header(call.req, name), call.body, call.json);
       const read = limit.cost.read(input);
       if (!read.ok) {
         sendJson(call.res, this.clock, 400, [], {
@@ -541,8 +543,12 @@ class Pipeline {
     const headers = rateLimitFields(route.headers, admission.reports, true, now);
     const retryAfter = retryAfterField(route.retryAfter, top.retryAfterMs, now);
     if (retryAfter !== undefined) headers.push('Retry-After', retryAfter);
+    if (route.headers === 'discord') {
+      sendJson(call.res, this.clock, route.rejectStatus, headers, discordBody(top));
+      return;
+    }
     const seconds = Math.ceil(top.retryAfterMs / 1000);
-    sendJson(call.res, this.clock, 429, headers, {
+    sendJson(call.res, this.clock, route.rejectStatus, headers, {
       error: 'rate_limited',
       message: `Too many requests: policy "${top.name}" (${limit?.description}, per ${limit?.scope}) has no room for this request; retry in ${seconds} s.`,
       policy: top.name,
