@@ -33,7 +33,7 @@ import { type CompiledCost, compileCost } from './costs.js';
 import { declaredQuota } from './declared-quota.js';
 import { FAULT_DEFAULTS, LIMIT_DEFAULTS, ROUTE_DEFAULTS } from './defaults.js';
 import { Trigger } from './faults.js';
-import { compileKey, type KeyFunction, keyScope } from './keys.js';
+import { compileKey, type KeyFunction, keyScope, readsRequest } from './keys.js';
 import { describePolicy, type PolicyField } from './rate-limit-headers.js';
 import { compilePath, type PathMatcher } from './routes.js';
 
@@ -81,6 +81,8 @@ export interface CompiledRoute {
   leaky: boolean;
   /** Whether a limit counts requests in flight: admitted requests hold a slot until they end. */
   concurrency: boolean;
+  /** Whether a limit's key reads a path parameter or the JSON body (`{ param }`, `{ json }`). */
+  keysReadRequest: boolean;
   headers: HeaderFamily;
   retryAfter: RetryAfterFormat;
   /** The status of a refused request (429, or GitHub's 403). */
@@ -149,6 +151,9 @@ export function compileRoutes(
       limits,
       leaky: limits.some((limit) => limit.leaky),
       concurrency: limits.some((limit) => limit.concurrency),
+      keysReadRequest: [...edgeConfigs, ...(route.limits ?? [])].some((limit) =>
+        readsRequest(limit.key),
+      ),
       headers: route.headers ?? ROUTE_DEFAULTS.headers,
       retryAfter: route.retryAfter ?? ROUTE_DEFAULTS.retryAfter,
       rejectStatus: route.rejectStatus ?? ROUTE_DEFAULTS.rejectStatus,

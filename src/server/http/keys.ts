@@ -125,3 +125,11 @@ export function keyScope(key: KeyConfig | undefined): string {
     })
     .join('+');
 }
+
+/**
+ * Whether a key reads a path parameter or the JSON body (`{ param }`, `{ json }`): a route whose
+ * keys do not is spared building what they would read.
+ */
+export function readsRequest(key: KeyConfig | undefined): boolean {
+  return parts(key).some((part) => typeof part === 'object' && !('header' in part));
+}

@@ -414,12 +414,19 @@ class Pipeline {
     const { req, route } = call;
     const now = this.clock.now();
     const ip = clientIp(req, this.#trustProxy);
-    // One parse of the body at most, shared by the keys (`{ json: 'model' }`) and the costs.
-    const input = costInput((name) => header(req, name), call.body, call.json);
-    const context = { params: call.params, json: () => input.json() };
+    // One parse of the body at most, shared by the keys (`{ json: 'model' }`) and the costs;
+    // none of it made for a route whose keys and costs read nothing of the request.
+    let input: CostInput | undefined;
+    const inputOf = () => {
+      input ??= costInput((name) => header(req, name), call.body, call.json);
+      return input;
+    };
+    const context = route.keysReadRequest
+      ? { params: call.params, json: () => inputOf().json() }
+      : undefined;
     const keys = route.limits.map((limit) => limit.keyOf(req, ip, context));
     call.client = clientKey(keys, ip);
-    const costs = this.#costs(call, input);
+    const costs = this.#costs(call, inputOf);
     if (costs === undefined) return undefined;
     const started = this.metrics === undefined ? 0 : performance.now();
     const admission = await admit(route, keys, costs, now);
@@ -459,7 +466,7 @@ class Pipeline {
    * (`cost_exceeds_limit`): not a 429, which a client would retry for ever. Either way nothing is
    * spent, and `undefined` says the request was answered.
    */
-  #costs(call: Call, input: CostInput): number[] | undefined {
+  #costs(call: Call, inputOf: () => CostInput): number[] | undefined {
     const { route } = call;
     const costs: number[] = [];
     for (const limit of route.limits) {
@@ -467,7 +474,7 @@ class Pipeline {
         costs.push(limit.cost.fallback);
         continue;
       }
-      const read = limit.cost.read(input);
+      const read = limit.cost.read(inputOf());
       if (!read.ok) {
         sendJson(call.res, this.clock, 400, [], {
           error: 'invalid_cost',

@@ -148,6 +148,21 @@ describe("the mock server in Discord's dialect", () => {
     ]);
   });
 
+  it('a channel is kept as it is up to 128 characters, past that by its SHA-256', async () => {
+    const clock = new FakeClock();
+    const url = await discord(clock);
+    const long = '9'.repeat(128);
+    for (const channel of [long, `${long}9`]) {
+      expect((await call(`${url}/channels/${channel}/messages`, post)).status).toBe(200);
+    }
+    const keys = Object.keys(
+      server?.stats().routes['POST /channels/:channel/messages']?.keys ?? {},
+    );
+    expect(keys).toContain(`ip:127.0.0.1 param channel:${long}`);
+    expect(keys.filter((k) => k.includes('param channel:sha256:'))).toHaveLength(1);
+    expect(keys.some((k) => k.includes(`${long}9`))).toBe(false);
+  });
+
   it('a channel named __proto__ is a channel like any other', async () => {
     const clock = new FakeClock();
     const url = await discord(clock);
