@@ -208,6 +208,8 @@ interface Call {
   limitHeaders: HeaderFields;
   /** The request's `Idempotency-Key` on a route that honours it, else `undefined`. */
   idempotencyKey: string | undefined;
+  /** What keys and costs read of the request, made on first use (`#input`). */
+  input: CostInput | undefined;
 }
 
 /** The stages a request goes through, in the order documented on {@link createMockServer}. */
@@ -380,6 +382,7 @@ class Pipeline {
         client: '',
         limitHeaders: [],
         idempotencyKey: undefined,
+        input: undefined,
       };
     }
     if (allowed.size > 0) {
@@ -414,19 +417,14 @@ class Pipeline {
     const { req, route } = call;
     const now = this.clock.now();
     const ip = clientIp(req, this.#trustProxy);
-    // One parse of the body at most, shared by the keys (`{ json: 'model' }`) and the costs;
-    // none of it made for a route whose keys and costs read nothing of the request.
-    let input: CostInput | undefined;
-    const inputOf = () => {
-      input ??= costInput((name) => header(req, name), call.body, call.json);
-      return input;
-    };
+    // A route whose keys read nothing of the request (no `{ param }`, no `{ json }`) is spared
+    // the context; the body is parsed once at most, for the keys and the costs alike.
     const context = route.keysReadRequest
-      ? { params: call.params, json: () => inputOf().json() }
+      ? { params: call.params, json: () => this.#input(call).json() }
       : undefined;
     const keys = route.limits.map((limit) => limit.keyOf(req, ip, context));
     call.client = clientKey(keys, ip);
-    const costs = this.#costs(call, inputOf);
+    const costs = this.#costs(call);
     if (costs === undefined) return undefined;
     const started = this.metrics === undefined ? 0 : performance.now();
     const admission = await admit(route, keys, costs, now);
@@ -466,7 +464,7 @@ class Pipeline {
    * (`cost_exceeds_limit`): not a 429, which a client would retry for ever. Either way nothing is
    * spent, and `undefined` says the request was answered.
    */
-  #costs(call: Call, inputOf: () => CostInput): number[] | undefined {
+  #costs(call: Call): number[] | undefined {
     const { route } = call;
     const costs: number[] = [];
     for (const limit of route.limits) {
@@ -474,7 +472,7 @@ class Pipeline {
         costs.push(limit.cost.fallback);
         continue;
       }
-      const read = limit.cost.read(inputOf());
+      const read = limit.cost.read(this.#input(call));
       if (!read.ok) {
         sendJson(call.res, this.clock, 400, [], {
           error: 'invalid_cost',
@@ -499,6 +497,12 @@ class Pipeline {
       costs.push(read.cost);
     }
     return costs;
+  }
+
+  /** What keys and costs read of the request: its header fields and its body, parsed lazily. */
+  #input(call: Call): CostInput {
+    call.input ??= costInput((name) => header(call.req, name), call.body, call.json);
+    return call.input;
   }
 
   /**
