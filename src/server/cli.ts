@@ -40,12 +40,17 @@ Options:
                              <algorithm>:<param>=<value>,...   for example
                              token-bucket:capacity=10,refillPerSecond=2
                              fixed-window:limit=100,windowMs=60000,key=header:x-api-key
-                             (key is ip, global or header:<name>; name=<policy name>;
+                             (key is ip, global, header:<name> or json:<field path>, one
+                             budget per value, e.g. key=json:model; name=<policy name>;
                              unit=tokens; cost=<n> or, read from each request,
-                             cost=header:<name>|json:<field path>|default:<n>)
+                             cost=header:<name>|json:<field path>|default:<n>;
+                             resource=<GitHub resource or Discord bucket>; partitionKey=true
+                             writes the IETF pk)
       --cost <n>             Units each request spends (default 1)
-      --headers <family>     ietf | draft-7 | draft-6 | x-ratelimit | openai | none (default ietf)
+      --headers <family>     ietf | draft-7 | draft-6 | x-ratelimit | openai | github | discord |
+                             none (default ietf)
       --retry-after <format> seconds | http-date | none (default seconds)
+      --reject-status <n>    429 | 403 (GitHub's primary limit) (default 429)
       --cors                 Answer CORS for pages on any origin: preflights, and every
                              rate-limit field exposed to scripts (default off, or the config's)
       --metrics              Serve Prometheus metrics at GET /__metrics (decisions, latency,
@@ -90,6 +95,7 @@ const flags = {
   cost: { type: 'string' },
   headers: { type: 'string' },
   'retry-after': { type: 'string' },
+  'reject-status': { type: 'string' },
   'trust-proxy': { type: 'string' },
   cors: { type: 'boolean' },
   metrics: { type: 'boolean' },
@@ -136,7 +142,7 @@ function costSpec(spec: string, value: string): unknown {
 
 /**
  * Parses `algorithm:param=value,...` into a limit. Values that look like numbers are numbers;
- * `key=header:<name>` is a header key; `cost=json:max_tokens|header:x-token-estimate|default:1`
+ * `key=header:<name>` is a header key, `key=json:<path>` a JSON body field's; `cost=json:max_tokens|header:x-token-estimate|default:1`
  * reads the cost from the request. The limit is checked later, with the whole configuration.
  */
 export function parseLimitSpec(spec: string): LimitConfig {
@@ -166,8 +172,12 @@ export function parseLimitSpec(spec: string): LimitConfig {
       );
     }
     if (name === 'key') {
-      limit.key = value.startsWith('header:') ? { header: value.slice('header:'.length) } : value;
-    } else if (name === 'name' || name === 'unit') limit[name] = value;
+      if (value.startsWith('header:')) limit.key = { header: value.slice('header:'.length) };
+      else if (value.startsWith('json:')) limit.key = { json: value.slice('json:'.length) };
+      else limit.key = value;
+    } else if (name === 'name' || name === 'unit' || name === 'resource') limit[name] = value;
+    else if (name === 'partitionKey')
+      limit[name] = value === 'true' ? true : value === 'false' ? false : value;
     else if (name === 'cost') limit.cost = costSpec(spec, value);
     else limit[name] = scalar(value);
   }
@@ -214,6 +224,7 @@ export async function parseCli(argv: readonly string[]): Promise<CliOptions | un
       'cost',
       'headers',
       'retry-after',
+      'reject-status',
       'trust-proxy',
       'fail-mode',
       'fail-open-share',
@@ -229,6 +240,9 @@ export async function parseCli(argv: readonly string[]): Promise<CliOptions | un
     if (values.cost !== undefined) route.cost = integer('cost', values.cost);
     if (values.headers !== undefined) route.headers = values.headers as never;
     if (values['retry-after'] !== undefined) route.retryAfter = values['retry-after'] as never;
+    if (values['reject-status'] !== undefined) {
+      route.rejectStatus = scalar(values['reject-status']) as never;
+    }
     if (values['fail-mode'] !== undefined) route.failMode = values['fail-mode'] as never;
     if (values['fail-open-share'] !== undefined) {
       route.failOpenShare = scalar(values['fail-open-share']) as number;

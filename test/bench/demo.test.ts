@@ -14,8 +14,10 @@
  * test/client/rules/declared-goodput.test.ts (and measured in docs/benchmarks.md).
  */
 import { describe, expect, it } from 'vitest';
+import { createMockServer } from '../../src/server/index.js';
 import { renderChart } from './lib/chart.js';
 import { elapsedOverLeast, parseDemoArgs, progressLine } from './lib/demo-report.js';
+import { leastWindowedMs, scopedRoutes, scopedServerConfig } from './lib/demo-scopes.js';
 import type { Bin } from './lib/timeline.js';
 
 describe('the demo', () => {
@@ -55,6 +57,61 @@ describe('the demo', () => {
     expect(parseDemoArgs(['--rate', '50', '--burst', '10'])).toEqual({
       options: { n: 120, rate: 50, burst: 10, svg: 'test/bench/results/demo.svg' },
     });
+  });
+
+  describe('its scoped route set (--scopes, issue 26)', () => {
+    it('is off unless asked for; github or ietf, anything else said to be wrong', () => {
+      expect(parseDemoArgs([])).toEqual({
+        options: { n: 120, rate: 20, burst: 20, svg: 'test/bench/results/demo.svg' },
+      });
+      expect(parseDemoArgs(['--scopes', 'github'])).toMatchObject({
+        options: { scopes: 'github' },
+      });
+      expect(parseDemoArgs(['--scopes', 'discord'])).toEqual({
+        error: '--scopes must be github or ietf (got discord)',
+      });
+    });
+
+    it('a quarter as many searches at a quarter of the rate, at least one', () => {
+      expect(scopedRoutes(120, 20).map((r) => [r.name, r.calls, r.perWindow])).toEqual([
+        ['orders', 120, 20],
+        ['search', 30, 5],
+      ]);
+      expect(scopedRoutes(2, 1).map((r) => [r.calls, r.perWindow])).toEqual([
+        [2, 1],
+        [1, 1],
+      ]);
+    });
+
+    it('the least time of a windowed budget: whole windows, less the part already gone', () => {
+      expect(leastWindowedMs(40, 20, 1000, 5000)).toBe(1000);
+      expect(leastWindowedMs(40, 20, 1000, 5950)).toBe(50);
+      expect(leastWindowedMs(20, 20, 1000, 5000)).toBe(0);
+      expect(leastWindowedMs(41, 20, 1000, 5000)).toBe(2000);
+    });
+
+    for (const dialect of ['github', 'ietf'] as const) {
+      it(`${dialect}: the two routes are two budgets, each named`, async () => {
+        const server = await createMockServer(scopedServerConfig(dialect, scopedRoutes(4, 4)));
+        try {
+          for (let i = 0; i < 4; i++) await (await fetch(`${server.url}/orders/${i}`)).text();
+          const spent = await fetch(`${server.url}/orders/9`);
+          await spent.text();
+          const search = await fetch(`${server.url}/search?q=1`);
+          await search.text();
+          expect([spent.status, search.status]).toEqual([429, 200]);
+          const names =
+            dialect === 'github'
+              ? [spent, search].map((r) => r.headers.get('x-ratelimit-resource'))
+              : [spent, search].map(
+                  (r) => /^"(\w+)";.*;pk=:/.exec(r.headers.get('ratelimit') ?? '')?.[1],
+                );
+          expect(names).toEqual(['orders', 'search']);
+        } finally {
+          await server.close();
+        }
+      });
+    }
   });
 
   describe('its chart', () => {

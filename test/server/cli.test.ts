@@ -166,6 +166,56 @@ describe('parseCli', () => {
     );
   });
 
+  it('serves a budget per model (key=json:), GitHub fields with 403, and the IETF pk from flags', async () => {
+    const perModel = await parseCli([
+      '-l',
+      'fixed-window:limit=2,windowMs=60000,key=json:model,name=requests',
+      '--headers',
+      'openai',
+    ]);
+    expect(perModel?.config.routes[0]?.limits?.[0]).toMatchObject({ key: { json: 'model' } });
+    const github = await parseCli([
+      '--headers',
+      'github',
+      '--reject-status',
+      '403',
+      '--retry-after',
+      'none',
+      '-l',
+      'fixed-window:limit=1,windowMs=60000,key=header:authorization,resource=core',
+    ]);
+    expect(github?.config.routes[0]).toMatchObject({ headers: 'github', rejectStatus: 403 });
+    const ietf = await parseCli(['-l', 'fixed-window:limit=3,windowMs=60000,partitionKey=true']);
+    expect(ietf?.config.routes[0]?.limits?.[0]).toMatchObject({ partitionKey: true });
+    const servers = await Promise.all(
+      [perModel, github, ietf].map((o) => createMockServer(o?.config as MockServerConfig)),
+    );
+    const [openaiUrl, githubUrl, ietfUrl] = servers.map((server) => server.url);
+    try {
+      const ask = (model: string) =>
+        fetch(`${openaiUrl}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ model }),
+        });
+      for (const model of ['a', 'a', 'b']) expect((await ask(model)).status).toBe(200);
+      expect((await ask('a')).status).toBe(429);
+      expect((await fetch(`${githubUrl}/user`)).headers.get('x-ratelimit-resource')).toBe('core');
+      const refused = await fetch(`${githubUrl}/user`);
+      expect(refused.status).toBe(403);
+      expect(refused.headers.has('retry-after')).toBe(false);
+      expect((await fetch(`${ietfUrl}/x`)).headers.get('ratelimit')).toMatch(/;pk=:[^:]+:$/);
+    } finally {
+      await Promise.all(servers.map((server) => server.close()));
+    }
+    await expect(
+      createMockServer(
+        (await parseCli(['--reject-status', '500', '-l', 'gcra:rate=1,burst=1']))
+          ?.config as MockServerConfig,
+      ),
+    ).rejects.toThrow('routes[0].rejectStatus: must be 429 or 403');
+  });
+
   it('refuses a limit parameter named like a prototype property, naming it, and pollutes nothing', async () => {
     const before = Object.getOwnPropertyNames(Object.prototype);
     for (const name of ['__proto__', 'constructor', 'toString']) {
@@ -181,7 +231,7 @@ describe('parseCli', () => {
 
   it('names a misspelt parameter, the flag it came from and what the algorithm takes', async () => {
     await expect(parseCli(['--limit', 'gcra:rate=10,burts=5'])).rejects.toThrow(
-      '--limit gcra:rate=10,burts=5: unknown parameter "burts"; gcra takes rate, burst (any limit also takes key, unit, cost, name)',
+      '--limit gcra:rate=10,burts=5: unknown parameter "burts"; gcra takes rate, burst (any limit also takes key, unit, cost, name, resource, partitionKey)',
     );
     await expect(parseCli(['-l', 'token-bucket:capacity=5,refill=1'])).rejects.toThrow(
       'token-bucket takes capacity, refillPerSecond',
@@ -282,7 +332,7 @@ describe('runCli', () => {
       /^ {2}gcra +rate, burst$/m,
       /^ {2}leaky-bucket +rate, capacity$/m,
       /^ {2}concurrency +limit, retryAfterMs$/m,
-      /Any limit also takes key, unit, cost, name\./,
+      /Any limit also takes key, unit, cost, name, resource, partitionKey\./,
     ]) {
       expect(text).toMatch(line);
     }

@@ -120,9 +120,16 @@ export async function admit(
   }
   const reports: PolicyReport[] = [];
   for (let i = 0; i < limits.length; i++) {
-    reports.push(
-      report(limits[i] as CompiledLimit, results[i] as TakeResult, fields[i] as PolicyField),
-    );
+    const limit = limits[i] as CompiledLimit;
+    const described = report(limit, results[i] as TakeResult, fields[i] as PolicyField);
+    if (route.headers === 'github') described.resource = limit.resource;
+    else if (route.headers === 'discord') {
+      described.resource = limit.bucket;
+      described.serverWide = limit.serverWide;
+    } else if (limit.partitionOf !== undefined && route.headers === 'ietf') {
+      described.partition = limit.partitionOf(keys[i] as string);
+    }
+    reports.push(described);
   }
   return { allowed: rejected < 0, failedClosed: false, acquisitions, results, reports, failures };
 }

@@ -14,6 +14,7 @@ import { SlidingLog } from '../algorithms/sliding-log.js';
 import { SlidingWindowCounter } from '../algorithms/sliding-window-counter.js';
 import { TokenBucket } from '../algorithms/token-bucket.js';
 import type { RateLimitStore } from '../store.js';
+import { bucketHash, partitionKey } from './budget-fields.js';
 import {
   type FailMode,
   type FaultsConfig,
@@ -30,9 +31,9 @@ import {
 } from './config.js';
 import { type CompiledCost, compileCost } from './costs.js';
 import { declaredQuota } from './declared-quota.js';
-import { FAULT_DEFAULTS, ROUTE_DEFAULTS } from './defaults.js';
+import { FAULT_DEFAULTS, LIMIT_DEFAULTS, ROUTE_DEFAULTS } from './defaults.js';
 import { Trigger } from './faults.js';
-import { compileKey, type KeyFunction, keyScope } from './keys.js';
+import { compileKey, type KeyFunction, keyScope, readsRequest } from './keys.js';
 import { describePolicy, type PolicyField } from './rate-limit-headers.js';
 import { compilePath, type PathMatcher } from './routes.js';
 
@@ -60,6 +61,14 @@ export interface CompiledLimit {
   local(share: number): RateLimiter;
   /** {@link field} for the copy {@link local} returns (its own, scaled, declared quota). */
   localField(share: number): PolicyField;
+  /** GitHub's `x-ratelimit-resource`: the limit's `resource`, else its name. */
+  resource: string;
+  /** Discord's `X-RateLimit-Bucket`: the limit's `resource`, else an opaque hash of its name. */
+  bucket: string;
+  /** A server-wide limit (shared by every route): Discord's global limit. */
+  serverWide: boolean;
+  /** The IETF `pk` of a request's key under this limit, when it writes one (`partitionKey`). */
+  partitionOf: ((key: string) => string) | undefined;
 }
 
 /** A route ready to serve. */
@@ -72,8 +81,12 @@ export interface CompiledRoute {
   leaky: boolean;
   /** Whether a limit counts requests in flight: admitted requests hold a slot until they end. */
   concurrency: boolean;
+  /** Whether a limit's key reads a path parameter or the JSON body (`{ param }`, `{ json }`). */
+  keysReadRequest: boolean;
   headers: HeaderFamily;
   retryAfter: RetryAfterFormat;
+  /** The status of a refused request (429, or GitHub's 403). */
+  rejectStatus: 429 | 403;
   response: ResponseConfig;
   /** The response's header fields, names and values in turn: the configured ones, and a JSON type. */
   responseHeaders: string[];
@@ -114,6 +127,7 @@ export function compileRoutes(
       minUnits: Math.max(1, ...config.routes.map((route) => staticCost(limit, route))),
     }),
   );
+  for (const limit of edge) limit.serverWide = true;
   return config.routes.map((route, r) => {
     const label = routeLabel(route);
     const names = policyNames(edgeConfigs, route.limits ?? [], r, label).slice(edge.length);
@@ -137,8 +151,12 @@ export function compileRoutes(
       limits,
       leaky: limits.some((limit) => limit.leaky),
       concurrency: limits.some((limit) => limit.concurrency),
+      keysReadRequest: [...edgeConfigs, ...(route.limits ?? [])].some((limit) =>
+        readsRequest(limit.key),
+      ),
       headers: route.headers ?? ROUTE_DEFAULTS.headers,
       retryAfter: route.retryAfter ?? ROUTE_DEFAULTS.retryAfter,
+      rejectStatus: route.rejectStatus ?? ROUTE_DEFAULTS.rejectStatus,
       response: route.response ?? {},
       responseHeaders: responseHeaders(route.response?.headers),
       responseBody:
@@ -234,6 +252,13 @@ function compileLimit(
     field: fieldOf(limit, limiter.limit),
     local: (share) => localCopy(share).limiter,
     localField: (share) => localCopy(share).field,
+    resource: limit.resource ?? name,
+    bucket: limit.resource ?? bucketHash(name),
+    serverWide: false,
+    partitionOf:
+      (limit.partitionKey ?? LIMIT_DEFAULTS.partitionKey)
+        ? (key) => partitionKey(namespace, key)
+        : undefined,
   };
 }
 

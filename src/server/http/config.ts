@@ -27,17 +27,34 @@ import {
 import type { RateLimitStore } from '../store.js';
 import { ROUTE_DEFAULTS } from './defaults.js';
 
-/** Which rate-limit header fields a route sends. */
-export type HeaderFamily = 'ietf' | 'draft-7' | 'draft-6' | 'x-ratelimit' | 'openai' | 'none';
+/**
+ * Which rate-limit header fields a route sends. `github` and `discord` name the budget a route
+ * spends (GitHub's `x-ratelimit-resource`, Discord's `X-RateLimit-Bucket`): see
+ * docs/mock-server.md, "Many budgets per host".
+ */
+export type HeaderFamily =
+  | 'ietf'
+  | 'draft-7'
+  | 'draft-6'
+  | 'x-ratelimit'
+  | 'openai'
+  | 'github'
+  | 'discord'
+  | 'none';
 
 /** How `Retry-After` is written on a 429: delay-seconds, an HTTP-date, or not at all. */
 export type RetryAfterFormat = 'seconds' | 'http-date' | 'none';
 
 /**
- * One part of a rate-limit key: the client's IP address, one bucket for everybody, or the value of
- * a request header (an API key). Requests without the header share one bucket.
+ * One part of a rate-limit key: the client's IP address, one bucket for everybody, the value of
+ * a request header (an API key), of a path parameter of the route (`{ param: 'channel' }` on
+ * `/channels/:channel/messages`: one budget per channel, as Discord keys its buckets), or of a
+ * field of the JSON body (`{ json: 'model' }`: one budget per LLM model, as OpenAI keys its
+ * limits; a name or a dotted path as {@link CostFrom.json} takes). Requests without the header,
+ * the parameter or the field (a body that is not JSON, a field that is neither a string nor a
+ * number) share one bucket. Every value longer than 128 characters is keyed by its SHA-256.
  */
-export type KeyPart = 'ip' | 'global' | { header: string };
+export type KeyPart = 'ip' | 'global' | { header: string } | { param: string } | { json: string };
 
 /** A key: one part, or several (a composite key, e.g. IP and API key together). */
 export type KeyConfig = KeyPart | KeyPart[];
@@ -105,6 +122,22 @@ export interface LimitCommon {
    * @default the route's `cost`
    */
   cost?: number | CostFrom;
+  /**
+   * The budget's name in the fields that name one: GitHub's `x-ratelimit-resource` (`core`,
+   * `search`) on a route with `headers: 'github'`, Discord's `X-RateLimit-Bucket` with
+   * `headers: 'discord'`. 1 to 64 printable ASCII characters, no spaces.
+   * @default `github`: the policy's name; `discord`: an opaque hash of it (32 hexadecimal digits,
+   *   the same for every key of the limit, as Discord's bucket is the same for every channel)
+   */
+  resource?: string;
+  /**
+   * With the `ietf` family, write the draft's partition key (`pk`, an RFC 9651 byte sequence) on
+   * this policy's items: the first 12 bytes of a SHA-256 of the policy's name and the request's key,
+   * so that each budget of the limit (each channel, model or API key it is keyed by) has its own
+   * `pk` and the key itself is never sent.
+   * @default false
+   */
+  partitionKey?: boolean;
 }
 
 /** One limit: an algorithm with its parameters (as its class takes them), a key and a name. */
@@ -224,6 +257,13 @@ export interface RouteConfig {
    * @default 'seconds'
    */
   retryAfter?: RetryAfterFormat;
+  /**
+   * The status of a request a limit refuses: 429, or 403 as GitHub answers a spent primary limit
+   * (with `x-ratelimit-remaining: 0`). Either way with the header fields, `Retry-After` and a JSON
+   * body.
+   * @default 429
+   */
+  rejectStatus?: 429 | 403;
   /** The answer. */
   response?: ResponseConfig;
   /** Injected misbehaviour. */
@@ -445,26 +485,34 @@ const responseHeaders = z
   })
   .transform((headers): Record<string, string> => Object.assign(Object.create(null), headers));
 
+const COST_PATH = new RegExp(`^[^.\\s]{1,64}(\\.[^.\\s]{1,64}){0,${MAX_COST_PATH_SEGMENTS - 1}}$`);
+const jsonPath = z.string({ error: 'must be a string' }).regex(COST_PATH, {
+  error: `must be a field name or a dotted path of at most ${MAX_COST_PATH_SEGMENTS} segments of 1 to 64 characters, without spaces`,
+});
+
 const keyPart = z.union(
-  [z.literal('ip'), z.literal('global'), z.strictObject({ header: headerName })],
+  [
+    z.literal('ip'),
+    z.literal('global'),
+    z.strictObject({ header: headerName }),
+    z.strictObject({
+      param: z
+        .string({ error: 'must be a path parameter name' })
+        .regex(/^[^/\s]{1,64}$/, { error: 'must be a path parameter name' }),
+    }),
+    z.strictObject({ json: jsonPath }),
+  ],
   {
-    error: "must be 'ip', 'global' or { header: name }",
+    error: "must be 'ip', 'global', { header: name }, { param: name } or { json: path }",
   },
 );
 const keySchema = z.union([keyPart, z.array(keyPart).min(1, { error: 'must not be empty' })], {
-  error: "must be 'ip', 'global', { header: name } or an array of those",
+  error: "must be 'ip', 'global', { header }, { param }, { json } or an array of those",
 });
-
-const COST_PATH = new RegExp(`^[^.\\s]{1,64}(\\.[^.\\s]{1,64}){0,${MAX_COST_PATH_SEGMENTS - 1}}$`);
 const costFromSchema = z
   .strictObject({
     header: headerName.optional(),
-    json: z
-      .string({ error: 'must be a string' })
-      .regex(COST_PATH, {
-        error: `must be a field name or a dotted path of at most ${MAX_COST_PATH_SEGMENTS} segments of 1 to 64 characters, without spaces`,
-      })
-      .optional(),
+    json: jsonPath.optional(),
     default: positiveInteger.optional(),
   })
   .refine((from) => from.header !== undefined || from.json !== undefined, {
@@ -489,6 +537,13 @@ const limitCommon = {
     .regex(/^[\x20-\x7e]+$/, { error: 'must be printable ASCII' })
     .optional(),
   store: storeSchema.optional(),
+  resource: z
+    .string({ error: 'must be a string' })
+    .regex(/^[\x21-\x7e]{1,64}$/, {
+      error: 'must be 1 to 64 printable ASCII characters without spaces',
+    })
+    .optional(),
+  partitionKey: z.boolean({ error: 'must be true or false' }).optional(),
 };
 
 /**
@@ -575,12 +630,16 @@ const routeSchema = z.strictObject({
   cost: positiveInteger.optional(),
   limits: z.array(limitSchema, { error: 'must be an array' }).optional(),
   headers: z
-    .enum(['ietf', 'draft-7', 'draft-6', 'x-ratelimit', 'openai', 'none'], {
-      error: "must be 'ietf', 'draft-7', 'draft-6', 'x-ratelimit', 'openai' or 'none'",
+    .enum(['ietf', 'draft-7', 'draft-6', 'x-ratelimit', 'openai', 'github', 'discord', 'none'], {
+      error:
+        "must be 'ietf', 'draft-7', 'draft-6', 'x-ratelimit', 'openai', 'github', 'discord' or 'none'",
     })
     .optional(),
   retryAfter: z
     .enum(['seconds', 'http-date', 'none'], { error: "must be 'seconds', 'http-date' or 'none'" })
+    .optional(),
+  rejectStatus: z
+    .union([z.literal(429), z.literal(403)], { error: 'must be 429 or 403' })
     .optional(),
   response: z
     .strictObject({
@@ -795,6 +854,7 @@ export function parseConfig(input: unknown): MockServerConfig {
         );
       }
     }
+    checkParams(route, r);
     policyNames(edge, own, r, label);
     const latency = route.faults?.latencyMs;
     if (typeof latency === 'object' && latency.min > latency.max) {
@@ -805,4 +865,29 @@ export function parseConfig(input: unknown): MockServerConfig {
     }
   });
   return config;
+}
+
+/**
+ * A route's own limit keyed by a path parameter must name one of the route's (`{ param: 'channel' }`
+ * on `/channels/:channel/messages`): any other name would key every request alike, silently. A
+ * server-wide limit may name one that some routes lack; there it is empty.
+ */
+function checkParams(route: RouteConfig, r: number): void {
+  const names = new Set(
+    route.path
+      .split('/')
+      .filter((segment) => segment.startsWith(':') && segment.length > 1)
+      .map((segment) => segment.slice(1)),
+  );
+  for (const [i, limit] of (route.limits ?? []).entries()) {
+    const parts = Array.isArray(limit.key) ? limit.key : limit.key === undefined ? [] : [limit.key];
+    for (const [j, part] of parts.entries()) {
+      if (typeof part !== 'object' || !('param' in part) || names.has(part.param)) continue;
+      const at = Array.isArray(limit.key) ? `.key[${j}]` : '.key';
+      throw new InvalidOptionError(
+        `routes[${r}].limits[${i}]${at}.param`,
+        `is ${JSON.stringify(part.param)}, not a parameter of the path ${JSON.stringify(route.path)}`,
+      );
+    }
+  }
 }

@@ -44,6 +44,8 @@ export const ROUTE_DEFAULTS = Object.freeze({
   cost: 1,
   headers: 'ietf' as const,
   retryAfter: 'seconds' as const,
+  /** The status of a refused request. */
+  rejectStatus: 429 as const,
   response: Object.freeze({ status: 200 }),
   idempotency: true,
   failMode: 'closed' as const,
@@ -61,4 +63,8 @@ export const FAULT_DEFAULTS = Object.freeze({
 });
 
 /** Defaults of a limit's fields (`LimitConfig`) besides its algorithm's parameters. */
-export const LIMIT_DEFAULTS = Object.freeze({ key: 'ip' as const });
+export const LIMIT_DEFAULTS = Object.freeze({
+  key: 'ip' as const,
+  /** Whether the `ietf` family writes the partition key `pk` of a request's budget. */
+  partitionKey: false,
+});

@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { KeyConfig, KeyPart } from './config.js';
+import { jsonField } from './costs.js';
 import { LIMIT_DEFAULTS } from './defaults.js';
 import { header } from './exchange.js';
 
@@ -53,36 +54,82 @@ function headerValue(req: IncomingMessage, name: string): string {
   return boundedValue(header(req, name) ?? '');
 }
 
-/** A request's key under one limit, from the request and its client IP. */
-export type KeyFunction = (req: IncomingMessage, ip: string) => string;
+/**
+ * What a key may read of a request besides its header fields: the route's path parameters (a
+ * null-prototype object) and its JSON body, parsed at most once, only when a key asks (the body
+ * the server read anyway, at most 1 MiB; `costs.ts` `NO_JSON` when it is not JSON).
+ */
+export interface KeyContext {
+  params: Readonly<Record<string, string>>;
+  json(): unknown;
+}
+
+/** A request's key under one limit, from the request, its client IP, its parameters and body. */
+export type KeyFunction = (req: IncomingMessage, ip: string, context?: KeyContext) => string;
+
+/** A JSON value as part of a key: a string or a finite number, bounded; anything else is empty. */
+function jsonValue(value: unknown): string {
+  if (typeof value === 'string') return boundedValue(value);
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  return '';
+}
 
 /**
  * Compiles a key configuration into the function that keys requests: `ip:203.0.113.7`, `global`,
- * `x-api-key:abc`, or the parts of a composite joined with `|`. Requests without a keyed header
- * share the key with an empty value.
+ * `x-api-key:abc`, `param channel:42`, `json model:gpt-4o`, or the parts of a composite joined
+ * with `|` (a space never appears in a header name, so a header part cannot pass for another
+ * part). Requests without a keyed header, parameter or field share the key with an empty value.
  */
 export function compileKey(key: KeyConfig | undefined): KeyFunction {
   const compiled = parts(key).map((part): KeyFunction => {
     if (part === 'ip') return (_req, ip) => `ip:${ip}`;
     if (part === 'global') return () => 'global';
+    if ('param' in part) {
+      const name = part.param;
+      return (_req, _ip, context) => `param ${name}:${boundedValue(context?.params[name] ?? '')}`;
+    }
+    if ('json' in part) {
+      const path = part.json.split('.');
+      const label = `json ${part.json}:`;
+      return (_req, _ip, context) =>
+        label + (context === undefined ? '' : jsonValue(jsonField(context.json(), path)));
+    }
     const name = part.header.toLowerCase();
     return (req) => `${name}:${headerValue(req, name)}`;
   });
   if (compiled.length === 1) return compiled[0] as KeyFunction;
-  return (req, ip) => compiled.map((keyOf) => keyOf(req, ip)).join('|');
+  return (req, ip, context) => compiled.map((keyOf) => keyOf(req, ip, context)).join('|');
 }
 
-/** The key of a request under a limit configured with `key` (see {@link compileKey}). */
-export function requestKey(key: KeyConfig | undefined, req: IncomingMessage, ip: string): string {
-  return compileKey(key)(req, ip);
+/** A request's key under a limit configured with `key` (see {@link compileKey}). */
+export function requestKey(
+  key: KeyConfig | undefined,
+  req: IncomingMessage,
+  ip: string,
+  context?: KeyContext,
+): string {
+  return compileKey(key)(req, ip, context);
 }
 
 /**
  * What a key is made of, without any request's values, for error bodies: `ip`, `global`,
- * `header:x-api-key`, `ip+header:x-api-key`.
+ * `header:x-api-key`, `ip+header:x-api-key`, `param:channel`, `json:model`.
  */
 export function keyScope(key: KeyConfig | undefined): string {
   return parts(key)
-    .map((part) => (typeof part === 'string' ? part : `header:${part.header.toLowerCase()}`))
+    .map((part) => {
+      if (typeof part === 'string') return part;
+      if ('param' in part) return `param:${part.param}`;
+      if ('json' in part) return `json:${part.json}`;
+      return `header:${part.header.toLowerCase()}`;
+    })
     .join('+');
+}
+
+/**
+ * Whether a key reads a path parameter or the JSON body (`{ param }`, `{ json }`): a route whose
+ * keys do not is spared building what they would read.
+ */
+export function readsRequest(key: KeyConfig | undefined): boolean {
+  return parts(key).some((part) => typeof part === 'object' && !('header' in part));
 }

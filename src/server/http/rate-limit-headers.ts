@@ -10,6 +10,7 @@
  */
 import { serializeItem } from 'structured-headers';
 import { compareRestrictiveness } from '../../headers/policy.js';
+import { discordFields, githubFields } from './budget-fields.js';
 import type { HeaderFamily, RetryAfterFormat } from './config.js';
 import type { DeclaredQuota } from './declared-quota.js';
 
@@ -31,6 +32,12 @@ export interface PolicyReport {
   unit: string;
   /** The policy in the fields, as {@link describePolicy} wrote it once for its limit. */
   field: PolicyField;
+  /** The budget's name in the `github` and `discord` fields (`budget-fields.ts`). */
+  resource?: string;
+  /** A server-wide limit (the `discord` family's global limit). */
+  serverWide?: boolean;
+  /** The IETF `pk` of this request's budget, serialised (`:base64:`), when the limit writes one. */
+  partition?: string;
 }
 
 /**
@@ -119,10 +126,14 @@ export function mostRestrictive(
   return top;
 }
 
-/** A policy's `RateLimit` item: `"name";r=99;t=60`, no `t` for a concurrency limit. */
+/** A policy's `RateLimit` item: `"name";r=99;t=60`, no `t` for a concurrency limit; any `pk`. */
 function currentOf(p: PolicyReport): string {
   const reset = p.concurrency ? '' : `;t=${sfInteger(ceilSeconds(p.resetMs))}`;
-  return `${p.field.token};r=${sfInteger(p.remaining)}${reset}`;
+  return `${p.field.token};r=${sfInteger(p.remaining)}${reset}${partitionParam(p)}`;
+}
+
+function partitionParam(p: PolicyReport): string {
+  return p.partition === undefined ? '' : `;pk=${p.partition}`;
 }
 
 function ietfFields(policies: readonly PolicyReport[]): string[] {
@@ -133,7 +144,7 @@ function ietfFields(policies: readonly PolicyReport[]): string[] {
       declared += ', ';
       current += ', ';
     }
-    declared += p.field.declared;
+    declared += p.field.declared + partitionParam(p);
     current += currentOf(p);
   }
   return ['RateLimit-Policy', declared, 'RateLimit', current];
@@ -224,6 +235,12 @@ export function rateLimitFields(
   if (family === 'none' || policies.length === 0) return [];
   if (family === 'ietf') return ietfFields(policies);
   if (family === 'openai') return openAiFields(policies, rejected);
+  if (family === 'discord') {
+    // The bucket is the route's own; the server-wide limits are Discord's global limit.
+    const own = policies.filter((p) => p.serverWide !== true);
+    const bucket = own.length > 0 ? mostRestrictive(own, rejected) : undefined;
+    return discordFields(bucket, rejected ? mostRestrictive(policies, true) : undefined, now);
+  }
   const top = mostRestrictive(policies, rejected);
   const reset = ceilSeconds(top.resetMs);
   switch (family) {
@@ -254,6 +271,8 @@ export function rateLimitFields(
         'X-RateLimit-Reset',
         String(ceilSeconds(now + top.resetMs)),
       ];
+    case 'github':
+      return githubFields(top, now);
   }
 }
 
@@ -284,7 +303,10 @@ export function fieldNames(
     };
   });
   const fields = rateLimitFields(family, reports, true, 0);
-  return fields.filter((_, i) => i % 2 === 0);
+  const names = fields.filter((_, i) => i % 2 === 0);
+  // Made-up reports are all the route's own: Discord's global refusal adds its flag.
+  if (family === 'discord') names.push('X-RateLimit-Global');
+  return names;
 }
 
 /**

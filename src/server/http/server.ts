@@ -13,6 +13,7 @@ import { PROMETHEUS_CONTENT_TYPE } from '../metrics/prometheus.js';
 import { METRICS_PATH, ServerMetrics } from '../metrics/server-metrics.js';
 import { type Admission, admit, clientKey, type StoreFailure } from './admission.js';
 import { BodyBudget, declaresBody, NO_BODY, readBody } from './body.js';
+import { discordBody } from './budget-fields.js';
 import { type CompiledRoute, compileRoutes } from './compile.js';
 import { type FailMode, type MockServerConfig, parseConfig } from './config.js';
 import { Connections } from './connections.js';
@@ -207,6 +208,8 @@ interface Call {
   limitHeaders: HeaderFields;
   /** The request's `Idempotency-Key` on a route that honours it, else `undefined`. */
   idempotencyKey: string | undefined;
+  /** What keys and costs read of the request, made on first use (`#input`). */
+  input: CostInput | undefined;
 }
 
 /** The stages a request goes through, in the order documented on {@link createMockServer}. */
@@ -379,6 +382,7 @@ class Pipeline {
         client: '',
         limitHeaders: [],
         idempotencyKey: undefined,
+        input: undefined,
       };
     }
     if (allowed.size > 0) {
@@ -413,7 +417,12 @@ class Pipeline {
     const { req, route } = call;
     const now = this.clock.now();
     const ip = clientIp(req, this.#trustProxy);
-    const keys = route.limits.map((limit) => limit.keyOf(req, ip));
+    // A route whose keys read nothing of the request (no `{ param }`, no `{ json }`) is spared
+    // the context; the body is parsed once at most, for the keys and the costs alike.
+    const context = route.keysReadRequest
+      ? { params: call.params, json: () => this.#input(call).json() }
+      : undefined;
+    const keys = route.limits.map((limit) => limit.keyOf(req, ip, context));
     call.client = clientKey(keys, ip);
     const costs = this.#costs(call);
     if (costs === undefined) return undefined;
@@ -458,14 +467,12 @@ class Pipeline {
   #costs(call: Call): number[] | undefined {
     const { route } = call;
     const costs: number[] = [];
-    let input: CostInput | undefined;
     for (const limit of route.limits) {
       if (!limit.cost.fromRequest) {
         costs.push(limit.cost.fallback);
         continue;
       }
-      input ??= costInput((name) => header(call.req, name), call.body, call.json);
-      const read = limit.cost.read(input);
+      const read = limit.cost.read(this.#input(call));
       if (!read.ok) {
         sendJson(call.res, this.clock, 400, [], {
           error: 'invalid_cost',
@@ -490,6 +497,12 @@ class Pipeline {
       costs.push(read.cost);
     }
     return costs;
+  }
+
+  /** What keys and costs read of the request: its header fields and its body, parsed lazily. */
+  #input(call: Call): CostInput {
+    call.input ??= costInput((name) => header(call.req, name), call.body, call.json);
+    return call.input;
   }
 
   /**
@@ -541,8 +554,12 @@ class Pipeline {
     const headers = rateLimitFields(route.headers, admission.reports, true, now);
     const retryAfter = retryAfterField(route.retryAfter, top.retryAfterMs, now);
     if (retryAfter !== undefined) headers.push('Retry-After', retryAfter);
+    if (route.headers === 'discord') {
+      sendJson(call.res, this.clock, route.rejectStatus, headers, discordBody(top));
+      return;
+    }
     const seconds = Math.ceil(top.retryAfterMs / 1000);
-    sendJson(call.res, this.clock, 429, headers, {
+    sendJson(call.res, this.clock, route.rejectStatus, headers, {
       error: 'rate_limited',
       message: `Too many requests: policy "${top.name}" (${limit?.description}, per ${limit?.scope}) has no room for this request; retry in ${seconds} s.`,
       policy: top.name,

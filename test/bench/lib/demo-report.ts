@@ -5,6 +5,7 @@
  * failed (a loop that gives up early is not fast).
  */
 import { parseArgs } from 'node:util';
+import type { ScopesDialect } from './demo-scopes.js';
 import { fixed } from './table.js';
 
 /** The demo's flags. */
@@ -17,6 +18,8 @@ export interface DemoOptions {
   burst: number;
   /** Where the SVG chart goes. */
   svg: string;
+  /** Run the scoped route set (two budgets on one host) in this dialect instead; off by default. */
+  scopes?: ScopesDialect;
 }
 
 export const DEMO_USAGE = `Usage: npm run demo -- [--n 120] [--rate 20] [--burst 20] [--svg test/bench/results/demo.svg]
@@ -29,6 +32,11 @@ retry loop people write first; prints a table and writes an SVG chart.
   --rate   the server's rate, requests per second, a positive integer (default 20)
   --burst  what the server admits at once, a positive integer at most --n (default 20)
   --svg    where to write the chart (default test/bench/results/demo.svg)
+  --scopes github | ietf: instead, one host with two budgets (issue 26): --n GETs of
+           /orders/:id at --rate a second and a quarter as many of /search at a quarter of
+           the rate, each a fixed window of 1 s named in GitHub's x-ratelimit-resource or the
+           IETF policy name and pk, all fired at once; each route read against the least time
+           its own budget allows (--burst and --svg unused)
   --help   this text`;
 
 /** The demo's flags from `argv`, its usage for `--help`, or what is wrong with them. */
@@ -44,6 +52,7 @@ export function parseDemoArgs(
         rate: { type: 'string', default: '20' },
         burst: { type: 'string', default: '20' },
         svg: { type: 'string', default: 'test/bench/results/demo.svg' },
+        scopes: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     }));
@@ -59,7 +68,14 @@ export function parseDemoArgs(
       error: `--n, --rate and --burst must be positive integers, with burst <= n (got --n ${values.n} --rate ${values.rate} --burst ${values.burst})`,
     };
   }
-  return { options: { n, rate, burst, svg: values.svg as string } };
+  const options: DemoOptions = { n, rate, burst, svg: values.svg as string };
+  if (values.scopes !== undefined) {
+    if (values.scopes !== 'github' && values.scopes !== 'ietf') {
+      return { error: `--scopes must be github or ietf (got ${String(values.scopes)})` };
+    }
+    options.scopes = values.scopes;
+  }
+  return { options };
 }
 
 /** A contender's progress: calls answered, those that succeeded and failed, attempts, 429s. */

@@ -18,6 +18,7 @@ async function problem(config: unknown): Promise<{ option: string; message: stri
 }
 
 const route = (extra: object = {}) => ({ path: '/x', ...extra });
+const fw = () => ({ algorithm: 'fixed-window', limit: 5, windowMs: 5000 });
 
 describe('config validation', () => {
   it.each([
@@ -30,8 +31,35 @@ describe('config validation', () => {
     [
       { routes: [route({ headers: 'open-ai' })] },
       'routes[0].headers',
-      "'x-ratelimit', 'openai' or",
+      "'x-ratelimit', 'openai', 'github', 'discord' or",
     ],
+    // Issue 26: the budget-naming options.
+    [
+      { routes: [{ path: '/channels/:channel', limits: [{ ...fw(), key: { param: 'guild' } }] }] },
+      'routes[0].limits[0].key.param',
+      'is "guild", not a parameter of the path "/channels/:channel"',
+    ],
+    [
+      { routes: [{ path: '/c/:c', limits: [{ ...fw(), key: ['ip', { param: 'x' }] }] }] },
+      'routes[0].limits[0].key[1].param',
+      'not a parameter of the path',
+    ],
+    [
+      { routes: [route({ limits: [{ ...fw(), key: { json: 'a..b' } }] })] },
+      'routes[0].limits[0].key.json',
+      'must be a field name or a dotted path',
+    ],
+    [
+      { routes: [route({ limits: [{ ...fw(), resource: 'core search' }] })] },
+      'routes[0].limits[0].resource',
+      'must be 1 to 64 printable ASCII characters without spaces',
+    ],
+    [
+      { routes: [route({ limits: [{ ...fw(), partitionKey: 'yes' }] })] },
+      'routes[0].limits[0].partitionKey',
+      'must be true or false',
+    ],
+    [{ routes: [route({ rejectStatus: 503 })] }, 'routes[0].rejectStatus', 'must be 429 or 403'],
     [
       { routes: [route({ limits: [{ algorithm: 'token-buckets', capacity: 1 }] })] },
       'routes[0].limits[0].algorithm',
@@ -66,7 +94,7 @@ describe('config validation', () => {
     [
       { routes: [route({ limits: [{ algorithm: 'concurrency', limit: 2, key: 'user' }] })] },
       'routes[0].limits[0].key',
-      "must be 'ip', 'global', { header: name } or an array of those",
+      "must be 'ip', 'global', { header }, { param }, { json } or an array of those",
     ],
     [
       {

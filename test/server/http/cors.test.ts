@@ -187,3 +187,51 @@ describe('cors options', () => {
     expect(error.message).toContain(message);
   });
 });
+
+describe('cors with the budget-naming families (issue 26)', () => {
+  it.each(['github', 'discord'] as const)(
+    '%s: every field of an answer, a 429 and a global 429 is exposed',
+    async (family) => {
+      const { url } = await start(true, {
+        limits: [{ algorithm: 'fixed-window', limit: 3, windowMs: 60_000, name: 'global' }],
+        routes: [
+          {
+            path: '/x/:id',
+            headers: family,
+            limits: [
+              {
+                algorithm: 'fixed-window',
+                limit: 1,
+                windowMs: 60_000,
+                key: { param: 'id' },
+                resource: 'core',
+              },
+            ],
+          },
+        ],
+      });
+      const sent = new Set<string>();
+      // Admitted, refused by the route's budget, admitted, then refused by the server-wide limit.
+      for (const [path, status] of [
+        ['/x/1', 200],
+        ['/x/1', 429],
+        ['/x/2', 200],
+        ['/x/3', 200],
+        ['/x/4', 429],
+      ] as const) {
+        const response = await fetch(`${url}${path}`);
+        await response.arrayBuffer();
+        expect(response.status).toBe(status);
+        const names = exposed(response).map((name) => name.toLowerCase());
+        response.headers.forEach((_value, name) => {
+          sent.add(name);
+          if (name.startsWith('access-control-') || /^(content-|connection|keep-alive)/.test(name))
+            return;
+          expect(names, `${family}: ${name}`).toContain(name);
+        });
+      }
+      if (family === 'discord') expect(sent).toContain('x-ratelimit-global');
+      else expect(sent).toContain('x-ratelimit-resource');
+    },
+  );
+});
