@@ -7,7 +7,8 @@
  *     [--lib <dir>/index.js]
  *
  * `--before` loads a second copy of the package (another checkout's `src/index.ts`, say `main`'s)
- * and adds its contenders to the same rounds, marked `(before)`, for a side-by-side comparison.
+ * and adds its contenders to the same rounds, marked `(before)`, for a side-by-side comparison,
+ * and a second table: each contender's CPU per call over its `(before)` twin's, round by round.
  * `--lib` measures another copy instead of these sources (a bundle, to compare two bundles).
  *
  * Each round runs every contender once (in a rotating order, after a warm-up); the table gives the
@@ -110,7 +111,10 @@ const contenders: Entry[] = [
 /** A copy of the package named on the command line (relative to the working directory). */
 const load = async (at: string) =>
   (await import(new URL(at, `file://${process.cwd()}/`).href)) as Lib;
-contenders.push(...clients(values.lib ? await load(values.lib) : { LimitedClient, wrapFetch }, ''));
+const current = clients(values.lib ? await load(values.lib) : { LimitedClient, wrapFetch }, '');
+/** Where the current copy's contenders start; with `--before`, its own follow them in order. */
+const firstCurrent = contenders.length;
+contenders.push(...current);
 if (values.before) contenders.push(...clients(await load(values.before), ' (before)'));
 
 /** CPU nanoseconds per call of `f`, called `n` times one after the other. */
@@ -174,6 +178,20 @@ console.log(
     }),
   ),
 );
+if (values.before) {
+  // Each round's two copies ran a few seconds apart: their ratio, round by round, cancels most of
+  // what the machine's load did to both, which the medians above do not.
+  const ratios = current.map(([name], k) => {
+    const now = samples[firstCurrent + k] ?? [];
+    const then = samples[firstCurrent + current.length + k] ?? [];
+    const perRound = now.map((ns, r) => ns / (then[r] ?? Number.NaN)).sort((a, b) => a - b);
+    const range = `${perRound[0]?.toFixed(3)}-${perRound.at(-1)?.toFixed(3)}`;
+    return [name, median(perRound).toFixed(3), range];
+  });
+  console.log(
+    `\n${markdownTable(['contender', 'CPU per call, this / before (median of rounds)', 'range'], ratios)}`,
+  );
+}
 console.log(
   `\n${calls} sequential calls per contender per round, ${rounds} rounds, node ${process.version}`,
 );
