@@ -5,13 +5,16 @@
  * needs no option and no listener; nothing of the request beyond the event's fields reaches it.
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { Agent, request } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   type ClientEvents,
   LimitedClient,
   MemoryStateStore,
   type StateStore,
+  wrapFetch,
 } from '../../../src/index.js';
+import { limited } from '../../../src/undici/index.js';
 import { type CountingFetch, countingFetch, FakeClock, runOnFakeTime } from './fake-time.js';
 import { closeAll, start } from './server.js';
 
@@ -285,6 +288,25 @@ describe('diagnostics_channel', () => {
       for (const key of Object.keys(message)) expect(fields, `${channel}: ${key}`).toContain(key);
       expect(message.url).toBe(`${server.url}/pay`);
     }
+  });
+
+  it('wrapFetch and the undici interceptor publish too, each call with its own identity', async () => {
+    const server = await start({ routes: [{ path: '/ok' }] });
+    const sub = subscribeAll(() => server.url);
+    const wrapped = wrapFetch();
+    await (await wrapped(`${server.url}/ok`)).arrayBuffer();
+    await wrapped.close();
+    const interceptor = limited();
+    const agent = new Agent().compose(interceptor);
+    const answer = await request(`${server.url}/ok`, { dispatcher: agent });
+    await answer.body.text();
+    await interceptor.close();
+    await agent.close();
+    sub.stop();
+
+    const done = sub.messages.filter((m) => m.channel === CHANNELS.done);
+    expect(done.map((m) => m.message.status)).toEqual([200, 200]);
+    expect(byCall(sub.messages).size).toBe(2);
   });
 
   it('publishes nothing once unsubscribed, and the client keeps working', async () => {
