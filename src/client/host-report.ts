@@ -1,12 +1,14 @@
 /**
- * What one host's pipeline tells the world: its counters (for `stats()`) and its events. Each
- * method counts, then emits only when someone listens, so a quiet client builds no payload.
+ * What one host's pipeline tells the world: its counters (for `stats()`) and its events, to the
+ * client's listeners and, in Node, to `diagnostics_channel` (`diag-channels.ts`). Each method
+ * counts, then emits only when someone listens or subscribes, so a quiet client builds no payload.
  *
  * @module
  */
 import type { Clock } from '../clock.js';
 import type { RequestContext } from '../errors.js';
 import type { RateLimitInfo } from '../headers/types.js';
+import { type EventOutlet, eventOutlet } from './diag-channels.js';
 import type { Emitter } from './events.js';
 import type { CircuitState } from './rules/breaker.js';
 import type { WaitReason } from './rules/contract.js';
@@ -21,7 +23,8 @@ type Extra<K extends RequestEvents> = Omit<ClientEvents[K], keyof EventBase>;
 export class HostReport {
   readonly counters: Counters = newCounters();
 
-  readonly #events: Emitter<ClientEvents>;
+  /** The client's emitter, and in Node the diagnostics channels (see `diag-channels.ts`). */
+  readonly #events: EventOutlet;
   /** The last wait of each call in line, for its `sent` event; kept only while someone listens. */
   readonly #waits = new WeakMap<RequestContext, WaitReason | 'queue'>();
   /** When each call's round began, then its attempt went (epoch ms); only while someone listens. */
@@ -31,7 +34,7 @@ export class HostReport {
     readonly origin: string,
     readonly partition: string | undefined,
   ) {
-    this.#events = events;
+    this.#events = eventOutlet(events);
   }
 
   /** Emits `name` for the request of `ctx` with `extra`, when someone listens. */
@@ -43,7 +46,7 @@ export class HostReport {
       url: ctx.url ?? '',
     };
     if (this.partition !== undefined) base.partition = this.partition;
-    this.#events.emit(name, { ...base, ...extra() } as ClientEvents[K]);
+    this.#events.emit(name, { ...base, ...extra() } as ClientEvents[K], ctx);
   }
 
   queued(ctx: RequestContext, queueLength: number): void {
@@ -88,7 +91,7 @@ export class HostReport {
       waitReason,
     };
     if (this.partition !== undefined) event.partition = this.partition;
-    this.#events.emit('sent', event);
+    this.#events.emit('sent', event, ctx);
   }
 
   /** An attempt was answered at `at` (epoch ms; see the `answered` event). */
@@ -111,7 +114,7 @@ export class HostReport {
     };
     if (response === undefined) event.error = error;
     if (this.partition !== undefined) event.partition = this.partition;
-    this.#events.emit('answered', event);
+    this.#events.emit('answered', event, ctx);
   }
 
   /** Reports `done` when `result` settles (see the event); returns `result`. */
@@ -132,7 +135,7 @@ export class HostReport {
       };
       if (failed) event.error = error;
       if (this.partition !== undefined) event.partition = this.partition;
-      this.#events.emit('done', event);
+      this.#events.emit('done', event, ctx);
     };
     result.then(
       (response) => emit(response.status, undefined, false),

@@ -33,7 +33,7 @@ Ctrl-C stops it.
 Options:
   -c, --config <file>        JSON configuration (the shape createMockServer takes). The flags
                              below then only override the port and host, and add --cors,
-                             --metrics and --redis.
+                             --metrics, --dashboard and --redis.
   -p, --port <n>             Port; 0 picks a free one (default 0, or the config's)
       --host <address>       Interface to listen on (default 127.0.0.1, or the config's)
   -l, --limit <spec>         A limit on every request, repeatable:
@@ -55,6 +55,8 @@ Options:
                              rate-limit field exposed to scripts (default off, or the config's)
       --metrics              Serve Prometheus metrics at GET /__metrics (decisions, latency,
                              store health, Retry-After, top keys) (default off, or the config's)
+      --dashboard            Serve a live dashboard page at GET /__dashboard (its JSON at
+                             /__dashboard/data); turns --metrics on (default off, or the config's)
       --trust-proxy <value>  false | true | <number of proxies> (default false)
       --fail-mode <mode>     When the store fails: closed (503) | open (a local share of each
                              limit) (default closed)
@@ -99,6 +101,7 @@ const flags = {
   'trust-proxy': { type: 'string' },
   cors: { type: 'boolean' },
   metrics: { type: 'boolean' },
+  dashboard: { type: 'boolean' },
   'fail-mode': { type: 'string' },
   'fail-open-share': { type: 'string' },
   redis: { type: 'string' },
@@ -255,6 +258,7 @@ export async function parseCli(argv: readonly string[]): Promise<CliOptions | un
   // A config file's own CORS settings (an origin, fewer fields exposed) are kept.
   if (values.cors && (config.cors === undefined || config.cors === false)) config.cors = true;
   if (values.metrics) config.metrics = true;
+  if (values.dashboard) config.dashboard = true;
   const intervalMs = values.quiet ? 0 : integer('interval', values.interval ?? '1000');
   if (values.redis === undefined) return { config, intervalMs };
   if (!/^rediss?:\/\//.test(values.redis)) {
@@ -333,7 +337,10 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
   io.stdout(
     `limited-client-server listening on ${server.url} (${routes} route${routes === 1 ? '' : 's'}${where}); Ctrl-C stops it`,
   );
-  if (options.config.metrics) io.stdout(`metrics (Prometheus text) at ${server.url}/__metrics`);
+  if (options.config.metrics || options.config.dashboard) {
+    io.stdout(`metrics (Prometheus text) at ${server.url}/__metrics`);
+  }
+  if (options.config.dashboard) io.stdout(`dashboard at ${server.url}/__dashboard`);
 
   let last = server.stats();
   const report = () => {

@@ -4,10 +4,13 @@
  * side in one run.
  *
  *   npx tsx test/bench/pipeline-micro.ts [--calls 200000] [--rounds 7] [--before <dir>/index.ts]
- *     [--lib <dir>/index.js]
+ *     [--lib <dir>/index.js] [--subscribed]
  *
  * `--before` loads a second copy of the package (another checkout's `src/index.ts`, say `main`'s)
- * and adds its contenders to the same rounds, marked `(before)`, for a side-by-side comparison.
+ * and adds its contenders to the same rounds, marked `(before)`, for a side-by-side comparison,
+ * and a second table: each contender's CPU per call over its `(before)` twin's, round by round.
+ * `--subscribed` adds a client timed with a no-op subscriber on every `diagnostics_channel` of the
+ * client (docs/observability.md): what an APM tool that listens to everything costs per call.
  * `--lib` measures another copy instead of these sources (a bundle, to compare two bundles).
  *
  * Each round runs every contender once (in a rotating order, after a warm-up); the table gives the
@@ -26,8 +29,10 @@
  * of the machine, and every byte is work for the garbage collector and a cache line to fill.
  * Numbers only: nothing here asserts a duration.
  */
+import diagnostics from 'node:diagnostics_channel';
 import { Session } from 'node:inspector/promises';
 import { parseArgs } from 'node:util';
+import { CHANNEL_NAMES } from '../../src/client/diag-channels.js';
 import { LimitedClient, wrapFetch } from '../../src/index.js';
 import { markdownTable } from './lib/table.js';
 
@@ -37,6 +42,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '7' },
     before: { type: 'string' },
     lib: { type: 'string' },
+    subscribed: { type: 'boolean' },
   },
 });
 const calls = Number(values.calls);
@@ -110,8 +116,31 @@ const contenders: Entry[] = [
 /** A copy of the package named on the command line (relative to the working directory). */
 const load = async (at: string) =>
   (await import(new URL(at, `file://${process.cwd()}/`).href)) as Lib;
-contenders.push(...clients(values.lib ? await load(values.lib) : { LimitedClient, wrapFetch }, ''));
+const lib = values.lib ? await load(values.lib) : { LimitedClient, wrapFetch };
+const current = clients(lib, '');
+/** Where the current copy's contenders start; with `--before`, its own follow them in order. */
+const firstCurrent = contenders.length;
+contenders.push(...current);
 if (values.before) contenders.push(...clients(await load(values.before), ' (before)'));
+/** Contenders timed with a no-op subscriber on every diagnostics channel (`--subscribed`). */
+const subscribed = new Set<number>();
+if (values.subscribed) {
+  const watched = lib.wrapFetch(double);
+  closers.push(watched.close);
+  subscribed.add(contenders.length);
+  contenders.push(['wrapFetch (defaults), every channel subscribed', () => watched(URL_), 0]);
+}
+/** Runs `work`, with a no-op subscriber on every channel while it runs if contender `i` wants one. */
+async function watching<T>(i: number, work: () => Promise<T>): Promise<T> {
+  if (!subscribed.has(i)) return work();
+  const noop = () => {};
+  for (const name of Object.values(CHANNEL_NAMES)) diagnostics.subscribe(name, noop);
+  try {
+    return await work();
+  } finally {
+    for (const name of Object.values(CHANNEL_NAMES)) diagnostics.unsubscribe(name, noop);
+  }
+}
 
 /** CPU nanoseconds per call of `f`, called `n` times one after the other. */
 async function time(f: () => Promise<Response>, n: number): Promise<number> {
@@ -121,13 +150,14 @@ async function time(f: () => Promise<Response>, n: number): Promise<number> {
   return ((used.user + used.system) * 1000) / n;
 }
 
-for (const [, f] of contenders) await time(f, Math.min(calls, 20_000));
+for (const [i, [, f]] of contenders.entries())
+  await watching(i, () => time(f, Math.min(calls, 20_000)));
 const samples = contenders.map(() => [] as number[]);
 for (let r = 0; r < rounds; r++) {
   for (let k = 0; k < contenders.length; k++) {
     const i = (k + r) % contenders.length;
     const [, f] = contenders[i] as (typeof contenders)[number];
-    samples[i]?.push(await time(f, calls));
+    samples[i]?.push(await watching(i, () => time(f, calls)));
   }
 }
 /** Bytes allocated per call of `f` over `n` calls, as V8's sampling heap profiler estimates them. */
@@ -152,8 +182,9 @@ async function allocated(session: Session, f: () => Promise<Response>, n: number
 const session = new Session();
 session.connect();
 const bytesPerCall: number[] = [];
-for (const [, f] of contenders) {
-  bytesPerCall.push(await allocated(session, f, Math.max(1000, Math.floor(calls / 10))));
+for (const [i, [, f]] of contenders.entries()) {
+  const n = Math.max(1000, Math.floor(calls / 10));
+  bytesPerCall.push(await watching(i, () => allocated(session, f, n)));
 }
 session.disconnect();
 
@@ -174,6 +205,20 @@ console.log(
     }),
   ),
 );
+if (values.before) {
+  // Each round's two copies ran a few seconds apart: their ratio, round by round, cancels most of
+  // what the machine's load did to both, which the medians above do not.
+  const ratios = current.map(([name], k) => {
+    const now = samples[firstCurrent + k] ?? [];
+    const then = samples[firstCurrent + current.length + k] ?? [];
+    const perRound = now.map((ns, r) => ns / (then[r] ?? Number.NaN)).sort((a, b) => a - b);
+    const range = `${perRound[0]?.toFixed(3)}-${perRound.at(-1)?.toFixed(3)}`;
+    return [name, median(perRound).toFixed(3), range];
+  });
+  console.log(
+    `\n${markdownTable(['contender', 'CPU per call, this / before (median of rounds)', 'range'], ratios)}`,
+  );
+}
 console.log(
   `\n${calls} sequential calls per contender per round, ${rounds} rounds, node ${process.version}`,
 );

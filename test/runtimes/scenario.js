@@ -35,6 +35,21 @@ const CORE_MARKS = [
   'limited-client-core.js',
 ];
 
+/**
+ * The one read of a Node global the core makes on purpose: `process`, by the function that looks
+ * for `process.getBuiltinModule('node:diagnostics_channel')` (src/client/diag-channels.ts), once
+ * per load of the core. Counted apart (`probes`), and only when it is that function's own frame.
+ */
+const DIAGNOSTICS_PROBE = { name: 'process', frame: 'findDiagnosticsChannel' };
+
+/** Whether a touch is the core's {@link DIAGNOSTICS_PROBE}. */
+function isDiagnosticsProbe(touch) {
+  return (
+    touch.name === DIAGNOSTICS_PROBE.name &&
+    readerFrame(touch.stack).includes(DIAGNOSTICS_PROBE.frame)
+  );
+}
+
 /** Installs the recording getters; returns what `runScenario` reports from. */
 export function watchNodeGlobals() {
   const watch = { present: [], absent: [], unwatchable: [], touches: [] };
@@ -235,7 +250,7 @@ export async function runScenario(core, { baseUrl, deadUrl, watch }) {
   };
   const touchedByCore = watch.touches.filter((t) => {
     const reader = readerFrame(t.stack);
-    return CORE_MARKS.some((m) => reader.includes(m));
+    return CORE_MARKS.some((m) => reader.includes(m)) && !isDiagnosticsProbe(t);
   });
   result.globals = {
     present: watch.present,
@@ -243,6 +258,7 @@ export async function runScenario(core, { baseUrl, deadUrl, watch }) {
     unwatchable: watch.unwatchable,
     selfProbe: watch.selfProbe,
     touchedByCore: touchedByCore.map((t) => ({ name: t.name, stack: t.stack.slice(0, 600) })),
+    probes: watch.touches.filter(isDiagnosticsProbe).length,
     readers: [...new Set(watch.touches.map((t) => `${t.name} <- ${readerFrame(t.stack)}`))].slice(
       0,
       20,

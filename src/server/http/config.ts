@@ -415,6 +415,13 @@ export interface MockServerConfig {
    */
   metrics?: boolean;
   /**
+   * Serve a live dashboard at `GET /__dashboard` (its JSON at `/__dashboard/data`), before any
+   * route: per route, admitted and rejected over the last 5 minutes, the limits, top keys, the
+   * Retry-After sent, store health. Turns `metrics` on too. See docs/mock-server.md.
+   * @default false
+   */
+  dashboard?: boolean;
+  /**
    * Where limits keep their state unless a limit names its own (code only, not in JSON).
    * @default a new MemoryStore
    */
@@ -693,6 +700,7 @@ const configSchema = z.strictObject({
     })
     .optional(),
   metrics: z.boolean({ error: 'must be true or false' }).optional(),
+  dashboard: z.boolean({ error: 'must be true or false' }).optional(),
   cors: z
     .union(
       [

@@ -8,6 +8,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { Emitter } from '../../client/events.js';
 import { type Clock, systemClock } from '../../clock.js';
 import type { Acquisition } from '../algorithms/limiter.js';
+import { Dashboard } from '../dashboard/serve.js';
 import { MemoryStore } from '../memory-store.js';
 import { PROMETHEUS_CONTENT_TYPE } from '../metrics/prometheus.js';
 import { METRICS_PATH, ServerMetrics } from '../metrics/server-metrics.js';
@@ -234,8 +235,10 @@ class Pipeline {
     process.emitWarning(`mock server: a '${String(name)}' listener threw: ${String(error)}`),
   );
   readonly #cors: Cors | undefined;
-  /** The metrics, when the config turns them on (`metrics: true`). */
+  /** The metrics, when the config turns them on (`metrics: true`, or `dashboard: true`). */
   readonly metrics: ServerMetrics | undefined;
+  /** The live dashboard, with `dashboard: true` (src/server/dashboard). */
+  readonly #dashboard: Dashboard | undefined;
 
   constructor(config: MockServerConfig) {
     this.clock = config.clock ?? systemClock;
@@ -258,7 +261,18 @@ class Pipeline {
     for (const route of this.#routes) this.stats.declare(route.label);
     this.#startedAt = this.clock.now();
     this.#cors = compileCors(config, this.#idempotencyField);
-    this.metrics = config.metrics === true ? new ServerMetrics() : undefined;
+    this.metrics = config.metrics || config.dashboard ? new ServerMetrics() : undefined;
+    this.#dashboard =
+      config.dashboard && this.metrics
+        ? new Dashboard({
+            routes: this.#routes,
+            recorder: this.stats,
+            stats: () => this.snapshot(),
+            metrics: this.metrics,
+            clock: this.clock,
+            closing: this.#closing.signal,
+          })
+        : undefined;
   }
 
   /** The counters, and what clients make the server hold now. */
@@ -305,6 +319,7 @@ class Pipeline {
       res.end(text);
       return;
     }
+    if (this.#dashboard?.serve(req, res)) return;
     const preflight = this.#cors?.preflight(req);
     if (preflight !== undefined) {
       res.writeHead(204, [...preflight, 'Date', httpDate(this.clock)]).end();

@@ -179,6 +179,18 @@ export class StatsRecorder {
     return { admitted, rejected, sideEffects, degraded, failedClosed, routes, held };
   }
 
+  /**
+   * Each route's admitted and rejected counts, in the order routes appeared, without copying its
+   * keys: what the dashboard's timeline samples every second.
+   */
+  routeTotals(): { route: string; admitted: number; rejected: number }[] {
+    const totals: { route: string; admitted: number; rejected: number }[] = [];
+    for (const [route, { counters }] of this.#routes) {
+      totals.push({ route, admitted: counters.admitted, rejected: counters.rejected });
+    }
+    return totals;
+  }
+
   /** Sets every counter back to zero (routes stay listed). */
   reset(): void {
     for (const name of this.#routes.keys()) this.#routes.set(name, emptyRoute());

@@ -12,6 +12,7 @@ import { mostRestrictive } from '../http/rate-limit-headers.js';
 import { Histogram } from './histogram.js';
 import { type Family, type Labels, renderPrometheus } from './prometheus.js';
 import { SpaceSaving } from './space-saving.js';
+import { histogramViews, type MetricsView } from './view.js';
 
 /** Where the mock server answers its metrics (before any route), with `metrics: true`. */
 export const METRICS_PATH = '/__metrics';
@@ -43,6 +44,10 @@ export interface DecidedRoute {
 
 class Counter {
   readonly #series = new Map<string, { labels: Labels; value: number }>();
+  /** The series as objects (label names are this module's own, never data). */
+  rows(): Record<string, string | number>[] {
+    return this.series().map(({ labels, value }) => ({ ...Object.fromEntries(labels), value }));
+  }
   add(labels: Labels, value = 1): void {
     const id = labels.map(([, v]) => v).join('\u0000');
     const entry = this.#series.get(id);
@@ -138,8 +143,54 @@ export class ServerMetrics {
     entry.keys.set(key, until);
   }
 
+  /** Forgets the keys nearly spent whose limit refilled by `now` (epoch ms). */
+  #ageNear(now: number): void {
+    for (const entry of this.#near.values()) {
+      for (const [key, until] of entry.keys) {
+        if (until <= now) {
+          entry.keys.delete(key);
+          this.#nearCount--;
+        }
+      }
+    }
+  }
+
+  /** The metrics as plain data at `now` (epoch ms): what the dashboard shows. */
+  view(now: number): MetricsView {
+    this.#ageNear(now);
+    const hits = (sketch: SpaceSaving<string>) =>
+      sketch.top(TOP_KEYS).map(({ key, count, error }) => ({
+        key: key.slice(0, MAX_KEY_LABEL_CHARS),
+        count,
+        error,
+      }));
+    return {
+      requests: this.#requests.rows(),
+      rejections: this.#rejections.rows(),
+      storeErrors: this.#storeErrors.rows(),
+      failOpen: this.#failOpen.rows(),
+      failClosed: this.#failClosed.rows(),
+      decision: histogramViews(this.#decision),
+      retryAfter: histogramViews(this.#retryAfter),
+      nearlySpent: [...this.#near.values()].map(({ labels, keys }) => ({
+        route: labels[0]?.[1] ?? '',
+        policy: labels[1]?.[1] ?? '',
+        keys: keys.size,
+      })),
+      topKeys: {
+        requests: hits(this.byRequests),
+        cost: hits(this.byCost),
+        errorBound: {
+          requests: this.byRequests.total / this.byRequests.capacity,
+          cost: this.byCost.total / this.byCost.capacity,
+        },
+      },
+    };
+  }
+
   /** Every metric as Prometheus text; `now` (epoch ms) ages out keys no longer nearly spent. */
   render(now: number): string {
+    this.#ageNear(now);
     const families: Family[] = [
       counter(
         'limited_client_server_requests_total',
@@ -180,15 +231,10 @@ export class ServerMetrics {
         name: 'limited_client_server_keys_near_exhaustion',
         help: `Keys with less than ${NEAR_EXHAUSTION_SHARE * 100} % of a limit left, until it refills`,
         type: 'gauge',
-        series: [...this.#near.values()].map((entry) => {
-          for (const [key, until] of entry.keys) {
-            if (until <= now) {
-              entry.keys.delete(key);
-              this.#nearCount--;
-            }
-          }
-          return { labels: entry.labels, value: entry.keys.size };
-        }),
+        series: [...this.#near.values()].map((entry) => ({
+          labels: entry.labels,
+          value: entry.keys.size,
+        })),
       },
       top(
         'limited_client_server_top_key_requests',
