@@ -13,7 +13,7 @@ import type {
 } from '@opentelemetry/api';
 import { metrics } from '@opentelemetry/api';
 import type { Listener } from '../client/events.js';
-import type { ClientEvents, ClientStats, EventBase } from '../client/types.js';
+import type { ClientEvents, ClientStats, EventBase, HostStats } from '../client/types.js';
 import { errorTypeOf, methodOf, OriginAttributes } from './attributes.js';
 
 /** The name and version of the meter the metrics are made with. */
@@ -315,13 +315,11 @@ function observeStats(
     sum.queue += host.queueLength;
     sum.flight += host.inFlight;
     sum.states.set(host.circuit, (sum.states.get(host.circuit) ?? 0) + 1);
-    for (const policy of host.policies) {
-      if (policy.limit === undefined || policy.limit <= 0 || policy.remaining === undefined)
-        continue;
-      const ratio = Math.min(1, Math.max(0, policy.remaining / policy.limit));
-      const before = sum.ratios.get(policy.name);
-      if (before === undefined || ratio < before) sum.ratios.set(policy.name, ratio);
-    }
+    keepLowest(sum.ratios, '', host.policies);
+    // A scope's budget per major parameter (a Discord channel) is one series: the path's id is
+    // not an attribute.
+    for (const scope of host.scopes)
+      keepLowest(sum.ratios, scope.name.split('@')[0] as string, scope.policies);
   }
   for (const [origin, sum] of byOrigin) {
     const attributes = origins.of(origin);
@@ -333,11 +331,27 @@ function observeStats(
         'limited_client.circuit.state': state,
       });
     }
-    for (const [name, ratio] of sum.ratios) {
+    for (const [key, ratio] of sum.ratios) {
+      const [scope, name] = key.split(SEPARATOR) as [string, string];
       result.observe(g.remaining, ratio, {
         ...attributes,
         'limited_client.policy.name': name.slice(0, 64),
+        ...(scope !== '' && { 'limited_client.scope.name': scope.slice(0, 64) }),
       });
     }
+  }
+}
+
+/** Between a scope's name and a policy's in a ratio's key (never in either). */
+const SEPARATOR = '\u0000';
+
+/** Keeps, per scope and policy name, the lowest remaining ratio of `policies`. */
+function keepLowest(ratios: Map<string, number>, scope: string, policies: HostStats['policies']) {
+  for (const policy of policies) {
+    if (policy.limit === undefined || policy.limit <= 0 || policy.remaining === undefined) continue;
+    const ratio = Math.min(1, Math.max(0, policy.remaining / policy.limit));
+    const key = `${scope}${SEPARATOR}${policy.name}`;
+    const before = ratios.get(key);
+    if (before === undefined || ratio < before) ratios.set(key, ratio);
   }
 }
