@@ -23,10 +23,12 @@ import type { HostParts, OpenFlight } from './host-parts.js';
 import { learnKeys } from './key-honour.js';
 import type { BodySlot } from './open-bodies.js';
 import type { PreparedRequest } from './request.js';
+import { PacedRetries } from './retry/paced-retries.js';
 import { grantRetry } from './retry/retry-grant.js';
-import { planAfter, type RetryPlan } from './retry/retry-plan.js';
+import type { RetryPlan } from './retry/retry-plan.js';
 import { defaultShouldRetry } from './retry/retry-rule.js';
 import type { Ticket } from './rules/contract.js';
+import { ownRefusal } from './rules/pace.js';
 import type { MaybePromise } from './store.js';
 
 /** The answer of a step: go on (with a value), or end the call with a response. */
@@ -38,10 +40,20 @@ export class CallRun {
   #attempts = 0;
   /** The last attempt's outcome. */
   #last: Outcome | undefined;
+  /** The last attempt's ticket's `seq` (see `Answer.again`). */
+  #lastSeq = 0;
+  /** The call's refusals that came while the host accepted others (see `View.served`). */
+  #served = 0;
   /** Whether this round's attempt is a probe of a half-open circuit breaker. */
   #probe = false;
-  /** Retries that waited for a lockout's probes: bounded in time, no retry of the call spent. */
-  #lockoutRetries = 0;
+  /** Retries that waited for the pace: bounded in time, not by `retries`. */
+  readonly #paced = new PacedRetries();
+  /**
+   * Whether the next round waits behind first attempts: a paced retry refused again, or one in a
+   * lockout. A call the host refuses for good then cannot hold the front of the line: the turns
+   * the pace gives rotate among the waiting calls.
+   */
+  #behind = false;
   /**
    * The answered attempt's slot while the call decides: given to the returned body, or given back.
    */
@@ -82,7 +94,7 @@ export class CallRun {
       const admitted = this.#host.admission.admit({
         cost: call.cost,
         firstAttempt: this.#attempts === 0,
-        priority: this.#attempts > 0,
+        priority: this.#attempts > 0 && !this.#behind,
         signal: call.signal,
         maxWaitMs: this.#host.policy.maxRetryAfterMs,
         ctx: call.ctx,
@@ -180,7 +192,13 @@ export class CallRun {
       return this.#abandon(ticket, failure);
     }
     this.#host.report.answered(call.ctx, this.#attempts, response, error, outcome.at);
+    // The call's previous refusal, for the pace (`Answer.again`).
+    const last = this.#last;
+    if (last?.pushback === true) {
+      outcome.refused = { at: last.at, seq: this.#lastSeq, served: this.#served };
+    }
     this.#last = outcome;
+    this.#lastSeq = ticket.seq;
     let settled: Promise<void> | undefined;
     try {
       settled = this.#host.store.settle(ticket, outcome, call.ctx, outcome.at);
@@ -225,6 +243,11 @@ export class CallRun {
     const call = this.#call;
     const { response, info, error } = outcome;
     const pushback = outcome.pushback === true;
+    if (pushback && outcome.served !== undefined) {
+      // Refused twice while the host served others: the call's own (see `View.served`).
+      outcome.ownRefusal = ownRefusal(this.#served, outcome.served);
+      if (outcome.served) this.#served++;
+    }
     if (response) {
       this.#host.report.response(call.ctx, response.status, info, pushback);
       learnKeys(this.#host, this.#req.key, response);
@@ -278,18 +301,16 @@ export class CallRun {
   async #plan(outcome: Outcome): Promise<Step<RetryPlan & { retry: true }>> {
     const call = this.#call;
     const { response, error } = outcome;
-    const plan = planAfter(outcome, {
+    const context = {
       req: this.#req,
-      call:
-        this.#lockoutRetries === 0
-          ? call
-          : { ...call, retries: call.retries + this.#lockoutRetries },
+      call,
       attempts: this.#attempts,
       deadline: this.#deadline,
       policy: this.#host.policy,
       random: this.#host.shared.clock.random(),
       keysHonoured: this.#host.keysHonoured,
-    });
+    };
+    const plan = this.#paced.plan(outcome, context, this.#host.policy.maxRetryAfterMs);
     if (!plan.retry) {
       if (plan.reason)
         return { end: giveUp(this.#host, call, this.#attempts, plan.reason, outcome) };
@@ -307,7 +328,9 @@ export class CallRun {
     if (openUntil !== undefined) return { end: this.#circuitOpen(openUntil) };
     const granted = await grantRetry(this.#host, call, this.#attempts, outcome, plan, now);
     if ('end' in granted) return granted;
-    if (granted.lockout) this.#lockoutRetries++;
+    if (granted.paced) this.#paced.granted(outcome.at);
+    // Waiting for the pace: behind the calls not tried yet (see `#behind`).
+    this.#behind = granted.paced;
     return { go: plan };
   }
 
