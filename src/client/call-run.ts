@@ -49,9 +49,9 @@ export class CallRun {
   /** Retries that waited for the pace: bounded in time, not by `retries`. */
   readonly #paced = new PacedRetries();
   /**
-   * Whether the next round waits behind first attempts: a paced retry refused again, or one in a
-   * lockout. A call the host refuses for good then cannot hold the front of the line: the turns
-   * the pace gives rotate among the waiting calls.
+   * Whether the next round waits at the back of the line, behind the calls waiting already: a
+   * retry that waits for the pace. A call the host refuses for good then cannot hold the front of
+   * the line: the turns the pace gives rotate among the waiting calls.
    */
   #behind = false;
   /**

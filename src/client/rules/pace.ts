@@ -32,6 +32,14 @@
  *   starts again at the rate the host accepted over the stretch that ended in it, lockout
  *   included, and grows toward twice that (never past the ceiling): more slowly than it fell.
  *   Measured against HAProxy: docs/benchmarks.md (the wild section).
+ * - **A call's own refusals are not its business either.** A call refused a second time while the
+ *   host accepted others since its previous refusal (`Answer.again`, {@link ownRefusal}) is
+ *   refused for itself (a route the host refuses for good beside routes it serves), at any rate:
+ *   no cut, no miss; the call retries on its own backoff (`retry-plan.ts`). Once is not enough:
+ *   after a lockout, calls refused during it come back and may be refused by an overshoot. And
+ *   a call refused twice in a row on a host that accepted nothing yet sets no ceiling (one call
+ *   tried). Before, a route answering 429 forever kept the host's pace at its floor for the routes
+ *   beside it.
  * - **Explained or timed refusals are not its business.** A pushback whose headers show a spent
  *   policy is the declared quota's (it holds until the reset); one with `Retry-After` is the
  *   hold's and the timed quota's (`timed.ts`: released by the window's count, not all at once).
