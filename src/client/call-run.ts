@@ -28,7 +28,6 @@ import { grantRetry } from './retry/retry-grant.js';
 import type { RetryPlan } from './retry/retry-plan.js';
 import { defaultShouldRetry } from './retry/retry-rule.js';
 import type { Ticket } from './rules/contract.js';
-import { ownRefusal } from './rules/pace.js';
 import type { MaybePromise } from './store.js';
 
 /** The answer of a step: go on (with a value), or end the call with a response. */
@@ -40,13 +39,9 @@ export class CallRun {
   #attempts = 0;
   /** The last attempt's outcome. */
   #last: Outcome | undefined;
-  /** The last attempt's ticket's `seq` (see `Answer.again`). */
-  #lastSeq = 0;
-  /** The call's refusals that came while the host accepted others (see `View.served`). */
-  #served = 0;
   /** Whether this round's attempt is a probe of a half-open circuit breaker. */
   #probe = false;
-  /** Retries that waited for the pace: bounded in time, not by `retries`. */
+  /** Retries that waited for the pace (bounded in time), and the call's refusals. */
   readonly #paced = new PacedRetries();
   /**
    * Whether the next round waits at the back of the line, behind the calls waiting already: a
@@ -192,13 +187,8 @@ export class CallRun {
       return this.#abandon(ticket, failure);
     }
     this.#host.report.answered(call.ctx, this.#attempts, response, error, outcome.at);
-    // The call's previous refusal, for the pace (`Answer.again`).
-    const last = this.#last;
-    if (last?.pushback === true) {
-      outcome.refused = { at: last.at, seq: this.#lastSeq, served: this.#served };
-    }
+    this.#paced.answered(this.#last, outcome, ticket);
     this.#last = outcome;
-    this.#lastSeq = ticket.seq;
     let settled: Promise<void> | undefined;
     try {
       settled = this.#host.store.settle(ticket, outcome, call.ctx, outcome.at);
@@ -243,11 +233,7 @@ export class CallRun {
     const call = this.#call;
     const { response, info, error } = outcome;
     const pushback = outcome.pushback === true;
-    if (pushback && outcome.served !== undefined) {
-      // Refused twice while the host served others: the call's own (see `View.served`).
-      outcome.ownRefusal = ownRefusal(this.#served, outcome.served);
-      if (outcome.served) this.#served++;
-    }
+    this.#paced.settled(outcome);
     if (response) {
       this.#host.report.response(call.ctx, response.status, info, pushback);
       learnKeys(this.#host, this.#req.key, response);

@@ -32,14 +32,10 @@
  *   starts again at the rate the host accepted over the stretch that ended in it, lockout
  *   included, and grows toward twice that (never past the ceiling): more slowly than it fell.
  *   Measured against HAProxy: docs/benchmarks.md (the wild section).
- * - **A call's own refusals are not its business either.** A call refused a second time while the
- *   host accepted others since its previous refusal (`Answer.again`, {@link ownRefusal}) is
- *   refused for itself (a route the host refuses for good beside routes it serves), at any rate:
- *   no cut, no miss; the call retries on its own backoff (`retry-plan.ts`). Once is not enough:
- *   after a lockout, calls refused during it come back and may be refused by an overshoot. And
- *   a call refused twice in a row on a host that accepted nothing yet sets no ceiling (one call
- *   tried). Before, a route answering 429 forever kept the host's pace at its floor for the routes
- *   beside it.
+ * - **Nor a call's own.** A call refused a second time while the host accepted others since its
+ *   previous refusal ({@link ownRefusal}) is refused for itself (a route refused for good beside
+ *   routes the host serves): no cut, no miss, and it retries on its own backoff. A call refused
+ *   twice in a row on a host that accepted nothing yet sets no ceiling (one call tried).
  * - **Explained or timed refusals are not its business.** A pushback whose headers show a spent
  *   policy is the declared quota's (it holds until the reset); one with `Retry-After` is the
  *   hold's and the timed quota's (`timed.ts`: released by the window's count, not all at once).
@@ -253,7 +249,8 @@ function stopPacing(state: PaceState, forget: boolean): void {
 
 /**
  * Whether a call's refusal is its own, not the host's rate: its second refusal while the host
- * accepted others since the one before (`served` now), or any after that.
+ * accepted others since the one before (`servedNow`), or any after that. Once could be a rate
+ * overshoot (after a lockout, the calls refused during it come back); twice is the call.
  * @param served the call's earlier refusals that came while the host served others.
  */
 export function ownRefusal(served: number, servedNow: boolean): boolean {
@@ -326,10 +323,7 @@ function settlePace(state: PaceState | undefined, answer: Answer, view: View) {
     // A refusal the headers explain (a spent policy) is the declared quota's to handle; one that
     // gives its time is the hold's and the timed quota's. "Come back now" gives no time.
     if (view.explained || timedWait(answer.info) !== undefined) return state;
-    // A call refused though the host accepted others since its previous refusal, for the second
-    // time (and any refusal of it after that): the host refuses this call (a route it refuses for
-    // good) at any rate. Once could be a rate overshoot (after a lockout, its calls come back
-    // refused before); twice is the call.
+    // A call's own refusal says nothing of a rate (see `ownRefusal`).
     const again = answer.again;
     view.served = again !== undefined && (state.okAt ?? -1) > again.at;
     if (again !== undefined && ownRefusal(again.served, view.served)) return state;
