@@ -6,9 +6,11 @@
  * the store. Otherwise it waits in line; the head of the line is re-examined when an attempt ends
  * (a slot frees, a report arrives) and when the shortest wait the state announced runs out, on a
  * single timer per host. A request that aborts or times out while waiting leaves the line at once
- * and has taken nothing. Retries go ahead of first attempts, in the order they came back: the
- * oldest calls finish first, and a retry refused again waits behind the others (against a host
- * that refuses everything, its probes are not all one call's).
+ * and has taken nothing. A request with `priority` (a retry the server timed) goes ahead of first
+ * attempts, in the order they came back: the oldest calls finish first. A retry that waits for the
+ * pace asks for none (`call-run.ts`): it waits behind the others, so the pace's turns rotate among
+ * the waiting calls (against a host that refuses everything, or one route of it, its probes are
+ * not all one call's).
  *
  * This is p-limit's job plus waits that depend on time and on shared state, per-entry removal,
  * a bound and a timeout, which p-limit does not offer; so it is its own small queue.
@@ -103,7 +105,10 @@ export interface AdmissionRequest {
   /** What the attempt costs, per unit. */
   cost: Cost;
   firstAttempt: boolean;
-  /** Retries go ahead of first attempts (behind the retries already waiting). */
+  /**
+   * Goes ahead of first attempts (behind the requests with priority already waiting); without it,
+   * at the back of the line.
+   */
   priority: boolean;
   /** Leaves the line when it aborts. */
   signal: AbortSignal | undefined;

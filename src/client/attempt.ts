@@ -59,6 +59,19 @@ export interface Outcome {
    * sent at the pace, and a retry waits for the lockout's next probe (see `rules/pace.ts`).
    */
   lockout?: boolean;
+  /** Whether the host served others since the call's previous refusal (see `View.served`). */
+  served?: boolean;
+  /**
+   * Whether the refusal is the call's own (its second while the host served others): its retry
+   * backs off on its own instead of waiting for the host's pace (see `View.served`).
+   */
+  ownRefusal?: boolean;
+  /**
+   * When the call's previous attempt was refused: when (epoch milliseconds), its ticket's `seq`,
+   * and the call's refusals while the host served others; undefined when it was not, or for a
+   * first attempt. Taken into the shared state with this outcome (`SettledOutcome.refused`).
+   */
+  refused?: { at: number; seq: number; served: number } | undefined;
 }
 
 /**
@@ -218,6 +231,9 @@ export function endAttempt(
     holdUntil: undefined,
     pushback: undefined,
     lockout: undefined,
+    served: undefined,
+    ownRefusal: undefined,
+    refused: undefined,
   };
   if (response) {
     if (sending.detach) scope?.relink(call.callerSignal);

@@ -23,8 +23,9 @@ import type { HostParts, OpenFlight } from './host-parts.js';
 import { learnKeys } from './key-honour.js';
 import type { BodySlot } from './open-bodies.js';
 import type { PreparedRequest } from './request.js';
+import { PacedRetries } from './retry/paced-retries.js';
 import { grantRetry } from './retry/retry-grant.js';
-import { planAfter, type RetryPlan } from './retry/retry-plan.js';
+import type { RetryPlan } from './retry/retry-plan.js';
 import { defaultShouldRetry } from './retry/retry-rule.js';
 import type { Ticket } from './rules/contract.js';
 import type { MaybePromise } from './store.js';
@@ -42,8 +43,14 @@ export class CallRun {
   #last: Outcome | undefined;
   /** Whether this round's attempt is a probe of a half-open circuit breaker. */
   #probe = false;
-  /** Retries that waited for a lockout's probes: bounded in time, no retry of the call spent. */
-  #lockoutRetries = 0;
+  /** Retries that waited for the pace (bounded in time), and the call's refusals. */
+  readonly #paced = new PacedRetries();
+  /**
+   * Whether the next round waits at the back of the line, behind the calls waiting already: a
+   * retry that waits for the pace. A call the host refuses for good then cannot hold the front of
+   * the line: the turns the pace gives rotate among the waiting calls.
+   */
+  #behind = false;
   /**
    * The answered attempt's slot while the call decides: given to the returned body, or given back.
    */
@@ -106,7 +113,7 @@ export class CallRun {
     return this.#host.admission.admit({
       cost: call.cost,
       firstAttempt: this.#attempts === 0,
-      priority: this.#attempts > 0,
+      priority: this.#attempts > 0 && !this.#behind,
       signal: call.signal,
       maxWaitMs: this.#host.policy.maxRetryAfterMs,
       ctx: call.ctx,
@@ -198,6 +205,7 @@ export class CallRun {
       return this.#abandon(ticket, failure);
     }
     this.#host.report.answered(call.ctx, this.#attempts, response, error, outcome.at);
+    this.#paced.answered(this.#last, outcome, ticket);
     this.#last = outcome;
     let settled: Promise<void> | undefined;
     try {
@@ -265,6 +273,7 @@ export class CallRun {
     const call = this.#call;
     const { response, info, error } = outcome;
     const pushback = outcome.pushback === true;
+    this.#paced.settled(outcome);
     if (response) {
       this.#host.report.response(call.ctx, response.status, info, pushback);
       learnKeys(this.#host, this.#req.key, response);
@@ -319,18 +328,16 @@ export class CallRun {
   async #plan(outcome: Outcome): Promise<Step<RetryPlan & { retry: true }>> {
     const call = this.#call;
     const { response, error } = outcome;
-    const plan = planAfter(outcome, {
+    const context = {
       req: this.#req,
-      call:
-        this.#lockoutRetries === 0
-          ? call
-          : { ...call, retries: call.retries + this.#lockoutRetries },
+      call,
       attempts: this.#attempts,
       deadline: this.#deadline,
       policy: this.#host.policy,
       random: this.#host.shared.clock.random(),
       keysHonoured: this.#host.wide.keysHonoured,
-    });
+    };
+    const plan = this.#paced.plan(outcome, context, this.#host.policy.maxRetryAfterMs);
     if (!plan.retry) {
       if (plan.reason)
         return { end: giveUp(this.#host, call, this.#attempts, plan.reason, outcome) };
@@ -348,7 +355,9 @@ export class CallRun {
     if (openUntil !== undefined) return { end: this.#circuitOpen(openUntil) };
     const granted = await grantRetry(this.#host, call, this.#attempts, outcome, plan, now);
     if ('end' in granted) return granted;
-    if (granted.lockout) this.#lockoutRetries++;
+    if (granted.paced) this.#paced.granted(outcome.at);
+    // Waiting for the pace: behind the calls not tried yet (see `#behind`).
+    this.#behind = granted.paced;
     return { go: plan };
   }
 

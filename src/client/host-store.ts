@@ -17,7 +17,7 @@ import { isPushback } from './answer.js';
 import type { Cost } from './cost.js';
 import type { HostConfig } from './host-config.js';
 import type { HostReport } from './host-report.js';
-import type { Ticket } from './rules/contract.js';
+import type { Again, Ticket } from './rules/contract.js';
 import { bodyEnd, flights, keepsFlightOpen } from './rules/flights.js';
 import type { AdmitResult, HostState, RuleSet, Settled } from './rules/host-rules.js';
 import type { checkHostState } from './rules/state-check.js';
@@ -48,6 +48,14 @@ export interface SettledOutcome {
   pushback?: boolean;
   /** Set by the settle: whether the host is in a lockout after it (see `rules/pace.ts`). */
   lockout?: boolean;
+  /** Set by the settle: whether the host served others since the call's previous refusal. */
+  served?: boolean;
+  /**
+   * Set by the caller, when the call's previous attempt was refused: when (epoch milliseconds on
+   * the clock), its ticket's `seq`, and the call's refusals while the host served others;
+   * undefined when it was not (see `Answer.again`).
+   */
+  refused?: Again | undefined;
 }
 
 /** The admission of a host that shares no state (learning, client rate and budget all off). */
@@ -169,6 +177,11 @@ export class HostStore {
       pushback,
       now: at,
       random: this.#clock.random(),
+      // A past moment keeps its distance from `now` (`StateTime.at` takes only the present).
+      again:
+        outcome.refused === undefined
+          ? undefined
+          : { ...outcome.refused, at: at - (now - outcome.refused.at) },
     };
     const rules = this.#rules;
     return this.#record(
@@ -208,6 +221,7 @@ export class HostStore {
       outcome.holdUntil = shift === 0 ? result.holdUntil : onClock(result.holdUntil, shift);
       outcome.pushback = result.pushback;
       outcome.lockout = result.lockout;
+      outcome.served = result.served;
       return;
     }
     return result.then(
@@ -215,6 +229,7 @@ export class HostStore {
         outcome.holdUntil = onClock(settled.holdUntil, shift);
         outcome.pushback = settled.pushback;
         outcome.lockout = settled.lockout;
+        outcome.served = settled.served;
       },
       (error: unknown) => this.#report.storeError(ctx, 'settle', error),
     );

@@ -17,9 +17,11 @@ export type { CostContext } from './request-view.js';
 /** Retry options. */
 export interface RetryOptions {
   /**
-   * Retries after the first attempt, at most. A retry that waits for the probes of a lockout (a
-   * host that refuses every request sent at the pace) is not counted: the refusing-host rule
-   * bounds it in time (`maxRetryAfterMs`). @default 3
+   * Retries after the first attempt, at most. A retry that waits for the host's pace (after a bare
+   * 429 with no `Retry-After`, or for the probes of a lockout) is not counted: the pace caps what
+   * the host is sent, and such retries are bounded by time instead, `maxRetryAfterMs` (ms) from
+   * the call's first one, after which the call ends with its last response (`hold-too-long`).
+   * `0`: no retry at all, paced ones included. @default 3
    */
   retries?: number;
   /** Backoff ceiling before the first retry, in milliseconds (doubles per retry). @default 100 */

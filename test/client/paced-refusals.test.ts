@@ -4,7 +4,10 @@
  * after those 429s wait for the host's adaptive pace. They used to ask the retry budget too
  * (10 + 10 % of the requests over 10 s): some 20 refusals in a few seconds spent it, and a call's
  * first 429 was handed back (`budget-exhausted` after one attempt) while the host still accepted
- * at its rate. The pace bounds what the host is sent, so these retries spend no budget.
+ * at its rate. The pace bounds what the host is sent, so these retries spend no budget. Nor do
+ * they spend the call's `retries`: counted, four pace-spaced bare 429s ended a call
+ * (`retries-exhausted after 4`, seed 3) while the host accepted the others; they are bounded by
+ * time instead (`maxRetryAfterMs` from the call's first one).
  */
 import { describe, expect, it } from 'vitest';
 import { LimitedClient } from '../../src/index.js';
@@ -68,15 +71,17 @@ async function sharedAccount(neighbourRate: number, seed: number) {
 }
 
 describe('bare 429s of a shared account limit', () => {
-  // Seeds where, before, the budget ran out (20-24 refusals in the first seconds).
+  // Seeds where, before, the budget ran out (20-24 refusals in the first seconds), and one where a
+  // call met four paced 429s in a row and ran out of retries (24/s, seed 3).
   it.each([
     [22, 4],
     [24, 2],
+    [24, 3],
   ])('completes every call next to a neighbour at %i/s (seed %i)', async (rate, seed) => {
     const { gaveUp, statuses, refused } = await sharedAccount(rate, seed);
     expect(gaveUp).toEqual([]);
     expect(statuses.filter((s) => s === 200)).toHaveLength(100);
     // The scenario does what it says: the neighbour makes the host refuse the client often.
-    expect(refused).toBeGreaterThanOrEqual(20);
+    expect(refused).toBeGreaterThanOrEqual(10);
   });
 });

@@ -7,7 +7,8 @@
  * one that waits for the probes of a lockout (the host gets one request per probe, however many
  * calls wait: see `rules/pace.ts`); so is one after a bare 429 that waits for the host's adaptive
  * pace (the pace bounds what the host is sent). A store that fails cannot grant a retry: the call
- * ends with what it has.
+ * ends with what it has. The last two kinds are {@link pacedRetry}: they spend no retry of the call
+ * either, but are bounded in time per call (`call-run.ts`).
  *
  * @module
  */
@@ -35,9 +36,20 @@ function pacedRefusal(outcome: Outcome, plan: RetryPlan & { retry: true }): bool
 }
 
 /**
+ * Whether the retry `plan` after `outcome` waits in the host's queue for the pace: for a lockout's
+ * probes, or after a bare 429 (see {@link pacedRefusal}). The host is sent no more for it (the pace
+ * caps what goes), so it spends neither the retry budget nor a retry of the call; `call-run.ts`
+ * bounds such retries by time instead (`maxRetryAfterMs` from the call's first one).
+ */
+export function pacedRetry(outcome: Outcome, plan: RetryPlan & { retry: true }): boolean {
+  return (plan.hold && outcome.lockout === true) || pacedRefusal(outcome, plan);
+}
+
+/**
  * Asks for the retry `plan` of a call that made `attempts` attempts, at `now` (epoch ms): the
  * call's end (its last response, or `RetryBudgetExhaustedError`) when the budget refuses or the
- * store fails; else whether the retry waits for a lockout's probes (it spends no retry of the call).
+ * store fails; else whether the retry waits for a lockout's probes (`lockout`), and whether it
+ * waits for the pace at all (`paced`: {@link pacedRetry}).
  */
 export async function grantRetry(
   host: HostParts,
@@ -46,12 +58,12 @@ export async function grantRetry(
   outcome: Outcome,
   plan: RetryPlan & { retry: true },
   now: number,
-): Promise<{ end: Response } | { lockout: boolean }> {
+): Promise<{ end: Response } | { lockout: boolean; paced: boolean }> {
   const { response, error } = outcome;
   const lockout = plan.hold && outcome.lockout === true;
-  const paced =
-    lockout || (plan.hold && plan.source === 'retry-after') || pacedRefusal(outcome, plan);
-  const granted = paced || (await host.store.retry(now, call.ctx));
+  const paced = pacedRetry(outcome, plan);
+  const serverTimed = plan.hold && plan.source === 'retry-after';
+  const granted = paced || serverTimed || (await host.store.retry(now, call.ctx));
   if (granted === 'store-error')
     return { end: giveUp(host, call, attempts, 'store-error', outcome) };
   if (!granted) {
@@ -66,5 +78,5 @@ export async function grantRetry(
     status: response?.status,
     error,
   }));
-  return { lockout };
+  return { lockout, paced };
 }

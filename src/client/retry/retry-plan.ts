@@ -178,7 +178,8 @@ export function planAfter(outcome: Outcome, c: PlanContext): RetryPlan {
     random: c.random,
     backoff: policy.retry,
     jitter: policy.jitter,
-    holdUntil: outcome.holdUntil,
+    // The call's own refusal (the host serves others): its own backoff, not the host's pace.
+    holdUntil: outcome.ownRefusal === true ? undefined : outcome.holdUntil,
     pushback: outcome.pushback === true,
   });
 }

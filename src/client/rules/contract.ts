@@ -136,6 +136,21 @@ export interface Answer {
   now: number;
   /** A number in [0, 1), for jitter. */
   random: number;
+  /**
+   * The previous attempt of the same call, when it was refused: when its answer arrived (`at`,
+   * epoch milliseconds on the state's time line), its ticket's `seq`, and how many of the call's
+   * refusals so far came while the host accepted others (`served`: see {@link View.served}).
+   * Absent for a first attempt, or when the previous attempt was not refused. The pace reads it
+   * (`pace.ts`: a call the host refuses while it serves others).
+   */
+  again?: Again;
+}
+
+/** See {@link Answer.again}. */
+export interface Again {
+  at: number;
+  seq: number;
+  served: number;
 }
 
 /**
@@ -173,6 +188,13 @@ export interface View {
    * published by the pace). Requests wait for its probes.
    */
   lockout: boolean;
+  /**
+   * While settling a refusal: the host accepted another request since the call's previous
+   * refusal (published by the pace). The second such refusal of a call is its own, not the host's
+   * rate: a route the host refuses for good while it serves the others; the pace takes nothing
+   * from it, and the call retries on its own backoff.
+   */
+  served: boolean;
 }
 
 /**
@@ -300,5 +322,6 @@ export function newView(mode: Mode, seq: number): View {
     holdUntil: 0,
     paceAt: 0,
     lockout: false,
+    served: false,
   };
 }

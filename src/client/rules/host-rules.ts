@@ -100,6 +100,8 @@ export interface Settled {
    * waits for the lockout's probes, one request per probe however many wait (see `pace.ts`).
    */
   lockout: boolean;
+  /** Whether the host served others since the call's previous refusal (see `View.served`). */
+  served: boolean;
 }
 
 type AnyRule = Rule<unknown, unknown>;
@@ -334,6 +336,7 @@ export function settle(rules: RuleSet, state: HostState, answer: Answer): Settle
     holdUntil: retryAt,
     pushback: view.pushback,
     lockout: view.lockout,
+    served: view.served,
   };
 }
 

@@ -32,6 +32,10 @@
  *   starts again at the rate the host accepted over the stretch that ended in it, lockout
  *   included, and grows toward twice that (never past the ceiling): more slowly than it fell.
  *   Measured against HAProxy: docs/benchmarks.md (the wild section).
+ * - **Nor a call's own.** A call refused a second time while the host accepted others since its
+ *   previous refusal ({@link ownRefusal}) is refused for itself (a route refused for good beside
+ *   routes the host serves): no cut, no miss, and it retries on its own backoff. A call refused
+ *   twice in a row on a host that accepted nothing yet sets no ceiling (one call tried).
  * - **Explained or timed refusals are not its business.** A pushback whose headers show a spent
  *   policy is the declared quota's (it holds until the reset); one with `Retry-After` is the
  *   hold's and the timed quota's (`timed.ts`: released by the window's count, not all at once).
@@ -77,6 +81,8 @@ export interface PaceState {
   ceiling?: number;
   /** When the rate was last cut, epoch milliseconds. */
   cutAt?: number;
+  /** The `seq` of the refused request's ticket that made the last cut or miss. */
+  cutSeq?: number;
   /** When the host last accepted a request (answered without pushing back), epoch milliseconds. */
   okAt?: number;
   /** Tokens of the pacing bucket at `at` (epoch milliseconds). */
@@ -195,12 +201,14 @@ export function cut(state: PaceState, now: number): void {
  * host refuses however slowly the client goes (a limiter that counts the requests it refuses keeps
  * a client that goes on sending locked out), so the gap before the next request is stretched (see
  * the module comment): each refused probe is a reason to probe less often. When no rate sent at
- * the pace had been refused before, this one is the ceiling.
+ * the pace had been refused before, this one is the ceiling, unless `alone`: the host has
+ * accepted nothing yet and the refused request is a retry of the call whose refusal made the last
+ * cut or miss (one call tried, a route the host may refuse for itself: no rate was refused).
  */
-export function miss(state: PaceState, now: number): void {
+export function miss(state: PaceState, now: number, alone = false): void {
   const rate = state.rate ?? MIN_RATE;
   // The first paced rate refused, when no paced rate had been refused before.
-  state.ceiling ??= rate;
+  if (!alone) state.ceiling ??= rate;
   state.misses = (state.misses ?? 0) + 1;
   const interval = 1000 / rate;
   const gap =
@@ -233,7 +241,20 @@ function stopPacing(state: PaceState, forget: boolean): void {
   delete state.stretchAt;
   delete state.stretchOk;
   delete state.growAt;
-  if (forget) delete state.cutAt;
+  if (forget) {
+    delete state.cutAt;
+    delete state.cutSeq;
+  }
+}
+
+/**
+ * Whether a call's refusal is its own, not the host's rate: its second refusal while the host
+ * accepted others since the one before (`servedNow`), or any after that. Once could be a rate
+ * overshoot (after a lockout, the calls refused during it come back); twice is the call.
+ * @param served the call's earlier refusals that came while the host served others.
+ */
+export function ownRefusal(served: number, servedNow: boolean): boolean {
+  return served > 1 || (served > 0 && servedNow);
 }
 
 /** See the module comment. */
@@ -302,10 +323,18 @@ function settlePace(state: PaceState | undefined, answer: Answer, view: View) {
     // A refusal the headers explain (a spent policy) is the declared quota's to handle; one that
     // gives its time is the hold's and the timed quota's. "Come back now" gives no time.
     if (view.explained || timedWait(answer.info) !== undefined) return state;
+    // A call's own refusal says nothing of a rate (see `ownRefusal`).
+    const again = answer.again;
+    view.served = again !== undefined && (state.okAt ?? -1) > again.at;
+    if (again !== undefined && ownRefusal(again.served, view.served)) return state;
     // One cut per overshoot: what was in flight at the last cut was sent at the old rate.
     if (state.cutAt !== undefined && ticket.at <= state.cutAt) return state;
-    if (state.rate !== undefined && (state.okAt ?? -1) <= (state.cutAt ?? -1)) miss(state, now);
-    else cut(state, now);
+    if (state.rate !== undefined && (state.okAt ?? -1) <= (state.cutAt ?? -1)) {
+      // Only one call tried yet, and refused twice in a row: it says nothing of a rate.
+      const alone = state.okAt === undefined && again?.seq === state.cutSeq;
+      miss(state, now, alone);
+    } else cut(state, now);
+    state.cutSeq = ticket.seq;
     return state;
   }
   // A 5xx that is no pushback is the host failing, not accepting. Failing for a second since the

@@ -151,7 +151,7 @@ const SPEC: Spec<HostState> = {
     open: new Opt('amount'),
   }),
   hold: new Opt({ until: HOLD, base: new Opt(SERVER), seq: new Opt(SEQ) }),
-  refusal: new Opt({ since: PAST, count: 'count' }),
+  refusal: new Opt({ since: PAST, count: 'count', calls: new Opt('count') }),
   ramp: new Opt({
     window: 'amount',
     seq0: new Upto((b) => b.seq + 1, true),
@@ -174,6 +174,7 @@ const SPEC: Spec<HostState> = {
     floor: new Opt('amount'),
     ceiling: new Opt('amount'),
     cutAt: new Opt(PAST),
+    cutSeq: new Opt(SEQ),
     okAt: new Opt(PAST),
     tokens: new Opt('number'),
     at: new Opt(PAST),

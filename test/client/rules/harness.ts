@@ -5,7 +5,7 @@
 
 import { isPushback } from '../../../src/client/answer.js';
 import type { Cost } from '../../../src/client/cost.js';
-import type { Request, Ticket, Verdict } from '../../../src/client/rules/contract.js';
+import type { Again, Request, Ticket, Verdict } from '../../../src/client/rules/contract.js';
 import { bodyEnd } from '../../../src/client/rules/flights.js';
 import type { LearnConfig } from '../../../src/client/rules/host-rules.js';
 import {
@@ -100,8 +100,17 @@ export class Host {
     return this.settle(ticket, status, headers, now).holdUntil;
   }
 
-  /** {@link answer}, with all the settle says (the hold, and whether it was a pushback). */
-  settle(ticket: Ticket, status: number, headers: Record<string, string>, now: number) {
+  /**
+   * {@link answer}, with all the settle says (the hold, and whether it was a pushback); `again`:
+   * the call's previous refusal (see `Answer.again`).
+   */
+  settle(
+    ticket: Ticket,
+    status: number,
+    headers: Record<string, string>,
+    now: number,
+    again?: Again,
+  ) {
     const info = parseRateLimitHeaders(headers, { now });
     return settle(this.rules, this.state, {
       ticket,
@@ -110,6 +119,7 @@ export class Host {
       pushback: isPushback(status, info),
       now,
       random: 0.5,
+      ...(again === undefined ? {} : { again }),
     });
   }
 

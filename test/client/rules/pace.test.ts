@@ -320,3 +320,56 @@ describe('never past a rate that failed', () => {
     expect(h.state.pace?.rate).toBeGreaterThan(0.9 * ceiling);
   });
 });
+
+describe("a call's own refusals (a route refused for good beside routes the host serves)", () => {
+  it('takes no rate from a call refused a second time while the host served others', () => {
+    const h = new Host(open);
+    warm(h, 5, 10_000);
+    // The call's first refusal cuts the pace, as any refusal that explains nothing.
+    const first = h.send(10_000);
+    h.answer(first, 429, {}, 10_001);
+    expect(h.state.pace?.rate).toBeCloseTo(ACCEPTED_SHARE * 5, 6);
+    let t = 10_001;
+    const accept = () => {
+      while (!h.check(1, t).ok) t += 10;
+      h.answer(h.send(t), 200, {}, t + 1);
+      t += 1;
+    };
+    // Others accepted; its retry refused: once could be an overshoot, so the pace is cut.
+    accept();
+    while (!h.check(1, t).ok) t += 10;
+    const second = h.send(t);
+    const once = h.settle(second, 429, {}, t + 1, { at: 10_001, seq: first.seq, served: 0 });
+    expect(once.served).toBe(true);
+    const rate = h.state.pace?.rate;
+    const cutAt = h.state.pace?.cutAt;
+    expect(cutAt).toBe(t + 1);
+    t += 1;
+    // Others accepted again; refused again: its own. No cut, no miss.
+    accept();
+    while (!h.check(1, t).ok) t += 10;
+    const third = h.send(t);
+    const twice = h.settle(third, 429, {}, t + 1, {
+      at: cutAt as number,
+      seq: second.seq,
+      served: 1,
+    });
+    expect(twice.served).toBe(true);
+    expect(h.state.pace).toMatchObject({ rate: expect.any(Number), cutAt });
+    expect(h.state.pace?.misses).toBeUndefined();
+    expect(h.state.pace?.rate).toBeGreaterThanOrEqual(rate as number);
+  });
+
+  it('still cuts for a call refused again when nothing was accepted since its last refusal', () => {
+    const h = new Host(open);
+    warm(h, 5, 10_000);
+    const first = h.send(10_000);
+    h.answer(first, 429, {}, 10_001);
+    let t = 10_001;
+    while (!h.check(1, t).ok) t += 10;
+    const retry = h.send(t);
+    const settled = h.settle(retry, 429, {}, t + 1, { at: 10_001, seq: first.seq, served: 1 });
+    expect(settled.served).toBe(false);
+    expect(h.state.pace?.misses).toBe(1);
+  });
+});

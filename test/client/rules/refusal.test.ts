@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { REFUSING_COUNT, REFUSING_MS } from '../../../src/client/rules/refusal.js';
+import { REFUSING_CALLS, REFUSING_COUNT, REFUSING_MS } from '../../../src/client/rules/refusal.js';
 import { Host, open } from './harness.js';
 
 /** Refusals from `from` until `until`, each sent when the rules let it go (checked every 500 ms). */
@@ -44,6 +44,27 @@ describe('a host that refuses everything', () => {
     expect(h.check(1, 100)).not.toMatchObject({ reason: 'refusing' });
     h.answer(out, 200, {}, 200);
     expect(h.state.refusal).toBeUndefined();
+  });
+
+  // A route the host refuses for good beside routes it serves: one call's first attempt, then
+  // only its retries, were the whole run, and the calls waiting behind them, never tried, were
+  // ended as if the host refused everything.
+  it(`needs the first attempts of ${REFUSING_CALLS} calls, not one call's retries alone`, () => {
+    const h = new Host(open);
+    h.answer(h.send(0), 429, {}, 1);
+    let t = 500;
+    for (let i = 0; i < 3 * REFUSING_COUNT; i++, t += REFUSING_MS / REFUSING_COUNT) {
+      const retry = h.commit(1, t);
+      retry.first = false;
+      h.answer(retry, 429, {}, t + 1);
+    }
+    expect(h.state.refusal).toMatchObject({ count: 1 + 3 * REFUSING_COUNT, calls: 1 });
+    const out = h.commit(1, t);
+    expect(h.check(1, t + 1)).not.toMatchObject({ reason: 'refusing' });
+    // Another call's first attempt refused too: now the host refuses everything.
+    h.answer(out, 429, {}, t + 2);
+    h.commit(1, t + 3);
+    expect(h.check(1, t + 4)).toMatchObject({ ok: false, reason: 'refusing' });
   });
 
   // Issue 23 §3: at 11 s the rule ended every queued call against HAProxy's stick table, whose
