@@ -296,6 +296,33 @@ describe.concurrent('instrument() over real HTTP', () => {
     await meter.close();
   });
 
+  it("a host with several budgets: each scope's remaining ratio, named by its scope", async () => {
+    const github = (path: string, limit: number, resource: string) => ({
+      path,
+      headers: 'github' as const,
+      limits: [{ algorithm: 'fixed-window' as const, limit, windowMs: 60_000, resource }],
+    });
+    const server = await start({
+      routes: [github('/search/*', 4, 'search'), github('*', 100, 'core')],
+    });
+    const meter = testMeter();
+    const client = new LimitedClient(server.url);
+    const handle = instrument(client, { meterProvider: meter.provider });
+    for (let i = 0; i < 2; i++) await (await client.get(`/search/q${i}`)).arrayBuffer();
+    await (await client.get('/repos/a')).arrayBuffer();
+    const m = await meter.collect();
+    const ratio = (scope: string, name: string) =>
+      sumOf(m, 'limited_client.policy.remaining_ratio', {
+        'limited_client.scope.name': scope,
+        'limited_client.policy.name': name,
+      });
+    expect(ratio('github:search', 'search')).toBeCloseTo(2 / 4, 5);
+    expect(ratio('github:core', 'core')).toBeCloseTo(99 / 100, 5);
+    handle.stop();
+    await client.close();
+    await meter.close();
+  });
+
   it('stop() removes every listener: nothing more is counted', async () => {
     const server = await start({ routes: [{ path: '/q' }] });
     const meter = testMeter();
