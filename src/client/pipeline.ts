@@ -38,6 +38,7 @@ import type { AdmitResult } from './rules/host-rules.js';
 import { scopeOfAnswer } from './scopes/answer-scope.js';
 import { RouteScopes } from './scopes/route-scopes.js';
 import { ScopeLanes } from './scopes/scope-lanes.js';
+import { SharedRoutes } from './scopes/shared-routes.js';
 import { AbortScope } from './signals.js';
 import { Sleepers } from './sleepers.js';
 import { hostStats, stateStats } from './stats.js';
@@ -53,6 +54,8 @@ export class HostPipeline {
   readonly #lanes: ScopeLanes;
   /** Which scope each route was answered from; made at the first answer that names one. */
   #routes: RouteScopes | undefined;
+  /** The routes shared with other processes through the store (learning on only). */
+  readonly #sharedRoutes: SharedRoutes | undefined;
   readonly #slots: Slots;
   readonly #wide: HostWide;
   readonly #sleepers: Sleepers;
@@ -83,6 +86,12 @@ export class HostPipeline {
     this.#breaker = policy.breaker
       ? new CircuitBreaker(policy.breaker, (from, to) => this.report.circuitState(from, to))
       : undefined;
+    this.#sharedRoutes =
+      policy.rules.learn === undefined
+        ? undefined
+        : new SharedRoutes(shared.store, `${this.#key}${SCOPE_SEPARATOR}`, policy.stateTtlMs, () =>
+            this.#routesOf(),
+          );
     this.#lanes = new ScopeLanes(
       this.#lane(undefined),
       (scope) => this.#lane(scope),
@@ -93,9 +102,16 @@ export class HostPipeline {
         shared.store.forget?.(lane.store.key);
       },
     );
+    // What other processes learned of the host's routes (a host that names no scope has none).
+    this.#sharedRoutes?.read(shared.clock.now());
   }
 
   readonly #closed = (ctx: RequestContext) => this.#closedWith?.(ctx);
+
+  #routesOf(): RouteScopes {
+    this.#routes ??= new RouteScopes();
+    return this.#routes;
+  }
 
   /** The parts of one lane: the host's own (`scope` undefined) or a scope's. */
   #lane(scope: string | undefined): HostParts {
@@ -153,8 +169,8 @@ export class HostPipeline {
     if (this.policy.rules.learn === undefined) return lane;
     const named = scopeOfAnswer(info);
     if (named === undefined) return lane;
-    this.#routes ??= new RouteScopes();
-    this.#routes.learn(req.method, req.url, named);
+    const learned = this.#routesOf().learn(req.method, req.url, named);
+    if (learned) this.#sharedRoutes?.add(learned);
     return this.#laneOf(req);
   };
 
@@ -173,7 +189,12 @@ export class HostPipeline {
   readonly #laneOf = (req: PreparedRequest): HostParts => {
     const routes = this.#routes;
     if (routes === undefined) return this.#lanes.own;
-    const scope = routes.scopeOf(req.method, req.url);
+    let scope = routes.scopeOf(req.method, req.url);
+    if (scope === undefined && this.#sharedRoutes !== undefined) {
+      // A host with scopes, a route of none: another process may have learned it.
+      this.#sharedRoutes.read(this.#shared.clock.now());
+      scope = routes.scopeOf(req.method, req.url);
+    }
     return scope === undefined ? this.#lanes.own : this.#lanes.get(scope);
   };
 

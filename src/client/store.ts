@@ -71,8 +71,10 @@ export interface StateStore {
    * path: a memory store should answer synchronously; a remote one should take one round trip.
    *
    * @param key the host's key: its origin (`https://api.example.com`), followed by `#` and the
-   *   partition for a partition (see the `partition` option). A store shared with other data should
-   *   add a prefix of its own.
+   *   partition for a partition (see the `partition` option); a scope's key is the host's, the
+   *   separator `\u001f` and the scope's name, and the host's key with the separator alone holds
+   *   the routes its scopes were learned from (docs/how-it-works.md, "Many budgets per host").
+   *   A store shared with other data should add a prefix of its own.
    * @param transaction see {@link Transaction}.
    * @param ttlMs how long the state may be kept after this update, in milliseconds; a store
    *   should drop it after that (it is state about a host nobody talks to any more). Past that,

@@ -120,13 +120,16 @@ describe('partitions', () => {
     const twoInner = github(clock);
     const two = wrapFetch(twoInner, options);
     await one(`${API}/search/code?q=x`);
-    // The other client has not seen the route: its first call goes, and its answer names the
-    // search scope, whose state the first client spent in the store.
-    expect((await two(`${API}/search/code?q=y`)).status).toBe(200);
-    await expect(two(`${API}/search/issues?q=z`)).rejects.toSatisfy(isRateLimitError);
+    // The other client learned, through the store, the search route's scope and that it is spent,
+    // and that core is not.
+    await expect(two(`${API}/search/code?q=y`)).rejects.toSatisfy(isRateLimitError);
     expect((await two(`${API}/user`)).status).toBe(200);
-    expect(twoInner.calls.map((c) => new URL(c.url).pathname)).toEqual(['/search/code', '/user']);
+    expect(twoInner.calls.map((c) => new URL(c.url).pathname)).toEqual(['/user']);
     expect(store.get(`${API}#search\u001fgithub:search`)).toBeDefined();
+    expect(store.get(`${API}#search\u001f`)).toEqual({
+      v: 1,
+      routes: [['GET', '/search/code', 'github:search', false]],
+    });
   });
 
   it('refuses a partition that is not a string of at most 256 characters, without sending', async () => {

@@ -40,22 +40,39 @@ export class RouteScopes {
     return this.#names.size;
   }
 
-  /** Remembers that `method` on `url` was answered from `scope`. */
-  learn(method: string, url: string, scope: NamedScope): void {
-    if (this.#off) return;
+  /**
+   * Remembers that `method` on `url` was answered from `scope`. Returns the route (its method and
+   * folded path) when this is news (a route not known, or known in another scope), else
+   * `undefined`.
+   */
+  learn(method: string, url: string, scope: NamedScope): SharedRoute | undefined {
+    const path = `/${foldedSegments(pathOf(url)).join('/')}`;
+    return this.learnRoute(method, path, scope)
+      ? [method, path, scope.name, scope.perMajor]
+      : undefined;
+  }
+
+  /**
+   * Remembers that `method` on the folded `path` was answered from `scope` (what another process
+   * shared: `shared-routes.ts`). Returns whether this is news.
+   */
+  learnRoute(method: string, path: string, scope: NamedScope): boolean {
+    if (this.#off) return false;
     if (!this.#names.has(scope.name)) {
       if (this.#names.size >= MAX_SCOPE_NAMES) {
         this.#off = true;
         this.#routes.clear();
-        return;
+        return false;
       }
       this.#names.add(scope.name);
     }
-    const segments = foldedSegments(pathOf(url));
-    this.#put(`${method} /${segments.join('/')}`, scope);
+    const fresh = this.#put(`${method} ${path}`, scope);
+    const segments = path.split('/').slice(1);
     for (let k = segments.length; k >= 1; k--) {
+      if (segments[0] === '') break;
       this.#put(`* /${segments.slice(0, k).join('/')}`, scope);
     }
+    return fresh;
   }
 
   /**
@@ -76,10 +93,11 @@ export class RouteScopes {
     return major === '' ? scope.name : `${scope.name}@${major}`;
   }
 
-  #put(key: string, scope: NamedScope): void {
+  /** Puts `key`; returns whether it was not known with this scope. */
+  #put(key: string, scope: NamedScope): boolean {
     const known = this.#routes.get(key);
     if (known !== undefined) {
-      if (known.name === scope.name && known.perMajor === scope.perMajor) return;
+      if (known.name === scope.name && known.perMajor === scope.perMajor) return false;
       this.#routes.delete(key);
     } else if (this.#routes.size >= MAX_ROUTES) {
       // The oldest learned goes (a Map keeps insertion order).
@@ -87,5 +105,9 @@ export class RouteScopes {
       this.#routes.delete(oldest);
     }
     this.#routes.set(key, scope);
+    return true;
   }
 }
+
+/** A learned route as processes share it: method, folded path, scope name, split per major. */
+export type SharedRoute = [method: string, path: string, scope: string, perMajor: boolean];

@@ -1,0 +1,130 @@
+/**
+ * The routes a host's answers named a scope for, shared through the state store, so that a process
+ * that has not seen a route yet sends it to the scope another process learned (and finds that
+ * scope's state, spent or not, in the store) instead of learning it at the cost of a refusal. One
+ * small document per host, under the host's key and the scope separator alone; a list of
+ * `[method, folded path, scope, per major]`, the newest last, at most {@link MAX_ROUTES}.
+ *
+ * Read once when the host's pipeline starts, and again at most once a second while calls meet
+ * routes of no known scope; written when this process learns a route. A store failure here costs
+ * nothing but the sharing (the route is learned from the answers as before). What another process
+ * wrote is checked: a malformed entry is dropped, never merged.
+ *
+ * @module
+ */
+import type { MaybePromise, StateStore, Transaction } from '../store.js';
+import { MAX_SCOPE_NAME } from './answer-scope.js';
+import { MAX_ROUTE_LENGTH } from './route-key.js';
+import { MAX_ROUTES, type RouteScopes, type SharedRoute } from './route-scopes.js';
+
+/** The shared document. */
+export interface RoutesState {
+  v: 1;
+  routes: SharedRoute[];
+}
+
+/** The least time between two reads of the shared routes, in milliseconds. */
+export const ROUTES_READ_MS = 1000;
+
+const METHOD = /^[A-Z]{1,16}$/;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters.
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+function isRoute(entry: unknown): entry is SharedRoute {
+  if (!Array.isArray(entry) || entry.length !== 4) return false;
+  const [method, path, scope, perMajor] = entry as unknown[];
+  return (
+    typeof method === 'string' &&
+    METHOD.test(method) &&
+    typeof path === 'string' &&
+    path.startsWith('/') &&
+    path.length <= MAX_ROUTE_LENGTH + 1 &&
+    !CONTROL.test(path) &&
+    typeof scope === 'string' &&
+    scope.length > 0 &&
+    scope.length <= MAX_SCOPE_NAME + 16 &&
+    !CONTROL.test(scope) &&
+    typeof perMajor === 'boolean'
+  );
+}
+
+/** The check of a document another process wrote: its valid entries, at most {@link MAX_ROUTES}. */
+export function checkRoutes(state: unknown): RoutesState {
+  const routes = (state as { routes?: unknown } | null)?.routes;
+  if (!Array.isArray(routes)) throw new Error('routes: not a list');
+  return { v: 1, routes: routes.slice(-MAX_ROUTES).filter(isRoute) };
+}
+
+function isPromise<T>(value: MaybePromise<T>): value is Promise<T> {
+  return typeof (value as { then?: unknown } | undefined)?.then === 'function';
+}
+
+/** See the module comment. */
+export class SharedRoutes {
+  #readAt = Number.NEGATIVE_INFINITY;
+  #reading = false;
+
+  constructor(
+    readonly store: StateStore,
+    readonly key: string,
+    readonly ttlMs: number,
+    readonly routes: () => RouteScopes,
+  ) {}
+
+  /** Adds a route this process learned to the shared document. */
+  add(route: SharedRoute): void {
+    const transaction: Transaction<RoutesState, undefined> = {
+      run(current) {
+        const list = (current?.routes ?? []).filter(
+          ([method, path]) => method !== route[0] || path !== route[1],
+        );
+        list.push(route);
+        return [{ v: 1, routes: list.slice(-MAX_ROUTES) }, undefined];
+      },
+      check: checkRoutes,
+    };
+    try {
+      const done = this.store.update(this.key, transaction, this.ttlMs);
+      if (isPromise(done)) done.catch(() => {});
+    } catch {
+      // Sharing is a help, not a need: the route is still learned here.
+    }
+  }
+
+  /** Reads the shared document and learns its routes, unless read less than a second ago. */
+  read(now: number): void {
+    if (this.#reading || now - this.#readAt < ROUTES_READ_MS) return;
+    this.#readAt = now;
+    const learn = (state: unknown) => {
+      if (state === undefined) return;
+      let checked: RoutesState;
+      try {
+        checked = checkRoutes(state);
+      } catch {
+        return;
+      }
+      const routes = this.routes();
+      for (const [method, path, name, perMajor] of checked.routes) {
+        routes.learnRoute(method, path, { name, perMajor });
+      }
+    };
+    try {
+      const read = this.store.get
+        ? this.store.get<unknown>(this.key)
+        : this.store.update<RoutesState, RoutesState | undefined>(
+            this.key,
+            { run: (current) => [current, current], check: checkRoutes },
+            this.ttlMs,
+          );
+      if (!isPromise(read)) return learn(read);
+      this.#reading = true;
+      read
+        .then(learn, () => {})
+        .finally(() => {
+          this.#reading = false;
+        });
+    } catch {
+      // As in add(): nothing shared, nothing lost.
+    }
+  }
+}
