@@ -28,9 +28,8 @@ import { grantRetry } from './retry/retry-grant.js';
 import type { RetryPlan } from './retry/retry-plan.js';
 import { defaultShouldRetry } from './retry/retry-rule.js';
 import type { Ticket } from './rules/contract.js';
+import { settleInLane } from './scopes/lane-settle.js';
 import type { MaybePromise } from './store.js';
-
-const noop = () => {};
 
 /** The answer of a step: go on (with a value), or end the call with a response. */
 type Step<T> = { go: T } | { end: Response };
@@ -209,7 +208,9 @@ export class CallRun {
     this.#last = outcome;
     let settled: Promise<void> | undefined;
     try {
-      settled = this.#settle(ticket, outcome);
+      const into = settleInLane(this.#host, this.#req, ticket, outcome, call.ctx);
+      this.#host = into.lane;
+      settled = into.settled;
     } catch (failure) {
       this.#host.admission.release();
       throw failure;
@@ -229,28 +230,6 @@ export class CallRun {
     // Whatever the store did, the attempt is answered: its slot comes back, or is held.
     this.#held = holdSlot(this.#host, ticket, outcome, call.ctx);
     return this.#learned(outcome);
-  }
-
-  /**
-   * Takes the answer into its lane's state; when it names another scope, into that scope's lane,
-   * which the call moves to (its slot with it). The lane it was sent from keeps no policy of the
-   * other scope (a spent search budget must not hold its other routes): it counts an acceptance
-   * (its ramp grows) and forgets a refusal.
-   */
-  #settle(ticket: Ticket, outcome: Outcome): Promise<void> | undefined {
-    const host = this.#host;
-    const ctx = this.#call.ctx;
-    const info = outcome.info;
-    const lane = info === undefined ? host : host.laneOfAnswer(host, this.#req, info);
-    if (lane === host) return host.store.settle(ticket, outcome, ctx, outcome.at);
-    const { response } = outcome;
-    const accepted = response !== undefined && response.status < 400;
-    const forgotten = host.store.settle(ticket, accepted ? { response } : {}, ctx, outcome.at);
-    host.admission.handOver(lane.admission);
-    this.#host = lane;
-    const adopted = lane.store.settle(ticket, outcome, ctx, outcome.at, true);
-    if (forgotten === undefined) return adopted;
-    return adopted === undefined ? forgotten : Promise.all([forgotten, adopted]).then(noop);
   }
 
   /** The call returns `response`: the slot it holds goes with its body (see `body-watch.ts`). */

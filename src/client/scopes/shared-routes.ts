@@ -6,7 +6,8 @@
  * `[method, folded path, scope, per major]`, the newest last, at most {@link MAX_ROUTES}.
  *
  * Read once when the host's pipeline starts, and again at most once a second while calls meet
- * routes of no known scope; written when this process learns a route. A store failure here costs
+ * routes of no known scope (with a store that has `get`: a read must not cost a write); written
+ * when this process learns a route. A store failure here costs
  * nothing but the sharing (the route is learned from the answers as before). What another process
  * wrote is checked: a malformed entry is dropped, never merged.
  *
@@ -108,14 +109,10 @@ export class SharedRoutes {
         routes.learnRoute(method, path, { name, perMajor });
       }
     };
+    // Read only where the store reads without writing (`get`: the memory store, RedisStore).
+    if (this.store.get === undefined) return;
     try {
-      const read = this.store.get
-        ? this.store.get<unknown>(this.key)
-        : this.store.update<RoutesState, RoutesState | undefined>(
-            this.key,
-            { run: (current) => [current, current], check: checkRoutes },
-            this.ttlMs,
-          );
+      const read = this.store.get<unknown>(this.key);
       if (!isPromise(read)) return learn(read);
       this.#reading = true;
       read
