@@ -4,16 +4,16 @@
  *
  * For each policy the server reports, the client keeps an estimate of what is left: the reported
  * `remaining` minus every unit still in flight (they may not have been counted yet), minus every
- * unit sent since. A request goes only if every policy has room for its cost. A policy without
- * room holds requests until its reset; after the reset, one probe goes (how much came back depends
- * on the server's algorithm, which the headers do not say) and its answer tells the rest. A report
- * is applied only if its request was sent after the one whose report was applied last, so answers
- * that overtake each other never raise the estimate. A concurrency policy
- * (`qu="concurrent-requests"`) counts slots: a request's slot comes back when it ends, and requests
- * wait for that rather than for a time; its report, written when the server admitted the request,
- * is read with the caller's requests that ended since as free (`slotsLeft`). A reset (like a hold) is recorded for `maxHoldMs` at most:
- * past it one probe goes. A policy that declares its window (so its rate) need not wait for its
- * whole-second reset: `refill.ts` learns how its units come back and when they are back.
+ * unit sent since. A request goes only if every policy has room for its cost. A policy without room
+ * holds requests until its reset; after the reset, one probe goes (how much came back depends on
+ * the server's algorithm, which the headers do not say) and its answer tells the rest. A report is
+ * applied only if its request was sent after the one whose report was applied last, so answers that
+ * overtake each other never raise the estimate. A concurrency policy (`qu="concurrent-requests"`)
+ * counts slots: a request's slot comes back when it ends, and requests wait for that rather than
+ * for a time; its report, written when the server admitted the request, is read with the caller's
+ * requests that ended since as free (`slots.ts`). A reset (like a hold) is recorded for `maxHoldMs`
+ * at most: past it one probe goes. A policy that declares its window (so its rate) need not wait
+ * for its whole-second reset: `refill.ts` learns how its units come back and when they are back.
  *
  * Policies are a list, at most {@link MAX_POLICIES}, the most restrictive: their names come from
  * the server, which may name a fresh one on every answer, and a name like `__proto__` must stay a
@@ -42,6 +42,7 @@ import {
   refilledAt,
   trialWait,
 } from './refill.js';
+import { slotsLeft } from './slots.js';
 
 /**
  * What the client knows about one of the server's policies (and how it refills: `refill.ts`, or
@@ -189,23 +190,6 @@ function inFlightFor(p: LearnedPolicy, view: View): number {
   return charge(view.units, view.otherUnits, p.unit, p.name) ?? 0;
 }
 
-/**
- * Slots of concurrency policy `p` left now, from a report of `r` that the server wrote when it
- * admitted the answered request: `r + n - held`, the other callers' slots as of the admission plus
- * the caller's own as of now (`n`: its requests the server counted then, the ticket's; `held`: those
- * it counts now, in flight or with a body open, the answered one included: its body is open). Never
- * more than the limit leaves beside `held`. A ticket without `n`: `r` minus what is unanswered,
- * plus the answered request's own slot, which `r` counts already.
- */
-function slotsLeft(p: LearnedPolicy, r: number, answer: Answer, view: View): number {
-  const { n, cost } = answer.ticket;
-  const unanswered = inFlightFor(p, view);
-  if (n === undefined) return r - unanswered + cost;
-  const held = unanswered + view.open;
-  const left = r + n - held;
-  return p.limit === undefined ? left : Math.min(left, p.limit - held);
-}
-
 /** Forgets probes out past their time: they no longer hold the policy. */
 export function expireProbes(p: LearnedPolicy, now: number): void {
   if (p.probes > 0 && (p.probesUntil === undefined || p.probesUntil <= now)) {
@@ -259,7 +243,7 @@ function setReset(p: LearnedPolicy, now: number, resetMs: number, maxHoldMs: num
  * Takes a report in: every policy it names is updated (its counts only when the report is `fresh`);
  * a policy it no longer names is forgotten once its reset has passed, so a policy the server
  * stopped describing cannot hold the host forever. `view`: what is still in flight (a concurrency
- * report is brought up to now: `slotsLeft`).
+ * report is brought up to now: `slots.ts`).
  */
 function apply(
   state: QuotaState,
@@ -294,7 +278,9 @@ function apply(
       const before = p.remaining;
       const inFlight = inFlightFor(p, view);
       p.remaining =
-        p.unit === CONCURRENT ? slotsLeft(p, q.remaining, answer, view) : q.remaining - inFlight;
+        p.unit === CONCURRENT
+          ? slotsLeft(q.remaining, ticket, inFlight, view.open, p.limit)
+          : q.remaining - inFlight;
       const report = {
         before,
         remaining: q.remaining,

@@ -182,6 +182,15 @@ describe('concurrency policies', () => {
     expect(slots(h)).toBe(3);
   });
 
+  it('reads the report of a ticket issued without n as before: r less what is unanswered', () => {
+    const h = new Host(open);
+    const ticket = elsewhere({ seq: 1, at: 0 });
+    h.replay(ticket, 0);
+    h.answer(ticket, 200, four(2), 50);
+    // Its own slot is in r and in what is unanswered: 2, not 2 + 0 - 1.
+    expect(slots(h)).toBe(2);
+  });
+
   it('never counts more slots free than the limit leaves beside what is held', () => {
     const h = new Host(open);
     h.answer(h.send(0), 200, four(3), 1);
