@@ -16,7 +16,8 @@
  * aligned to the epoch gives the first burst only what is left of the current window), the cell
  * also shows elapsed over that least time (computed on fake time by `leastTime`, from the run's
  * start, with 0.25 ms each way). A concurrency limit is its own row: 4 slots, 50 ms per request, least time
- * ceil(N / 4) * 50 ms.
+ * ceil(N / 4) * 50 ms, and beside it elapsed over plain fetch with 4 in flight against the same
+ * limit, run just before (the floor over loopback at the moment's load).
  */
 import { LimitedClient } from '../../src/index.js';
 import { createMockServer, type LimitConfig } from '../../src/server/index.js';
@@ -47,6 +48,12 @@ export interface SweepCell {
   minimumMs: number;
   /** What the algorithm itself allows (fake time), milliseconds. */
   ownMinimumMs: number;
+  /**
+   * The concurrency row only: plain fetch with exactly as many in flight as there are slots,
+   * against a server of its own, run just before, milliseconds: the floor over loopback at the
+   * moment's load (it knows the limit, and needs no ramp).
+   */
+  floorMs?: number;
   received429: number;
 }
 
@@ -55,6 +62,7 @@ async function runCell(
   calls: number,
   concurrency: number,
   latencyMs?: number,
+  plain = false,
 ): Promise<{ ok: number; elapsedMs: number; received429: number; startEpoch: number }> {
   const server = await createMockServer({
     routes: [
@@ -66,6 +74,9 @@ async function runCell(
     ],
   });
   const client = new LimitedClient(server.url);
+  const get = plain
+    ? (path: string) => fetch(new URL(path, server.url))
+    : (path: string) => client.get(path);
   let next = 0;
   let ok = 0;
   // Windows are aligned to the epoch: the least time depends on where in one the run starts.
@@ -75,7 +86,7 @@ async function runCell(
     Array.from({ length: concurrency }, async () => {
       while (next < calls) {
         // A call the client refuses (a wait past maxRetryAfterMs) counts as failed.
-        const response = await client.get(`/items/${next++}`).catch(() => undefined);
+        const response = await get(`/items/${next++}`).catch(() => undefined);
         await response?.arrayBuffer();
         if (response?.status === 200) ok++;
       }
@@ -120,7 +131,9 @@ export async function declaredSweep(options: SweepOptions): Promise<SweepCell[]>
   const slots = 4;
   const latency = 50;
   const calls = Math.max(8, Math.round(options.seconds * (slots / (latency / 1000)) * 0.1));
-  const run = await runCell({ algorithm: 'concurrency', limit: slots }, calls, 16, latency);
+  const limit: LimitConfig = { algorithm: 'concurrency', limit: slots };
+  const floor = await runCell(limit, calls, slots, latency, true);
+  const run = await runCell(limit, calls, 16, latency);
   const minimumMs = Math.ceil(calls / slots) * latency;
   cells.push({
     algorithm: 'concurrency',
@@ -129,10 +142,11 @@ export async function declaredSweep(options: SweepOptions): Promise<SweepCell[]>
     calls,
     minimumMs,
     ownMinimumMs: minimumMs,
+    floorMs: floor.elapsedMs,
     ...run,
   });
   console.log(
-    `  concurrency ${slots} slots, ${latency} ms each: ${fixed(run.elapsedMs / minimumMs)}x, ${run.received429} x 429`,
+    `  concurrency ${slots} slots, ${latency} ms each: ${fixed(run.elapsedMs / minimumMs)}x (${fixed(run.elapsedMs / floor.elapsedMs)}x of fetch with ${slots} at once, ${fixed(floor.elapsedMs / minimumMs)}x), ${run.received429} x 429`,
   );
   return cells;
 }
@@ -155,7 +169,11 @@ export function sweepTable(cells: SweepCell[], bursts: number[]): string {
       Math.abs(c.ownMinimumMs - c.minimumMs) > 0.02 * c.minimumMs
         ? ` (${fixed(c.elapsedMs / c.ownMinimumMs)}x of its own)`
         : '';
-    return `${failed > 0 ? `${failed} failed` : `${ratio}${own}`} / ${c.received429}`;
+    const floor =
+      c.floorMs === undefined
+        ? ''
+        : ` (${fixed(c.elapsedMs / c.floorMs)}x of fetch with ${c.burst} at once)`;
+    return `${failed > 0 ? `${failed} failed` : `${ratio}${own}${floor}`} / ${c.received429}`;
   };
   return markdownTable(
     ['algorithm, rate', ...bursts.map((b) => `burst ${b}`)],

@@ -112,6 +112,13 @@ export interface Ticket {
   timedProbe?: boolean;
   /** Whether it is a probe of a half-open circuit breaker. */
   probe?: boolean;
+  /**
+   * Units of the `requests` kind the state had in flight once it was sent, itself included, and
+   * those answered whose bodies were still open (set by the requests-in-flight rule). A concurrency
+   * report is written when the server admits the request; this brings it up to the answer
+   * (`quota.ts`). Absent on a ticket issued without it: the report is read as it was before.
+   */
+  n?: number;
 }
 
 /** An attempt's outcome, as the rules take it in. */
@@ -169,6 +176,11 @@ export interface View {
   requests: number;
   /** Other units in flight, `[unit or policy name, units]` (published by the same rule). */
   otherUnits: UnitCosts;
+  /**
+   * Of the units in flight, those of requests answered whose bodies are still open: the server
+   * still counts them (published by the requests-in-flight rule; not in `units`).
+   */
+  open: number;
   /** Units of the requests just taken as lost by `prune` (their concurrency slots come back). */
   lostUnits: number;
   /** While settling: the request was still counted in flight (it was not taken as lost). */
@@ -314,6 +326,7 @@ export function newView(mode: Mode, seq: number): View {
     units: 0,
     requests: 0,
     otherUnits: NO_UNITS,
+    open: 0,
     lostUnits: 0,
     counted: false,
     declared: undefined,

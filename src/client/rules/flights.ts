@@ -21,7 +21,9 @@
  * until its body ends (`keepsFlightOpen`; the pipeline then settles {@link bodyEnd}'s ticket, see
  * `src/client/open-bodies.ts`), or until its time is up. Its units are `open` meanwhile: counted
  * in `requests` (a concurrency policy waits for them, as a probe does) but not published as
- * `units`, since the server has counted them already (a report is not lowered by them again).
+ * `units`, since the server has counted them already (a report is not lowered by them again);
+ * they are published as `open`. Each ticket carries what was in flight, open bodies included, when
+ * it was sent (`n`): a concurrency report is as old as its request's admission (`quota.ts`).
  *
  * @module
  */
@@ -167,7 +169,8 @@ export function bodyEnd(ticket: Ticket): Ticket {
 
 /** Publishes what is in flight; as `units`, those of requests not answered yet. */
 function publish(state: FlightsState, view: View): FlightsState {
-  view.units = state.units - (state.open ?? 0);
+  view.open = state.open ?? 0;
+  view.units = state.units - view.open;
   view.requests = state.requests;
   view.otherUnits = state.other ?? NONE;
   return state;
@@ -206,6 +209,8 @@ export const flights = {
     if (!view.replaying) {
       ticket.expires = flightExpiry(request.now, request.ttlMs ?? config.flightTtlMs);
       add(state, request.cost, ticket.units, ticket.expires);
+      // What the server will count of ours when it admits it (a replay keeps the ticket's own).
+      ticket.n = state.units;
     } else if (ticket.expires === undefined || ticket.expires > request.now) {
       // A request issued elsewhere whose time is already up is taken as lost at once.
       add(state, request.cost, ticket.units, ticket.expires);

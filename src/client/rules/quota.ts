@@ -4,15 +4,16 @@
  *
  * For each policy the server reports, the client keeps an estimate of what is left: the reported
  * `remaining` minus every unit still in flight (they may not have been counted yet), minus every
- * unit sent since. A request goes only if every policy has room for its cost. A policy without
- * room holds requests until its reset; after the reset, one probe goes (how much came back depends
- * on the server's algorithm, which the headers do not say) and its answer tells the rest. A report
- * is applied only if its request was sent after the one whose report was applied last, so answers
- * that overtake each other never raise the estimate. A concurrency policy
- * (`qu="concurrent-requests"`) counts slots: a request's slot comes back when it ends, and requests
- * wait for that rather than for a time. A reset (like a hold) is recorded for `maxHoldMs` at most:
- * past it one probe goes. A policy that declares its window (so its rate) need not wait for its
- * whole-second reset: `refill.ts` learns how its units come back and when they are back.
+ * unit sent since. A request goes only if every policy has room for its cost. A policy without room
+ * holds requests until its reset; after the reset, one probe goes (how much came back depends on
+ * the server's algorithm, which the headers do not say) and its answer tells the rest. A report is
+ * applied only if its request was sent after the one whose report was applied last, so answers that
+ * overtake each other never raise the estimate. A concurrency policy (`qu="concurrent-requests"`)
+ * counts slots: a request's slot comes back when it ends, and requests wait for that rather than
+ * for a time; its report, written when the server admitted the request, is read with the caller's
+ * requests that ended since as free (`slots.ts`). A reset (like a hold) is recorded for `maxHoldMs`
+ * at most: past it one probe goes. A policy that declares its window (so its rate) need not wait
+ * for its whole-second reset: `refill.ts` learns how its units come back and when they are back.
  *
  * Policies are a list, at most {@link MAX_POLICIES}, the most restrictive: their names come from
  * the server, which may name a fresh one on every answer, and a name like `__proto__` must stay a
@@ -41,6 +42,7 @@ import {
   refilledAt,
   trialWait,
 } from './refill.js';
+import { slotsLeft } from './slots.js';
 
 /**
  * What the client knows about one of the server's policies (and how it refills: `refill.ts`, or
@@ -240,8 +242,8 @@ function setReset(p: LearnedPolicy, now: number, resetMs: number, maxHoldMs: num
 /**
  * Takes a report in: every policy it names is updated (its counts only when the report is `fresh`);
  * a policy it no longer names is forgotten once its reset has passed, so a policy the server
- * stopped describing cannot hold the host forever. `view`: what is still in flight; `cost`: the
- * answered request's own units (a concurrency report was made while it held a slot, free now).
+ * stopped describing cannot hold the host forever. `view`: what is still in flight (a concurrency
+ * report is brought up to now: `slots.ts`).
  */
 function apply(
   state: QuotaState,
@@ -252,7 +254,6 @@ function apply(
   view: View,
 ): void {
   const { now, ticket } = answer;
-  const cost = ticket.cost;
   // Trimmed first, then applied, each found by its key in a map: a response naming 40,000 policies
   // costs one pass over them, not one pass per policy over a list that grows with them.
   const kept = mostRestrictiveOf(reported, MAX_POLICIES);
@@ -276,7 +277,10 @@ function apply(
     if (q.remaining !== undefined) {
       const before = p.remaining;
       const inFlight = inFlightFor(p, view);
-      p.remaining = q.remaining - inFlight + (p.unit === CONCURRENT ? cost : 0);
+      p.remaining =
+        p.unit === CONCURRENT
+          ? slotsLeft(q.remaining, ticket, inFlight, view.open, p.limit)
+          : q.remaining - inFlight;
       const report = {
         before,
         remaining: q.remaining,

@@ -15,7 +15,7 @@
  * second was declared smaller than it is.
  */
 import { describe, expect, it } from 'vitest';
-import { leastTime, RATE_ALGORITHMS, serverFor, simulate } from './simulate.js';
+import { concurrencyServer, leastTime, RATE_ALGORITHMS, serverFor, simulate } from './simulate.js';
 
 const RATES = [0.5, 1, 2.5, 10, 50, 200];
 const BURSTS = [1, 2, 5, 20, 100];
@@ -80,4 +80,36 @@ describe('the README command, gcra:rate=10,burst=5, and the demo with --rate 50 
     expect(outcome.refused).toBe(0);
     expect(outcome.elapsedMs / 2200).toBeLessThanOrEqual(1.05);
   });
+});
+
+describe('a concurrency limit, declared with the unit concurrent-requests', () => {
+  // The mock server writes `r` when it admits a request and sends it when the handler ends: read
+  // as of the answer, the caller's requests that ended in between counted as taken, and 4 slots of
+  // 50 ms ran at 1.73x over HTTP (1.55x here) before the ticket carried what was in flight (`n`).
+  it.each([
+    [4, 50],
+    [1, 50],
+    [4, 5],
+    [16, 20],
+  ])(
+    '%i slots, %i ms per request: every call, no 429, within 1.02x of the least time',
+    (slots, serviceMs) => {
+      const calls = 40 * slots;
+      const outcome = simulate({
+        server: concurrencyServer(slots),
+        calls,
+        concurrency: 16,
+        latencyMs: LATENCY_MS,
+        serviceMs,
+      });
+      // The least time: every slot busy, a round trip per turn, and the cold start's ramp (1, 2,
+      // 4... in flight before the host's first answers) a turn more per doubling.
+      const turns = Math.ceil(calls / slots) + Math.log2(slots);
+      const least = turns * (serviceMs + 2 * LATENCY_MS);
+      const label = `${slots} slots, ${serviceMs} ms: ${(outcome.elapsedMs / least).toFixed(3)}x, ${outcome.refused} x 429`;
+      expect(outcome.completed, label).toBe(calls);
+      expect(outcome.refused, label).toBe(0);
+      expect(outcome.elapsedMs / least, label).toBeLessThanOrEqual(1.02);
+    },
+  );
 });

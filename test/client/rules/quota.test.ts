@@ -135,4 +135,71 @@ describe('concurrency policies', () => {
     h.noAnswer(held[0]!, 2);
     expect(h.check(1, 2).ok).toBe(true);
   });
+
+  // Issue 23: the mock server writes `r` when it admits a request and sends it when the handler
+  // ends. Read as news from the answer's moment, requests of the caller that ended since stayed
+  // taken: four sent at once and answered left one slot of four free, not four.
+  const four = (r: number) => ({
+    'ratelimit-policy': '"slots";q=4;qu="concurrent-requests"',
+    ratelimit: `"slots";r=${r}`,
+  });
+  const slots = (h: Host) => findPolicy(h.state.quota, 'slots')?.remaining;
+
+  it("reads a report as of its request's admission: the caller's requests ended since are free", () => {
+    const h = new Host(open);
+    const sent = [h.send(0), h.send(0), h.send(0), h.send(0)];
+    expect(sent.map((t) => t.n)).toEqual([1, 2, 3, 4]);
+    // Admitted in order, each report written then: 3, 2, 1, 0 left.
+    sent.forEach((ticket, i) => {
+      h.answer(ticket, 200, four(3 - i), 50);
+      expect(slots(h), `answer ${i}`).toBe(i);
+      h.bodyEnds(ticket, 50);
+      expect(slots(h), `body ${i}`).toBe(i + 1);
+    });
+    for (let i = 0; i < 4; i++) h.send(50);
+    expect(h.check(1, 50)).toMatchObject({ ok: false, waitMs: undefined, reason: 'learned-limit' });
+  });
+
+  it("keeps another caller's slots taken, and the caller's own in flight or with a body open", () => {
+    const h = new Host(open);
+    // Another caller holds 1 of the 4 throughout.
+    const a = h.send(0);
+    const b = h.send(0);
+    h.answer(a, 200, four(2), 50);
+    expect(slots(h)).toBe(1); // a's body open, b in flight, 1 elsewhere
+    const c = h.send(50); // the server will count a (open), b and c
+    expect(c.n).toBe(3);
+    expect(h.check(1, 50).ok).toBe(false);
+    h.answer(b, 200, four(1), 51);
+    expect(slots(h)).toBe(0); // a and b open, c in flight, 1 elsewhere
+    h.bodyEnds(a, 52);
+    h.bodyEnds(b, 52);
+    expect(slots(h)).toBe(2);
+    // Written when c was admitted, a's and b's bodies still open: none left then.
+    h.answer(c, 200, four(0), 100);
+    expect(slots(h)).toBe(2);
+    h.bodyEnds(c, 100);
+    expect(slots(h)).toBe(3);
+  });
+
+  it('reads the report of a ticket issued without n as before: r less what is unanswered', () => {
+    const h = new Host(open);
+    const ticket = elsewhere({ seq: 1, at: 0 });
+    h.replay(ticket, 0);
+    h.answer(ticket, 200, four(2), 50);
+    // Its own slot is in r and in what is unanswered: 2, not 2 + 0 - 1.
+    expect(slots(h)).toBe(2);
+  });
+
+  it('never counts more slots free than the limit leaves beside what is held', () => {
+    const h = new Host(open);
+    h.answer(h.send(0), 200, four(3), 1);
+    // A ticket issued on another copy of the state, whose count is not this copy's.
+    const ticket = elsewhere({ seq: 2, at: 1, n: 9 });
+    h.replay(ticket, 1);
+    expect(ticket.n).toBe(9); // a replay applies the ticket as issued
+    h.answer(ticket, 200, four(3), 2);
+    // r + n - held would be 3 + 9 - 2: the limit leaves 2 beside the two open bodies.
+    expect(slots(h)).toBe(2);
+  });
 });

@@ -7,11 +7,14 @@
  * does; each is admitted through the host's rules (`harness.ts`), reaches the server `latencyMs`
  * later, is decided by the algorithm (`decide`), waits its turn in a leaky bucket, and its answer
  * (the IETF fields as `rateLimitFields` writes them, `Retry-After` on a 429) comes back
- * `latencyMs` later to be settled. A refused call goes back to the front of the line. Time only
+ * `latencyMs` later to be settled. A refused call goes back to the front of the line. A
+ * concurrency limit holds each slot for the handler's `serviceMs` and gives it back when the answer
+ * leaves; the client settles the body's end as the answer arrives. Time only
  * moves to the next event: an answer, or the moment a rule said the line may move.
  */
 
 import type { Ticket } from '../../../src/client/rules/contract.js';
+import { concurrencyLimit } from '../../../src/server/algorithms/concurrency-limit.js';
 import { fixedWindow } from '../../../src/server/algorithms/fixed-window.js';
 import { gcra } from '../../../src/server/algorithms/gcra.js';
 import { leakyBucket } from '../../../src/server/algorithms/leaky-bucket.js';
@@ -92,6 +95,15 @@ export function serverFor(
   }
 }
 
+/** A concurrency limit of `slots` requests at once, declared as the mock server declares it. */
+export function concurrencyServer(slots: number): Server {
+  return {
+    logic: logicOf(concurrencyLimit),
+    config: { limit: slots, retryAfterMs: 1000 },
+    limit: { algorithm: 'concurrency', limit: slots },
+  };
+}
+
 /** A simulation's parameters. */
 export interface Simulation {
   server: Server;
@@ -101,6 +113,11 @@ export interface Simulation {
   concurrency?: number;
   /** One-way latency, milliseconds. @default 1 */
   latencyMs?: number;
+  /**
+   * How long the server's handler takes, milliseconds, before the answer leaves (a concurrency
+   * limit gives the slot back then, on the server's time line). @default 0
+   */
+  serviceMs?: number;
   /** When the first call is sent, epoch milliseconds (windows are aligned to 0). @default 0 */
   start?: number;
   /** Gives up past this, milliseconds of simulated time. @default 3,600,000 */
@@ -137,8 +154,12 @@ export function simulate(sim: Simulation): Outcome {
   const { server, calls } = sim;
   const concurrency = sim.concurrency ?? 16;
   const latency = sim.latencyMs ?? 1;
+  const serviceMs = sim.serviceMs ?? 0;
   const start = sim.start ?? 0;
   const maxMs = sim.maxMs ?? 3_600_000;
+  const slots = server.limit.algorithm === 'concurrency';
+  /** When the server ends each response that holds a slot, soonest first. */
+  const releases: number[] = [];
   const host = new Host(learn);
   const field = describePolicy(
     'p',
@@ -157,6 +178,16 @@ export function simulate(sim: Simulation): Outcome {
   /** The server's answer to a request arriving at `at`. */
   function serve(ticket: Ticket, at: number): Flight {
     if (sim.respond) return { ticket, at: at + latency, ...sim.respond(at) };
+    // Requests arrive in the order they were sent: the slots given back by then are known.
+    while (releases.length > 0 && (releases[0] as number) <= at) {
+      state = server.logic.refund(
+        state as never,
+        releases.shift() as number,
+        1,
+        undefined,
+        server.config,
+      );
+    }
     const d = decide(server.logic, server.config, state, at, 1);
     if (d.result.allowed) state = d.state;
     const report: PolicyReport = {
@@ -172,7 +203,11 @@ export function simulate(sim: Simulation): Outcome {
     if (!d.result.allowed) {
       headers['retry-after'] = retryAfterField('seconds', d.result.retryAfterMs, at) as string;
     }
-    const sentAt = at + (d.result.delayMs ?? 0);
+    const sentAt = at + (d.result.delayMs ?? 0) + serviceMs;
+    if (slots && d.result.allowed) {
+      releases.push(sentAt);
+      releases.sort((a, b) => a - b);
+    }
     return { ticket, at: sentAt + latency, status: d.result.allowed ? 200 : 429, headers };
   }
 
@@ -201,15 +236,14 @@ export function simulate(sim: Simulation): Outcome {
       now = next.at;
       lastAnswer = now;
       host.settle(next.ticket, next.status, next.headers, now);
+      // An answer that declares a concurrency policy holds its request until its body ends: here,
+      // at once (the pipeline settles the body's end).
+      if (slots) host.bodyEnds(next.ticket, now);
       if (next.status === 429) {
         refused++;
         waiting++;
       } else {
         completed++;
-        // A concurrency slot is given back when its response ends.
-        if (server.limit.algorithm === 'concurrency') {
-          state = server.logic.refund(state as never, now, 1, undefined, server.config);
-        }
       }
     } else {
       now = wakeAt;
