@@ -14,6 +14,7 @@
 import { type RequestContext, TimeoutError } from '../errors.js';
 import { Admission } from './admission.js';
 import { type Call, readCall } from './attempt.js';
+import { RouteCosts } from './body/route-costs.js';
 import { CallRun } from './call-run.js';
 import type { HostConfig } from './host-config.js';
 import type { HostParts, OpenFlight, PipelineShared } from './host-parts.js';
@@ -36,6 +37,8 @@ export class HostPipeline {
   #closedWith: ((ctx: RequestContext) => unknown) | undefined;
 
   readonly #shared: PipelineShared;
+  /** What each route costs in points, learned from answers' bodies (`body/route-costs.ts`). */
+  readonly #costs = new RouteCosts();
 
   /**
    * @param partition the host's partition this pipeline runs (see the `partition` option), or
@@ -116,7 +119,7 @@ export class HostPipeline {
   ) {
     let call: Call;
     try {
-      call = readCall(req, init, this.policy, send ?? this.#shared.fetch);
+      call = readCall(req, init, this.policy, send ?? this.#shared.fetch, this.#costs);
     } catch (error) {
       return Promise.reject(error);
     }

@@ -1,0 +1,109 @@
+/**
+ * The bounded look at a JSON answer's body (docs/body-limits.md): a clone of the response is read,
+ * at most {@link MAX_BODY_LOOK_BYTES} bytes for at most {@link BODY_LOOK_MS}, and parsed for the
+ * limits a GraphQL API reports there (`parse.ts`). The caller's response is not touched: `clone()`
+ * tees its body, so the caller reads the same bytes, with the same headers, whatever the look did.
+ * A body that is not JSON, larger than the bound (by `Content-Length` or as read), slower than the
+ * time bound, malformed, or that says nothing of limits gives `undefined`; nothing here throws.
+ *
+ * @module
+ */
+import type { Clock } from '../../clock.js';
+import { onAbort } from '../signals.js';
+import { type BodyLimits, parseBodyLimits } from './parse.js';
+
+/** Most bytes of an answer's body read (64 KiB): a larger body is passed through unread. */
+export const MAX_BODY_LOOK_BYTES = 64 * 1024;
+
+/**
+ * Longest wait for the body's bytes, in milliseconds of the client's clock: a body that has not
+ * ended by then (a stream, a stalled server) is passed through unread.
+ */
+export const BODY_LOOK_MS = 1000;
+
+/** A JSON content type (`+json` too, GraphQL's `application/graphql-response+json`). */
+const JSON_TYPE = /^\s*application\/(?:[\w.-]+\+)?json\b/i;
+
+/**
+ * The words one of the answers `parse.ts` reads must contain: a body without any of them is not
+ * parsed (most GraphQL answers of an API that reports no limits).
+ */
+const SIGNS = ['"throttleStatus"', '"rateLimit"', 'THROTTLED', 'RATE_LIMITED'];
+
+/**
+ * What `response`'s body says about limits, read from a clone (see the module comment). `signal`
+ * (the attempt's) ends the look early; `now` reads the clock when the body has been read.
+ */
+export async function lookAtBody(
+  response: Response,
+  clock: Clock,
+  signal: AbortSignal | undefined,
+): Promise<BodyLimits | undefined> {
+  try {
+    if (response.body === null || response.bodyUsed) return undefined;
+    if (!JSON_TYPE.test(response.headers.get('content-type') ?? '')) return undefined;
+    const length = Number(response.headers.get('content-length') ?? 0);
+    if (!(length <= MAX_BODY_LOOK_BYTES)) return undefined;
+    const text = await readBounded(response.clone(), clock, signal);
+    if (text === undefined || !SIGNS.some((s) => text.includes(s))) return undefined;
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      return undefined; // Malformed (or nested past what the engine parses): nothing said.
+    }
+    return parseBodyLimits(value, clock.now());
+  } catch {
+    // A response that cannot be cloned or read (someone else's class): passed through unread.
+    return undefined;
+  }
+}
+
+/**
+ * The text of `copy`'s body when it ends within the bounds (bytes and time), else `undefined`;
+ * the copy is cancelled when it does not (the caller's branch of the tee goes on).
+ */
+async function readBounded(
+  copy: Response,
+  clock: Clock,
+  signal: AbortSignal | undefined,
+): Promise<string | undefined> {
+  const body = copy.body;
+  if (body === null) return undefined;
+  const reader = body.getReader();
+  let cut = false;
+  const stop = () => {
+    cut = true;
+    reader.cancel().catch(() => {});
+  };
+  const timer = new AbortController();
+  clock.sleep(BODY_LOOK_MS, timer.signal).then(stop, () => {});
+  const off = signal ? onAbort(signal, stop) : undefined;
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    for (;;) {
+      const next = await reader.read();
+      if (cut) return undefined;
+      if (next.done) break;
+      size += next.value.byteLength;
+      if (size > MAX_BODY_LOOK_BYTES) {
+        stop();
+        return undefined;
+      }
+      chunks.push(next.value);
+    }
+  } catch {
+    return undefined;
+  } finally {
+    timer.abort();
+    off?.();
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    bytes.set(c, at);
+    at += c.byteLength;
+  }
+  return new TextDecoder().decode(bytes);
+}
