@@ -75,13 +75,33 @@ export class RouteCosts {
 
   /**
    * `cost` with the points `route` is known to cost added, unless it names points already (the
-   * caller's word wins); `cost` itself when the route's cost is unknown.
+   * caller's word wins). Read at each admission (a getter), so that calls already waiting (behind a
+   * cold start, in line) are charged what the route's first answer taught.
    */
   charge(cost: Cost, route: string): Cost {
-    const known = this.#costs.get(route);
-    if (known === undefined) return cost;
-    const units: UnitCosts = cost.units ?? [];
-    for (const [unit] of units) if (unit === POINTS) return cost;
-    return { requests: cost.requests, units: [...units, [POINTS, known]] };
+    for (const [unit] of cost.units ?? []) if (unit === POINTS) return cost;
+    return new RouteCost(cost, route, this.#costs);
+  }
+}
+
+/** A call's cost whose points are those its route is known to cost when it is read. */
+class RouteCost implements Cost {
+  readonly requests: number;
+  readonly #own: UnitCosts | undefined;
+  readonly #route: string;
+  readonly #costs: Map<string, number>;
+
+  constructor(own: Cost, route: string, costs: Map<string, number>) {
+    this.requests = own.requests;
+    this.#own = own.units;
+    this.#route = route;
+    this.#costs = costs;
+  }
+
+  /** The call's own units, and the route's points when known. */
+  get units(): UnitCosts | undefined {
+    const known = this.#costs.get(this.#route);
+    if (known === undefined) return this.#own;
+    return [...(this.#own ?? []), [POINTS, known]];
   }
 }
