@@ -28,8 +28,8 @@ export function routeOf(req: PreparedRequest): string {
   return `${req.method} ${url.slice(0, end)}`;
 }
 
-/** A path that names a GraphQL endpoint: `/graphql` or `/graphql.json` (Shopify's), at its end. */
-const GRAPHQL_PATH = /\/graphql(?:\.json)?\/?$/i;
+/** A path that names a GraphQL endpoint: `/graphql` or `/graphql.json` (Shopify's), at its end, in lower case. */
+const GRAPHQL_PATH = /\/graphql(?:\.json)?\/?$/;
 
 /** The start of a JSON object (after white space). */
 const OBJECT_START = /^\s*\{/;

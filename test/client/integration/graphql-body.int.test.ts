@@ -76,3 +76,72 @@ describe('GraphQL limits in the body (Shopify simulation, fake time)', () => {
     expect(tookMs).toBeLessThanOrEqual(least * 1.2);
   }, 60_000);
 });
+
+describe('THROTTLED over real HTTP (Shopify simulation, fake time)', () => {
+  it('is retried like a 429, after the deficit over the restore rate, and ends with real data', async () => {
+    const clock = new FakeClock();
+    const wire = countingFetch();
+    const server = await shopify(clock);
+    // Another app spends the whole bucket first: the client knows nothing yet.
+    for (let i = 0; i < SHOPIFY.maximumAvailable / SHOPIFY_QUERY_COST; i++) {
+      await (await fetch(`${server.url}${PATH}`, { method: 'POST', body: QUERY })).text();
+    }
+    const send = wrapFetch(wire.fetch, { clock });
+    const retries: { delayMs: number; delaySource: string; status?: number }[] = [];
+    send.on('retry', (e) => retries.push(e));
+    const running = queries(send, server.url, 1, 1);
+    await runOnFakeTime(clock, wire, running, { stepMs: 1 });
+    const [answer] = await running;
+    await send.close();
+    expect(answer?.status).toBe(200);
+    expect(isThrottled(answer?.body ?? '')).toBe(false);
+    expect(JSON.parse(answer?.body ?? '{}').data).toBeDefined();
+    // (10 - 0) points at 50 a second: 200 ms, plus the hold's jitter (5 % at most).
+    expect(retries).toEqual([{ ...retries[0], status: 200, delaySource: 'retry-after' }]);
+    expect(retries[0]?.delayMs).toBeGreaterThanOrEqual(200);
+    expect(retries[0]?.delayMs).toBeLessThanOrEqual(210);
+    expect(server.refusals()).toBe(1);
+  }, 30_000);
+
+  it('once the retries are spent, the caller gets the last answer unchanged', async () => {
+    const clock = new FakeClock();
+    const wire = countingFetch();
+    // A bucket smaller than the query: every answer is THROTTLED.
+    const server = await startShopify({
+      now: () => clock.now(),
+      limits: { maximumAvailable: 5, restoreRate: 50 },
+    });
+    servers.push(server);
+    const raw = await fetch(`${server.url}${PATH}`, { method: 'POST', body: QUERY });
+    const rawBody = await raw.text();
+    const send = wrapFetch(wire.fetch, { clock, retry: { retries: 2 } });
+    let response: Response | undefined;
+    const running = send(`${server.url}${PATH}`, { method: 'POST', body: QUERY }).then((r) => {
+      response = r;
+    });
+    await runOnFakeTime(clock, wire, running, { maxMs: 60_000 });
+    await send.close();
+    expect(server.attempts()).toBe(1 + 3);
+    expect(response?.status).toBe(200);
+    expect(response?.headers.get('content-type')).toBe(raw.headers.get('content-type'));
+    expect(await response?.text()).toBe(rawBody);
+    expect(isThrottled(rawBody)).toBe(true);
+  }, 30_000);
+
+  it('the caller reads the same bytes and headers as plain fetch gets', async () => {
+    const clock = new FakeClock();
+    const server = await shopify(clock);
+    const send = wrapFetch(fetch, { clock });
+    const looked = await send(`${server.url}${PATH}`, { method: 'POST', body: QUERY });
+    const plain = await fetch(`${server.url}${PATH}`, { method: 'POST', body: QUERY });
+    await send.close();
+    expect(looked.bodyUsed).toBe(false);
+    const headers = (r: Response) => [...r.headers].filter(([name]) => name !== 'date');
+    expect(headers(looked)).toEqual(headers(plain));
+    const [a, b] = [JSON.parse(await looked.text()), JSON.parse(await plain.text())];
+    // The same answer but for the bucket, one query lower for the second.
+    expect(a.extensions.cost.throttleStatus.currentlyAvailable).toBe(90);
+    expect(b.extensions.cost.throttleStatus.currentlyAvailable).toBe(80);
+    expect({ ...a, extensions: undefined }).toEqual({ ...b, extensions: undefined });
+  });
+});
