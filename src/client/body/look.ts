@@ -5,10 +5,12 @@
  * tees its body, so the caller reads the same bytes, with the same headers, whatever the look did.
  * A body that is not JSON, larger than the bound (by `Content-Length` or as read), slower than the
  * time bound, malformed, or that says nothing of limits gives `undefined`; nothing here throws.
+ * A response that delivers its body itself (the undici interceptor's) is not looked at.
  *
  * @module
  */
 import type { Clock } from '../../clock.js';
+import { REPORTS_BODY_END } from '../body-watch.js';
 import { onAbort } from '../signals.js';
 import { type BodyLimits, parseBodyLimits } from './parse.js';
 
@@ -40,7 +42,12 @@ export async function lookAtBody(
   signal: AbortSignal | undefined,
 ): Promise<BodyLimits | undefined> {
   try {
-    if (response.body === null || response.bodyUsed) return undefined;
+    // A response whose body goes to its caller by another way (the undici interceptor's, from the
+    // dispatcher's callbacks): opening its stream would take the body from the caller.
+    if (REPORTS_BODY_END in response) return undefined;
+    // Not `response.body`: a pipeline under this one may watch it through that getter (a
+    // `LimitedClient` over `wrapFetch`), and the clone must tee the stream the getter reads.
+    if (response.bodyUsed) return undefined;
     if (!JSON_TYPE.test(response.headers.get('content-type') ?? '')) return undefined;
     const length = Number(response.headers.get('content-length') ?? 0);
     if (!(length <= MAX_BODY_LOOK_BYTES)) return undefined;
