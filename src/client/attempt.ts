@@ -44,6 +44,11 @@ export interface Call {
 export interface Look {
   costs: RouteCosts;
   route: string;
+  /**
+   * What the last answer's body says of limits, once its attempt's `sent` resolved (one attempt
+   * of a call is under way at a time). Here rather than on `Sending`: other calls pay nothing.
+   */
+  body: BodyLimits | undefined;
 }
 
 /** The outcome of one attempt. */
@@ -112,7 +117,10 @@ export function readCall(
       ctx,
     );
   }
-  const look = costs && wantsLook(req, p.bodyLimits) ? { costs, route: routeOf(req) } : undefined;
+  const look =
+    costs && wantsLook(req, p.bodyLimits)
+      ? { costs, route: routeOf(req), body: undefined }
+      : undefined;
   const retry = init?.retry;
   const signal =
     init?.signal ?? (typeof req.input === 'string' ? undefined : req.input.signal) ?? undefined;
@@ -165,8 +173,6 @@ export interface Sending {
   scope: AbortScope | undefined;
   /** Whether the scope must be relinked to the caller's signal alone when a response comes. */
   detach: boolean;
-  /** What the answer's body says of limits, once `sent` resolved (calls with a look only). */
-  body: BodyLimits | undefined;
 }
 
 /**
@@ -214,17 +220,18 @@ export function startAttempt(clock: Clock, req: PreparedRequest, call: Call): Se
   }
   // A fetch that ignores its signal must not keep the call past its deadline, nor its slot.
   if (signal !== undefined && !(SETTLES_ON_ABORT in call.fetch)) sent = untilAborted(sent, signal);
-  const sending: Sending = { sent, scope, detach, body: undefined };
-  if (call.look !== undefined) {
+  const look = call.look;
+  if (look !== undefined) {
     // The answer waits for the bounded look at its body (the caller's body is left untouched).
-    sending.sent = sent.then((response) =>
+    look.body = undefined;
+    sent = sent.then((response) =>
       lookAtBody(response, clock, signal).then((body) => {
-        sending.body = body;
+        look.body = body;
         return response;
       }),
     );
   }
-  return sending;
+  return { sent, scope, detach };
 }
 
 /**
@@ -257,11 +264,11 @@ export function endAttempt(
     if (sending.detach) scope?.relink(call.callerSignal);
     else scope?.dispose(true);
     outcome.info = parseRateLimitHeaders(response.headers, { now });
-    const body = sending.body;
+    const body = call.look?.body;
     if (body !== undefined) {
       outcome.info = mergeInfo(outcome.info, body.info);
       if (body.throttled) outcome.refused = true;
-      if (body.cost !== undefined && call.look) call.look.costs.set(call.look.route, body.cost);
+      if (body.cost !== undefined) call.look?.costs.set(call.look.route, body.cost);
     }
   } else {
     // A fetch that rejects an abort with its own AbortError still timed out on our watch.
