@@ -4,6 +4,8 @@
  * `THROTTLED` answered with HTTP 200), over real HTTP on loopback, on one fake clock shared by the
  * client and the server (`fake-time.ts`), so the bounds on time hold on a loaded machine.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { wrapFetch } from '../../../src/index.js';
 import {
@@ -17,7 +19,7 @@ import {
 } from '../../peers/provider-shapes.js';
 import { countingFetch, FakeClock, runOnFakeTime } from './fake-time.js';
 
-const servers: ShapeServer[] = [];
+const servers: Pick<ShapeServer, 'close'>[] = [];
 afterEach(async () => {
   for (const s of servers.splice(0)) await s.close();
 });
@@ -144,4 +146,82 @@ describe('THROTTLED over real HTTP (Shopify simulation, fake time)', () => {
     expect(b.extensions.cost.throttleStatus.currentlyAvailable).toBe(80);
     expect({ ...a, extensions: undefined }).toEqual({ ...b, extensions: undefined });
   });
+});
+
+/**
+ * A GitHub GraphQL-style server (docs.github.com, "Rate limits and query limits for the GraphQL
+ * API"), scaled: `limit` points per window of `windowMs` from its first query, each query `cost`
+ * points, reported in `data.rateLimit` when the query asks for it; a query that does not fit is
+ * answered HTTP 200 with `errors: [{ type: 'RATE_LIMITED' }]` and no data.
+ */
+async function startGitHubGraphql(now: () => number, limit = 10, windowMs = 1000, cost = 2) {
+  let start = Number.NEGATIVE_INFINITY;
+  let used = 0;
+  let refusals = 0;
+  const server = createServer((req, res) => {
+    req.resume();
+    const t = now();
+    if (t >= start + windowMs) {
+      start = t;
+      used = 0;
+    }
+    const fits = used + cost <= limit;
+    if (fits) used += cost;
+    else refusals++;
+    const rateLimit = {
+      limit,
+      cost,
+      remaining: limit - used,
+      resetAt: new Date(start + windowMs).toISOString(),
+    };
+    const body = fits
+      ? { data: { viewer: { login: 'octocat' }, rateLimit } }
+      : { data: null, errors: [{ type: 'RATE_LIMITED', message: 'API rate limit exceeded' }] };
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(body));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const handle = {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    refusals: () => refusals,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+  servers.push(handle);
+  return handle;
+}
+
+describe('GitHub GraphQL rateLimit in the body (fake time)', () => {
+  it('paces on the points it reports, charging each query the cost it reported: no RATE_LIMITED', async () => {
+    const clock = new FakeClock();
+    const wire = countingFetch();
+    const server = await startGitHubGraphql(() => clock.now());
+    const send = wrapFetch(wire.fetch, { clock });
+    const out: { status: number; body: string }[] = [];
+    let next = 0;
+    const running = Promise.all(
+      Array.from({ length: 2 }, async () => {
+        while (next++ < 20) {
+          const r = await send(`${server.url}/graphql`, {
+            method: 'POST',
+            body: JSON.stringify({
+              query: '{ viewer { login } rateLimit { limit remaining resetAt cost } }',
+            }),
+          });
+          out.push({ status: r.status, body: await r.text() });
+        }
+      }),
+    );
+    // 20 queries of 2 points, 10 points a window: 4 windows, the least time 3 windows.
+    const tookMs = await runOnFakeTime(clock, wire, running, { maxMs: 60_000 });
+    await send.close();
+    expect(out).toHaveLength(20);
+    expect(out.filter((o) => o.body.includes('RATE_LIMITED'))).toEqual([]);
+    expect(server.refusals()).toBe(0);
+    expect(tookMs).toBeGreaterThanOrEqual(3000);
+    expect(tookMs).toBeLessThanOrEqual(3000 * 1.2);
+  }, 30_000);
 });
