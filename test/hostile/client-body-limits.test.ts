@@ -200,6 +200,36 @@ describe(`the look's bounds: ${MAX_BODY_LOOK_BYTES} bytes, ${BODY_LOOK_MS} ms`, 
   });
 });
 
+describe("the look ends with the caller's signal", () => {
+  it('an abort during the look ends it at once, without the clock moving', async () => {
+    const clock = new FakeClock();
+    let sent = false;
+    server = await rawServer((res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"data":');
+      sent = true;
+    });
+    const send = wrapFetch(fetch, { clock });
+    const abort = new AbortController();
+    const call = send(server.url, {
+      method: 'POST',
+      body: '{"query":"{}"}',
+      signal: abort.signal,
+    }).then(
+      (r) => r.status,
+      (e: unknown) => (e as Error).name,
+    );
+    await vi.waitFor(() => expect(sent).toBe(true));
+    for (let i = 0; i < 20; i++) await flush();
+    abort.abort();
+    // Settled with the answer (its body then fails as fetch's would) or with the abort: never
+    // left waiting for the look's second of clock time.
+    expect(['AbortError', 200]).toContain(await call);
+    expect(clock.now()).toBe(new FakeClock().now());
+    await send.close();
+  });
+});
+
 describe(`learned route costs: at most ${MAX_COST_ROUTES} per host`, () => {
   it('at the bound every route is kept; past it the least recently answered goes', () => {
     const costs = new RouteCosts();

@@ -85,7 +85,19 @@ async function readBounded(
   };
   const timer = new AbortController();
   clock.sleep(BODY_LOOK_MS, timer.signal).then(stop, () => {});
-  const off = signal ? onAbort(signal, stop) : undefined;
+  // On an abort, fetch errors the body it is reading, both copies with it: the copy is let go
+  // rather than cancelled (cancelling it too made fetch's own cancel of the caller's copy reject,
+  // unhandled, with the abort).
+  const off = signal
+    ? onAbort(signal, () => {
+        cut = true;
+        try {
+          reader.releaseLock();
+        } catch {
+          // Released already.
+        }
+      })
+    : undefined;
   const chunks: Uint8Array[] = [];
   let size = 0;
   try {
