@@ -27,12 +27,6 @@ export const BODY_LOOK_MS = 1000;
 const JSON_TYPE = /^\s*application\/(?:[\w.-]+\+)?json\b/i;
 
 /**
- * The words one of the answers `parse.ts` reads must contain: a body without any of them is not
- * parsed (most GraphQL answers of an API that reports no limits).
- */
-const SIGNS = ['"throttleStatus"', '"rateLimit"', 'THROTTLED', 'RATE_LIMITED'];
-
-/**
  * What `response`'s body says about limits, read from a clone (see the module comment). `signal`
  * (the attempt's) ends the look early; `now` reads the clock when the body has been read.
  */
@@ -46,20 +40,20 @@ export async function lookAtBody(
     // dispatcher's callbacks): opening its stream would take the body from the caller.
     if (REPORTS_BODY_END in response) return undefined;
     // Not `response.body`: a pipeline under this one may watch it through that getter (a
-    // `LimitedClient` over `wrapFetch`), and the clone must tee the stream the getter reads.
-    if (response.bodyUsed) return undefined;
+    // `LimitedClient` over `wrapFetch`), and the clone must tee the stream the getter reads. A
+    // body used already makes `clone()` throw: passed through unread.
     if (!JSON_TYPE.test(response.headers.get('content-type') ?? '')) return undefined;
     const length = Number(response.headers.get('content-length') ?? 0);
     if (!(length <= MAX_BODY_LOOK_BYTES)) return undefined;
     const text = await readBounded(response.clone(), clock, signal);
-    if (text === undefined || !SIGNS.some((s) => text.includes(s))) return undefined;
+    if (text === undefined) return undefined;
     let value: unknown;
     try {
       value = JSON.parse(text);
     } catch {
       return undefined; // Malformed (or nested past what the engine parses): nothing said.
     }
-    return parseBodyLimits(value, clock.now());
+    return parseBodyLimits(value);
   } catch {
     // A response that cannot be cloned or read (someone else's class): passed through unread.
     return undefined;
@@ -88,29 +82,30 @@ async function readBounded(
   // On an abort, fetch errors the body it is reading, both copies with it: the copy is let go
   // rather than cancelled (cancelling it too made fetch's own cancel of the caller's copy reject,
   // unhandled, with the abort).
-  const off = signal
-    ? onAbort(signal, () => {
-        cut = true;
-        try {
-          reader.releaseLock();
-        } catch {
-          // Released already.
-        }
-      })
-    : undefined;
-  const chunks: Uint8Array[] = [];
+  const off =
+    signal &&
+    onAbort(signal, () => {
+      cut = true;
+      try {
+        reader.releaseLock();
+      } catch {
+        // Released already.
+      }
+    });
+  const decoder = new TextDecoder();
+  let text = '';
   let size = 0;
   try {
     for (;;) {
       const next = await reader.read();
       if (cut) return undefined;
-      if (next.done) break;
+      if (next.done) return text + decoder.decode();
       size += next.value.byteLength;
       if (size > MAX_BODY_LOOK_BYTES) {
         stop();
         return undefined;
       }
-      chunks.push(next.value);
+      text += decoder.decode(next.value, { stream: true });
     }
   } catch {
     return undefined;
@@ -118,11 +113,4 @@ async function readBounded(
     timer.abort();
     off?.();
   }
-  const bytes = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    bytes.set(c, at);
-    at += c.byteLength;
-  }
-  return new TextDecoder().decode(bytes);
 }

@@ -15,7 +15,7 @@
  *
  * @module
  */
-import { sortByRestrictiveness } from '../../headers/policy.js';
+import { finishPolicy, infoOf } from '../../headers/policy.js';
 import type { QuotaPolicy, RateLimitInfo } from '../../headers/types.js';
 import { MAX_DELAY_MS } from '../../headers/values.js';
 
@@ -48,11 +48,16 @@ export interface BodyLimits {
   cost: number | undefined;
 }
 
-type Obj = Record<string, unknown>;
-
-/** `v` as an object (never an array), or `undefined`. */
-function obj(v: unknown): Obj | undefined {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Obj) : undefined;
+/**
+ * The value at `names` under `v`, own data properties of objects only (no getter runs, nothing
+ * inherited is read); `undefined` where the path breaks.
+ */
+function at(v: unknown, ...names: string[]): unknown {
+  for (const name of names) {
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) return undefined;
+    v = Object.getOwnPropertyDescriptor(v, name)?.value;
+  }
+  return v;
 }
 
 /** `v` when it is a finite number from 0 to {@link MAX_POINTS}, else `undefined`. */
@@ -60,134 +65,79 @@ function points(v: unknown): number | undefined {
   return typeof v === 'number' && v >= 0 && v <= MAX_POINTS ? v : undefined;
 }
 
-/** Reads a property without running anything (a getter, a prototype's field): own data only. */
-function field(o: Obj | undefined, name: string): unknown {
-  if (o === undefined) return undefined;
-  const d = Object.getOwnPropertyDescriptor(o, name);
-  return d && 'value' in d ? d.value : undefined;
-}
-
 /**
- * Reads a GraphQL answer's limits from its parsed JSON `body`, at `now` (epoch milliseconds), or
- * `undefined` when it says nothing about them. See the module comment.
+ * Reads a GraphQL answer's limits from its parsed JSON `body`, or `undefined` when it says nothing
+ * about them. See the module comment.
+ *
+ * Shopify's bucket becomes a policy of `maximumAvailable` points with `currentlyAvailable` left,
+ * whose reset is when the requested cost is back: `(requestedQueryCost - currentlyAvailable) /
+ * restoreRate` seconds (0 while it fits), so a spent bucket lets one query go per its cost's worth
+ * of restore: the client paces at `restoreRate` points a second. No window is declared: the refill
+ * model (`rules/refill.ts`) would take one for a window refilled at once until it learned
+ * otherwise, and wait for the whole bucket (measured: 1.25x the least time, against 1.0x this
+ * way). A refusal's wait is the same deficit over the restore rate, at least one point's time;
+ * both at most the whole bucket's. GitHub's `rateLimit` is `limit` and `remaining` points; its
+ * `resetAt` is not read: GitHub sends the same budget's reset in `x-ratelimit-reset` (with
+ * `x-ratelimit-resource: graphql`) on every answer, and the rules take the two policies of that
+ * name as one (`mergeInfo`). Left out for the core bundle's size budget.
  */
-export function parseBodyLimits(body: unknown, now: number): BodyLimits | undefined {
-  const root = obj(body);
-  if (root === undefined) return undefined;
-  const throttled = isRefusal(field(root, 'errors'));
-  const shopify = readShopify(obj(field(obj(field(root, 'extensions')), 'cost')), throttled);
-  const github = readGitHub(obj(field(obj(field(root, 'data')), 'rateLimit')), now);
-  const policies: QuotaPolicy[] = [];
-  if (shopify?.policy) policies.push(shopify.policy);
-  if (github?.policy) policies.push(github.policy);
-  const cost = shopify?.cost ?? github?.cost;
-  if (policies.length === 0 && !throttled && cost === undefined) return undefined;
-  let info: RateLimitInfo | undefined;
-  if (policies.length > 0 || shopify?.waitMs !== undefined) {
-    info = withTop({ policies: sortByRestrictiveness(policies), source: 'graphql' });
-    if (shopify?.waitMs !== undefined) info.retryAfterMs = shopify.waitMs;
-  }
-  return { info, throttled, cost };
-}
-
-/** Whether `errors` lists a throttling refusal (first {@link MAX_ERRORS_READ} entries). */
-function isRefusal(errors: unknown): boolean {
-  if (!Array.isArray(errors)) return false;
-  const n = Math.min(errors.length, MAX_ERRORS_READ);
-  for (let i = 0; i < n; i++) {
-    const e = obj(errors[i]);
-    if (field(obj(field(e, 'extensions')), 'code') === 'THROTTLED') return true;
-    if (field(e, 'type') === 'RATE_LIMITED') return true;
-  }
-  return false;
-}
-
-interface Read {
-  policy: QuotaPolicy | undefined;
-  cost: number | undefined;
-  /** For a refusal: milliseconds until the requested cost is back. */
-  waitMs?: number;
-}
-
-/**
- * Shopify's `extensions.cost`. The bucket becomes a policy of `maximumAvailable` points with
- * `currentlyAvailable` left, whose reset is when the requested cost is back: `(requestedQueryCost -
- * currentlyAvailable) / restoreRate` seconds (0 while it fits), so a spent bucket lets one query go
- * per its cost's worth of restore: the client paces at `restoreRate` points a second. No window is
- * declared: the refill model (`rules/refill.ts`) would take one for a window refilled at once until
- * it learned otherwise, and wait for the whole bucket (measured: 1.25x the least time, against 1.0x
- * this way). A refusal's wait is the same deficit over the restore rate, at least one point's time;
- * both at most the whole bucket's.
- */
-function readShopify(cost: Obj | undefined, throttled: boolean): Read | undefined {
-  if (cost === undefined) return undefined;
-  const requested = points(field(cost, 'requestedQueryCost'));
-  const actual = points(field(cost, 'actualQueryCost'));
-  const status = obj(field(cost, 'throttleStatus'));
-  const max = points(field(status, 'maximumAvailable'));
-  const available = points(field(status, 'currentlyAvailable'));
-  const rate = points(field(status, 'restoreRate'));
-  const read: Read = { policy: undefined, cost: requested ?? actual };
-  if (max === undefined || max < 1 || rate === undefined || rate <= 0) return read;
-  const fullMs = Math.min(MAX_DELAY_MS, Math.ceil((max / rate) * 1000));
-  const policy: QuotaPolicy = {
-    name: SHOPIFY_POLICY,
-    unit: POINTS,
-    limit: Math.floor(max),
-  };
-  if (available !== undefined && available <= max) {
-    policy.remaining = Math.floor(available);
-    const missing = (requested ?? 0) - available;
-    policy.resetMs = missing > 0 ? Math.min(fullMs, Math.ceil((missing / rate) * 1000)) : 0;
-    if (throttled) {
-      read.waitMs = Math.min(fullMs, Math.ceil((Math.max(1, missing) / rate) * 1000));
+export function parseBodyLimits(body: unknown): BodyLimits | undefined {
+  const errors = at(body, 'errors');
+  let throttled = false;
+  if (Array.isArray(errors)) {
+    for (const e of errors.slice(0, MAX_ERRORS_READ)) {
+      if (at(e, 'extensions', 'code') === 'THROTTLED' || at(e, 'type') === 'RATE_LIMITED') {
+        throttled = true;
+      }
     }
   }
-  read.policy = policy;
-  return read;
-}
-
-/** Longest `resetAt` text read (an ISO 8601 date is 20 to 30 characters). */
-const MAX_DATE_CHARS = 64;
-
-/** GitHub's `data.rateLimit`: `limit` and `remaining` points until `resetAt` (ISO 8601). */
-function readGitHub(rateLimit: Obj | undefined, now: number): Read | undefined {
-  if (rateLimit === undefined) return undefined;
-  const limit = points(field(rateLimit, 'limit'));
-  const remaining = points(field(rateLimit, 'remaining'));
-  const cost = points(field(rateLimit, 'cost'));
-  const resetAt = field(rateLimit, 'resetAt');
-  const policy: QuotaPolicy = { name: GITHUB_POLICY, unit: POINTS };
-  if (limit !== undefined) policy.limit = Math.floor(limit);
-  if (remaining !== undefined && (limit === undefined || remaining <= limit)) {
-    policy.remaining = Math.floor(remaining);
+  const policies: QuotaPolicy[] = [];
+  let waitMs: number | undefined;
+  // Shopify's extensions.cost.
+  const cost = at(body, 'extensions', 'cost');
+  const requested = points(at(cost, 'requestedQueryCost'));
+  const status = at(cost, 'throttleStatus');
+  const max = points(at(status, 'maximumAvailable'));
+  const available = points(at(status, 'currentlyAvailable'));
+  const rate = points(at(status, 'restoreRate'));
+  if (max !== undefined && max >= 1 && rate !== undefined && rate > 0) {
+    const fullMs = Math.min(MAX_DELAY_MS, Math.ceil((max / rate) * 1000));
+    const wait = (missing: number) => Math.min(fullMs, Math.ceil((missing / rate) * 1000));
+    const p: QuotaPolicy = { name: SHOPIFY_POLICY, unit: POINTS, limit: Math.floor(max) };
+    if (available !== undefined) {
+      // (A remaining above the maximum is dropped by `finishPolicy`.)
+      p.remaining = Math.floor(available);
+      const missing = (requested ?? 0) - available;
+      p.resetMs = missing > 0 ? wait(missing) : 0;
+      if (throttled) waitMs = wait(Math.max(1, missing));
+    }
+    policies.push(p);
   }
-  if (typeof resetAt === 'string' && resetAt.length <= MAX_DATE_CHARS) {
-    const at = Date.parse(resetAt);
-    if (Number.isFinite(at)) policy.resetMs = Math.min(MAX_DELAY_MS, Math.max(0, at - now));
+  // GitHub's data.rateLimit.
+  const rateLimit = at(body, 'data', 'rateLimit');
+  const limit = points(at(rateLimit, 'limit'));
+  const remaining = points(at(rateLimit, 'remaining'));
+  const g: QuotaPolicy = { name: GITHUB_POLICY, unit: POINTS };
+  if (limit !== undefined) g.limit = Math.floor(limit);
+  if (remaining !== undefined) g.remaining = Math.floor(remaining);
+  if (limit !== undefined || remaining !== undefined) policies.push(g);
+  const charged = requested ?? points(at(cost, 'actualQueryCost')) ?? points(at(rateLimit, 'cost'));
+  if (policies.length === 0 && !throttled && charged === undefined) return undefined;
+  let info: RateLimitInfo | undefined;
+  if (policies.length > 0) {
+    const finished = policies.map(finishPolicy) as QuotaPolicy[];
+    info = infoOf(finished, 'graphql');
+    if (waitMs !== undefined) info.retryAfterMs = waitMs;
   }
-  const counted = policy.limit !== undefined || policy.remaining !== undefined;
-  return { policy: counted ? policy : undefined, cost };
-}
-
-/** Fills the top-level fields from the most restrictive policy (the first). */
-function withTop(info: RateLimitInfo): RateLimitInfo {
-  for (const key of ['limit', 'remaining', 'resetMs', 'windowMs'] as const) delete info[key];
-  delete info.policy;
-  const top = info.policies[0];
-  if (top?.limit !== undefined) info.limit = top.limit;
-  if (top?.remaining !== undefined) info.remaining = top.remaining;
-  if (top?.resetMs !== undefined) info.resetMs = top.resetMs;
-  if (top?.windowMs !== undefined) info.windowMs = top.windowMs;
-  if (top?.name !== undefined) info.policy = top.name;
-  return info;
+  return { info, throttled, cost: charged };
 }
 
 /**
- * The header info and the body's together: one policy list (a body policy replaces a header
- * policy of the same name: GitHub's headers count the `graphql` resource without saying its unit
- * is points), the top-level fields from the most restrictive, the longer retry hint, the header
- * family as the source. Either may be `undefined`.
+ * The header info and the body's together: one policy list (a body policy and a header policy of
+ * the same name, GitHub's `graphql` resource, become one: the body's fields, its unit in points
+ * above all, and the header's for what the body lacks, the reset), the top-level fields from the
+ * most restrictive, the longer retry hint, the header family as the source. Either may be
+ * `undefined`.
  */
 export function mergeInfo(
   headers: RateLimitInfo | undefined,
@@ -195,12 +145,15 @@ export function mergeInfo(
 ): RateLimitInfo | undefined {
   if (body === undefined) return headers;
   if (headers === undefined) return body;
-  const names = new Set(body.policies.map((p) => p.name));
-  const policies = headers.policies.filter((p) => !names.has(p.name));
-  const merged: RateLimitInfo = withTop({
-    policies: sortByRestrictiveness([...policies, ...body.policies]),
-    source: headers.source,
-  });
+  // A body policy takes the fields it lacks from the header policy of its name (GitHub's reset).
+  const own = body.policies.map((b) => ({
+    ...headers.policies.find((h) => h.name === b.name),
+    ...b,
+  }));
+  const merged = infoOf(
+    [...headers.policies.filter((h) => !own.some((b) => b.name === h.name)), ...own],
+    headers.source,
+  );
   const wait = Math.max(headers.retryAfterMs ?? -1, body.retryAfterMs ?? -1);
   if (wait >= 0) merged.retryAfterMs = wait;
   if (headers.global) merged.global = true;

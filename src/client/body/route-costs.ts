@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { Cost, UnitCosts } from '../cost.js';
+import type { Cost } from '../cost.js';
 import type { PreparedRequest } from '../request.js';
 import { POINTS } from './parse.js';
 
@@ -79,29 +79,15 @@ export class RouteCosts {
    * cold start, in line) are charged what the route's first answer taught.
    */
   charge(cost: Cost, route: string): Cost {
-    for (const [unit] of cost.units ?? []) if (unit === POINTS) return cost;
-    return new RouteCost(cost, route, this.#costs);
-  }
-}
-
-/** A call's cost whose points are those its route is known to cost when it is read. */
-class RouteCost implements Cost {
-  readonly requests: number;
-  readonly #own: UnitCosts | undefined;
-  readonly #route: string;
-  readonly #costs: Map<string, number>;
-
-  constructor(own: Cost, route: string, costs: Map<string, number>) {
-    this.requests = own.requests;
-    this.#own = own.units;
-    this.#route = route;
-    this.#costs = costs;
-  }
-
-  /** The call's own units, and the route's points when known. */
-  get units(): UnitCosts | undefined {
-    const known = this.#costs.get(this.#route);
-    if (known === undefined) return this.#own;
-    return [...(this.#own ?? []), [POINTS, known]];
+    const own = cost.units;
+    for (const [unit] of own ?? []) if (unit === POINTS) return cost;
+    const costs = this.#costs;
+    return {
+      requests: cost.requests,
+      get units() {
+        const known = costs.get(route);
+        return known === undefined ? own : [...(own ?? []), [POINTS, known] as const];
+      },
+    };
   }
 }

@@ -33,7 +33,7 @@ const throttled = (available: number) => ({
 
 describe('parseBodyLimits: Shopify', () => {
   it('the bucket as a policy in points; the requested cost is what the next call is charged', () => {
-    const read = parseBodyLimits(shopify(948), NOW);
+    const read = parseBodyLimits(shopify(948));
     expect(read).toEqual({
       throttled: false,
       cost: 52,
@@ -52,34 +52,34 @@ describe('parseBodyLimits: Shopify', () => {
 
   it('a bucket short of the requested cost resets when the deficit is restored', () => {
     // 52 - 30 = 22 points at 50 a second: 440 ms.
-    expect(parseBodyLimits(shopify(30), NOW)?.info?.resetMs).toBe(440);
-    expect(parseBodyLimits(shopify(30.7), NOW)?.info?.remaining).toBe(30);
+    expect(parseBodyLimits(shopify(30))?.info?.resetMs).toBe(440);
+    expect(parseBodyLimits(shopify(30.7))?.info?.remaining).toBe(30);
   });
 
   it('THROTTLED: a refusal, retried after the deficit over the restore rate', () => {
-    const read = parseBodyLimits(throttled(10), NOW);
+    const read = parseBodyLimits(throttled(10));
     expect(read?.throttled).toBe(true);
     expect(read?.cost).toBe(52);
     // (52 - 10) / 50 s
     expect(read?.info?.retryAfterMs).toBe(840);
     // A refusal with the points back already still waits one point's time (20 ms at 50/s).
-    expect(parseBodyLimits(throttled(60), NOW)?.info?.retryAfterMs).toBe(20);
+    expect(parseBodyLimits(throttled(60))?.info?.retryAfterMs).toBe(20);
   });
 
   it('the wait is at most the whole bucket: a requested cost above it is no reason for more', () => {
     const body = throttled(0);
     body.extensions.cost.requestedQueryCost = 1e9;
-    expect(parseBodyLimits(body, NOW)?.info?.retryAfterMs).toBe(20_000);
+    expect(parseBodyLimits(body)?.info?.retryAfterMs).toBe(20_000);
   });
 
   it('actualQueryCost when no requested cost is given', () => {
     const body = shopify(900);
     (body.extensions.cost as { requestedQueryCost?: number }).requestedQueryCost = undefined;
-    expect(parseBodyLimits(body, NOW)?.cost).toBe(12);
+    expect(parseBodyLimits(body)?.cost).toBe(12);
   });
 
   it('THROTTLED without a cost block: a refusal without timing', () => {
-    expect(parseBodyLimits({ errors: [{ extensions: { code: 'THROTTLED' } }] }, NOW)).toEqual({
+    expect(parseBodyLimits({ errors: [{ extensions: { code: 'THROTTLED' } }] })).toEqual({
       throttled: true,
       cost: undefined,
       info: undefined,
@@ -88,7 +88,7 @@ describe('parseBodyLimits: Shopify', () => {
 });
 
 describe('parseBodyLimits: GitHub GraphQL', () => {
-  it('data.rateLimit: points until resetAt; its cost charged next', () => {
+  it('data.rateLimit: limit and remaining points (the reset comes in the headers); its cost charged next', () => {
     const body = {
       data: {
         viewer: { login: 'octocat' },
@@ -100,35 +100,36 @@ describe('parseBodyLimits: GitHub GraphQL', () => {
         },
       },
     };
-    expect(parseBodyLimits(body, NOW)).toEqual({
+    expect(parseBodyLimits(body)).toEqual({
       throttled: false,
       cost: 1,
       info: {
         source: 'graphql',
         limit: 5000,
         remaining: 4990,
-        resetMs: 1_800_000,
         policy: 'graphql',
-        policies: [
-          { name: 'graphql', unit: 'points', limit: 5000, remaining: 4990, resetMs: 1_800_000 },
-        ],
+        policies: [{ name: 'graphql', unit: 'points', limit: 5000, remaining: 4990 }],
       },
     });
   });
 
   it('RATE_LIMITED is a refusal', () => {
     const body = { errors: [{ type: 'RATE_LIMITED', message: 'API rate limit exceeded' }] };
-    expect(parseBodyLimits(body, NOW)?.throttled).toBe(true);
+    expect(parseBodyLimits(body)?.throttled).toBe(true);
   });
 
-  it('a resetAt in the past is now; one that does not parse is left out', () => {
-    const at = (resetAt: unknown) =>
-      parseBodyLimits({ data: { rateLimit: { limit: 10, remaining: 0, resetAt } } }, NOW)?.info
-        ?.resetMs;
-    expect(at(new Date(NOW - 5000).toISOString())).toBe(0);
-    expect(at('tomorrow')).toBeUndefined();
-    expect(at(12345)).toBeUndefined();
-    expect(at('2'.repeat(1000))).toBeUndefined();
+  it('a remaining above its limit is dropped; a rateLimit without counts is no policy', () => {
+    const policies = (rateLimit: object) =>
+      parseBodyLimits({ data: { rateLimit } })?.info?.policies;
+    expect(policies({ limit: 10, remaining: 11 })).toEqual([
+      { name: 'graphql', unit: 'points', limit: 10 },
+    ]);
+    expect(policies({ resetAt: new Date(NOW).toISOString() })).toBeUndefined();
+    expect(parseBodyLimits({ data: { rateLimit: { cost: 3 } } })).toEqual({
+      throttled: false,
+      cost: 3,
+      info: undefined,
+    });
   });
 });
 
@@ -140,16 +141,16 @@ describe('parseBodyLimits: what says nothing', () => {
     ['a plain answer', { data: { shop: { name: 'x' } } }],
     ['other errors', { errors: [{ message: 'syntax', extensions: { code: 'PARSE_ERROR' } }] }],
   ])('%s: undefined', (_, body) => {
-    expect(parseBodyLimits(body, NOW)).toBeUndefined();
+    expect(parseBodyLimits(body)).toBeUndefined();
   });
 
   it('only the first 16 errors are looked at', () => {
     const errors = Array.from({ length: 16 }, () => ({ message: 'x' }));
     expect(
-      parseBodyLimits({ errors: [...errors, { extensions: { code: 'THROTTLED' } }] }, NOW),
+      parseBodyLimits({ errors: [...errors, { extensions: { code: 'THROTTLED' } }] }),
     ).toBeUndefined();
     expect(
-      parseBodyLimits({ errors: [...errors.slice(1), { extensions: { code: 'THROTTLED' } }] }, NOW)
+      parseBodyLimits({ errors: [...errors.slice(1), { extensions: { code: 'THROTTLED' } }] })
         ?.throttled,
     ).toBe(true);
   });
@@ -164,17 +165,17 @@ describe('parseBodyLimits: what says nothing', () => {
           },
         },
       };
-      expect(parseBodyLimits(body, NOW)).toBeUndefined();
+      expect(parseBodyLimits(body)).toBeUndefined();
     }
     // A count above its own maximum: the remaining is dropped, the limit kept.
     const over = shopify(2000);
-    expect(parseBodyLimits(over, NOW)?.info?.policies).toEqual([
-      { name: 'graphql-cost', unit: 'points', limit: 1000 },
+    expect(parseBodyLimits(over)?.info?.policies).toEqual([
+      { name: 'graphql-cost', unit: 'points', limit: 1000, resetMs: 0 },
     ]);
     // A restore rate of 0 restores nothing: no policy (no wait could be computed).
     const still = shopify(10);
     still.extensions.cost.throttleStatus.restoreRate = 0;
-    expect(parseBodyLimits(still, NOW)?.info).toBeUndefined();
+    expect(parseBodyLimits(still)?.info).toBeUndefined();
   });
 
   it('runs no getter and reads no inherited field', () => {
@@ -189,7 +190,7 @@ describe('parseBodyLimits: what says nothing', () => {
         return 5;
       },
     });
-    expect(parseBodyLimits({ extensions: { cost } }, NOW)).toBeUndefined();
+    expect(parseBodyLimits({ extensions: { cost } })).toBeUndefined();
     expect(ran).toBe(false);
   });
 });
@@ -198,11 +199,11 @@ describe('mergeInfo', () => {
   it('the body only, the headers only', () => {
     const headers = parseRateLimitHeaders({ 'retry-after': '3' }, { now: NOW });
     expect(mergeInfo(headers, undefined)).toBe(headers);
-    const body = parseBodyLimits(shopify(948), NOW)?.info;
+    const body = parseBodyLimits(shopify(948))?.info;
     expect(mergeInfo(undefined, body)).toBe(body);
   });
 
-  it("both: one list, a body policy replacing the headers' of the same name, the longer wait", () => {
+  it("both: one list, a body policy filled from the headers' of its name, the longer wait", () => {
     const headers = parseRateLimitHeaders(
       {
         'x-ratelimit-limit': '5000',
@@ -213,17 +214,17 @@ describe('mergeInfo', () => {
       },
       { now: NOW },
     );
-    const body = parseBodyLimits(
-      { data: { rateLimit: { limit: 5000, remaining: 2, cost: 1 } } },
-      NOW,
-    )?.info;
+    const body = parseBodyLimits({
+      data: { rateLimit: { limit: 5000, remaining: 2, cost: 1 } },
+    })?.info;
     const merged = mergeInfo(headers, body);
     expect(merged?.source).toBe('github');
+    // The body's remaining and unit, the headers' reset.
     expect(merged?.policies).toEqual([
-      { name: 'graphql', unit: 'points', limit: 5000, remaining: 2 },
+      { name: 'graphql', unit: 'points', limit: 5000, remaining: 2, resetMs: 60_000 },
     ]);
     expect(merged).toMatchObject({ remaining: 2, policy: 'graphql', retryAfterMs: 1000 });
-    const shop = parseBodyLimits(throttled(0), NOW)?.info;
+    const shop = parseBodyLimits(throttled(0))?.info;
     const both = mergeInfo(headers, shop);
     expect(both?.policies.map((p) => p.name).sort()).toEqual(['graphql', 'graphql-cost']);
     expect(both?.retryAfterMs).toBe(1040);

@@ -150,9 +150,10 @@ describe('THROTTLED over real HTTP (Shopify simulation, fake time)', () => {
 
 /**
  * A GitHub GraphQL-style server (docs.github.com, "Rate limits and query limits for the GraphQL
- * API"), scaled: `limit` points per window of `windowMs` from its first query, each query `cost`
- * points, reported in `data.rateLimit` when the query asks for it; a query that does not fit is
- * answered HTTP 200 with `errors: [{ type: 'RATE_LIMITED' }]` and no data.
+ * API"), scaled: `limit` points per window of `windowMs` (aligned on multiples of it), each query
+ * `cost` points, reported in `data.rateLimit` when the query asks for it and, as GitHub does on
+ * every answer, in `x-ratelimit-*` with `x-ratelimit-resource: graphql` (whole-second reset); a
+ * query that does not fit is answered HTTP 200 with `errors: [{ type: 'RATE_LIMITED' }]`, no data.
  */
 async function startGitHubGraphql(now: () => number, limit = 10, windowMs = 1000, cost = 2) {
   let start = Number.NEGATIVE_INFINITY;
@@ -162,7 +163,7 @@ async function startGitHubGraphql(now: () => number, limit = 10, windowMs = 1000
     req.resume();
     const t = now();
     if (t >= start + windowMs) {
-      start = t;
+      start = t - (t % windowMs);
       used = 0;
     }
     const fits = used + cost <= limit;
@@ -177,7 +178,16 @@ async function startGitHubGraphql(now: () => number, limit = 10, windowMs = 1000
     const body = fits
       ? { data: { viewer: { login: 'octocat' }, rateLimit } }
       : { data: null, errors: [{ type: 'RATE_LIMITED', message: 'API rate limit exceeded' }] };
-    res.writeHead(200, { 'content-type': 'application/json' });
+    res.writeHead(200, {
+      'content-type': 'application/json',
+      'x-ratelimit-limit': String(limit),
+      'x-ratelimit-remaining': String(limit - used),
+      'x-ratelimit-used': String(used),
+      'x-ratelimit-reset': String(Math.ceil((start + windowMs) / 1000)),
+      'x-ratelimit-resource': 'graphql',
+      // The server's clock is the test's (the client reads the reset against this Date).
+      date: new Date(t).toUTCString(),
+    });
     res.end(JSON.stringify(body));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
