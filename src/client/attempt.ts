@@ -9,6 +9,9 @@ import { type RequestContext, TimeoutError } from '../errors.js';
 import { parseRateLimitHeaders } from '../headers/parse.js';
 import type { RateLimitInfo } from '../headers/types.js';
 import { invalidOption } from '../option-checks.js';
+import { lookAtBody } from './body/look.js';
+import { type BodyLimits, mergeInfo } from './body/parse.js';
+import { type RouteCosts, routeOf, wantsLook } from './body/route-costs.js';
 import { type Cost, costOf, costProblem, MAX_COST } from './cost.js';
 import type { HostConfig } from './host-config.js';
 import { type PreparedRequest, withoutCredentials } from './request.js';
@@ -33,6 +36,19 @@ export interface Call {
   ctx: RequestContext;
   /** What sends each attempt: the client's fetch, or the call's own (see `Engine.dispatch`). */
   fetch: typeof fetch;
+  /** The look at each answer's body (`body/look.ts`), when the call gets one. */
+  look: Look | undefined;
+}
+
+/** A call whose answers' bodies are looked at: where it learns what its route costs. */
+export interface Look {
+  costs: RouteCosts;
+  route: string;
+  /**
+   * What the last answer's body says of limits, once its attempt's `sent` resolved (one attempt
+   * of a call is under way at a time). Here rather than on `Sending`: other calls pay nothing.
+   */
+  body: BodyLimits | undefined;
 }
 
 /** The outcome of one attempt. */
@@ -54,6 +70,11 @@ export interface Outcome {
    * in: a load shedder's 5xx is; by status and headers alone when learning is off).
    */
   pushback?: boolean;
+  /**
+   * Whether the answer's body says the server refused the request (a GraphQL `THROTTLED` answered
+   * with HTTP 200): a pushback, and proof it was not processed, whatever the status says.
+   */
+  refused?: boolean;
   /**
    * Whether the host was in a lockout once this outcome was taken in: it refuses every request
    * sent at the pace, and a retry waits for the lockout's next probe (see `rules/pace.ts`).
@@ -79,12 +100,15 @@ export interface Outcome {
  * `InvalidOptionError` for a cost whose requests exceed the host's burst (such a request could
  * never be sent), or a `cost` function that returns anything but a cost (see {@link costOf}).
  * @param send what sends the call's attempts.
+ * @param costs the host's learned route costs: the call gets the look at its answers' bodies when
+ *   it {@link wantsLook}, and is charged the points its route cost last.
  */
 export function readCall(
   req: PreparedRequest,
   init: LimitedRequestInit | undefined,
   p: HostConfig,
   send: typeof fetch,
+  costs?: RouteCosts,
 ): Call {
   // What errors and events show: never the URL's credentials.
   const ctx = { method: req.method, url: withoutCredentials(req.url) };
@@ -106,11 +130,15 @@ export function readCall(
       ctx,
     );
   }
+  const look =
+    costs && wantsLook(req, p.bodyLimits)
+      ? { costs, route: routeOf(req), body: undefined }
+      : undefined;
   const retry = init?.retry;
   const signal =
     init?.signal ?? (typeof req.input === 'string' ? undefined : req.input.signal) ?? undefined;
   return {
-    cost,
+    cost: look ? look.costs.charge(cost, look.route) : cost,
     signal,
     callerSignal: signal,
     timeoutMs: init?.timeoutMs ?? p.timeoutMs,
@@ -123,6 +151,7 @@ export function readCall(
     createBody: init?.createBody,
     ctx,
     fetch: send,
+    look,
   };
 }
 
@@ -204,6 +233,17 @@ export function startAttempt(clock: Clock, req: PreparedRequest, call: Call): Se
   }
   // A fetch that ignores its signal must not keep the call past its deadline, nor its slot.
   if (signal !== undefined && !(SETTLES_ON_ABORT in call.fetch)) sent = untilAborted(sent, signal);
+  const look = call.look;
+  if (look !== undefined) {
+    // The answer waits for the bounded look at its body (the caller's body is left untouched).
+    look.body = undefined;
+    sent = sent.then((response) =>
+      lookAtBody(response, clock, signal).then((body) => {
+        look.body = body;
+        return response;
+      }),
+    );
+  }
   return { sent, scope, detach };
 }
 
@@ -230,6 +270,7 @@ export function endAttempt(
     scope,
     holdUntil: undefined,
     pushback: undefined,
+    refused: undefined,
     lockout: undefined,
     served: undefined,
     ownRefusal: undefined,
@@ -239,6 +280,12 @@ export function endAttempt(
     if (sending.detach) scope?.relink(call.callerSignal);
     else scope?.dispose(true);
     outcome.info = parseRateLimitHeaders(response.headers, { now });
+    const body = call.look?.body;
+    if (body !== undefined) {
+      outcome.info = mergeInfo(outcome.info, body.info);
+      if (body.throttled) outcome.refused = true;
+      if (body.cost !== undefined) call.look?.costs.set(call.look.route, body.cost);
+    }
   } else {
     // A fetch that rejects an abort with its own AbortError still timed out on our watch.
     outcome.error = scope?.signal.aborted && !call.signal?.aborted ? scope.signal.reason : error;

@@ -263,10 +263,9 @@ export class CallRun {
     this.#host.breaker?.record(health, outcome.at, this.#probe);
     if (error !== undefined && aborted) throw abortReason(call.signal as AbortSignal);
     // 4. The retry plan: another attempt, or the end of the call. The default rule never retries
-    // a success or a redirect: no plan to build.
-    if (response && response.status < 400 && call.shouldRetry === defaultShouldRetry) {
-      return this.#handOver(response);
-    }
+    // a success or a redirect (unless its body refused: GraphQL's THROTTLED): no plan to build.
+    const final = response && response.status < 400 && !outcome.refused;
+    if (final && call.shouldRetry === defaultShouldRetry) return this.#handOver(response);
     return this.#next(outcome);
   }
 

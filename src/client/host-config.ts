@@ -44,6 +44,8 @@ export interface HostConfig {
   cost: number | CostVector | ((request: CostContext) => number | CostVector);
   /** Largest cost the bucket can pay (Infinity without a bucket). */
   maxCost: number;
+  /** The look at answers' bodies: every call, none, or `undefined` by URL and body (`body/`). */
+  bodyLimits: boolean | undefined;
   retry: RetryPolicy;
   /** Random extra on server-given waits. */
   jitter: WaitJitter;
@@ -169,6 +171,7 @@ function resolve(
     attemptTimeoutMs: o.attemptTimeoutMs ?? d.attemptTimeoutMs,
     cost: o.cost ?? d.cost,
     maxCost: bucket ? bucket.burst : Number.POSITIVE_INFINITY,
+    bodyLimits: o.bodyLimits,
     retry: {
       retries: retry.retries ?? d.retry.retries,
       baseDelayMs: retry.baseDelayMs ?? d.retry.baseDelayMs,

@@ -35,6 +35,8 @@ import { type MaybePromise, STATE_CHECK, type StateStore, type Transaction } fro
 export interface SettledOutcome {
   response?: Response;
   info?: RateLimitInfo;
+  /** The body says the server refused (a GraphQL `THROTTLED`): a pushback whatever the status. */
+  refused?: boolean;
   /**
    * Set by the settle: the host's hold once the outcome was taken in, epoch milliseconds (0 for
    * none); left undefined when learning is off or the store failed.
@@ -166,7 +168,7 @@ export class HostStore {
   ): Promise<void> | undefined {
     const { response, info } = outcome;
     const status = response?.status;
-    const pushback = status !== undefined && isPushback(status, info);
+    const pushback = status !== undefined && (outcome.refused === true || isPushback(status, info));
     outcome.pushback = pushback;
     if (!this.#learns) return;
     const at = this.#time.at(now);

@@ -129,6 +129,7 @@ const hostShape = {
   queueTimeoutMs: defaulted(msOrInfinity(), Number.POSITIVE_INFINITY),
   maxRetryAfterMs: defaulted(num(0, 366 * DAY_MS), 60_000),
   learnLimits: defaulted(bool('must be true or false'), true),
+  bodyLimits: optional(bool('must be true or false')),
   coldStart: optional(
     orObject(
       (v): v is boolean => typeof v === 'boolean',

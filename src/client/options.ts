@@ -124,6 +124,14 @@ export interface HostOptions {
   /** Read every response's rate-limit headers and hold requests the server would refuse. @default true */
   learnLimits?: boolean;
   /**
+   * Read the limits a GraphQL API reports in its JSON answer (Shopify's `extensions.cost`,
+   * GitHub's `data.rateLimit`; docs/body-limits.md) from a bounded look at a clone of the body
+   * (64 KiB, 1 s): `true` for every call to the host, `false` for none. Unset: calls whose URL path
+   * ends in `/graphql` or `/graphql.json`, or whose body is a JSON object string with a `"query"`.
+   * @default undefined
+   */
+  bodyLimits?: boolean;
+  /**
    * Send `initialWindow` requests to a host the client knows nothing about, and open up when it
    * answers. Costs the calls made before that first answer one round trip, or 1 s at most when
    * the first request is slow (an unanswered request stops holding the others back after 1 s);

@@ -20,6 +20,7 @@ import { ClientClosedError, type RequestContext, TimeoutError } from '../errors.
 import type { RateLimitInfo } from '../headers/types.js';
 import { Admission, Slots } from './admission.js';
 import { type Call, readCall } from './attempt.js';
+import { RouteCosts } from './body/route-costs.js';
 import { CallRun } from './call-run.js';
 import type { HostConfig } from './host-config.js';
 import type {
@@ -66,6 +67,8 @@ export class HostPipeline {
   #closedWith: ((ctx: RequestContext) => unknown) | undefined;
 
   readonly #shared: PipelineShared;
+  /** What each route costs in points, learned from answers' bodies (`body/route-costs.ts`). */
+  readonly #costs = new RouteCosts();
 
   /**
    * @param partition the host's partition this pipeline runs (see the `partition` option), or
@@ -227,7 +230,7 @@ export class HostPipeline {
   ) {
     let call: Call;
     try {
-      call = readCall(req, init, this.policy, send ?? this.#shared.fetch);
+      call = readCall(req, init, this.policy, send ?? this.#shared.fetch, this.#costs);
     } catch (error) {
       return Promise.reject(error);
     }

@@ -80,15 +80,17 @@ export interface RetryContext {
   retryAfterMs?: number;
   /**
    * The server pushed back: a 429, a 503 that says when to come back, a 403 about a rate limit
-   * (`Retry-After`, or a spent policy), or a load shedder's 502/503/504 as the host's rules guess it
+   * (`Retry-After`, or a spent policy), a GraphQL refusal in the body (`THROTTLED`, `RATE_LIMITED`:
+   * docs/body-limits.md), or a load shedder's 502/503/504 as the host's rules guess it
    * (a fast plain 5xx while other requests get through). The guess slows the host down; it does
    * not prove the request unprocessed (see `unprocessed`).
    */
   pushback: boolean;
   /**
    * The outcome proves the server did not process the request: a 429; a 503 or 403 whose headers
-   * say it is a rate limit (`Retry-After`, or a spent policy for a 403); a refused connection
-   * (nothing reached a server). Any request may be sent again after it, a write included.
+   * say it is a rate limit (`Retry-After`, or a spent policy for a 403); a GraphQL refusal in the
+   * body (`THROTTLED`, `RATE_LIMITED`), whatever the status; a refused connection (nothing reached
+   * a server). Any request may be sent again after it, a write included.
    */
   unprocessed: boolean;
   /**

@@ -2,7 +2,7 @@ import { parseHttpDate } from './dates.js';
 import { parseDraft6, parseDraft7 } from './drafts.js';
 import { type FieldMap, type HeadersInput, readFields } from './field-map.js';
 import { parseIetfFields } from './ietf.js';
-import { sortByRestrictiveness } from './policy.js';
+import { infoOf } from './policy.js';
 import {
   parseAnthropic,
   parseAzure,
@@ -149,14 +149,7 @@ export function parseRateLimitHeaders(
   const retryAfterMs = retryAfter(fields, serverNow);
   if (!found && retryAfterMs === undefined) return undefined;
 
-  const policies = sortByRestrictiveness(found?.policies ?? []);
-  const top = policies[0];
-  const info: RateLimitInfo = { policies, source: found?.source ?? 'retry-after' };
-  if (top?.limit !== undefined) info.limit = top.limit;
-  if (top?.remaining !== undefined) info.remaining = top.remaining;
-  if (top?.resetMs !== undefined) info.resetMs = top.resetMs;
-  if (top?.windowMs !== undefined) info.windowMs = top.windowMs;
-  if (top?.name !== undefined) info.policy = top.name;
+  const info = infoOf(found?.policies ?? [], found?.source ?? 'retry-after');
   if (retryAfterMs !== undefined) info.retryAfterMs = retryAfterMs;
   if (found?.global) info.global = true;
   return info;

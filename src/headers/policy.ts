@@ -1,4 +1,4 @@
-import type { QuotaPolicy } from './types.js';
+import type { QuotaPolicy, RateLimitInfo, RateLimitSource } from './types.js';
 
 /** The fields of a {@link QuotaPolicy}, copied one by one: no key of a policy comes from outside. */
 const FIELDS = [
@@ -128,4 +128,19 @@ export function compareRestrictiveness(a: Restrictiveness, b: Restrictiveness): 
 /** The policies sorted most restrictive first (a new array; the sort is stable). */
 export function sortByRestrictiveness(policies: readonly QuotaPolicy[]): QuotaPolicy[] {
   return [...policies].sort(compareRestrictiveness);
+}
+
+/**
+ * A {@link RateLimitInfo} of `policies` read from `source`: the policies most restrictive first,
+ * and the top-level fields (`limit`, `remaining`, `resetMs`, `windowMs`, `policy`) the first's.
+ */
+export function infoOf(policies: readonly QuotaPolicy[], source: RateLimitSource): RateLimitInfo {
+  const sorted = sortByRestrictiveness(policies);
+  const info: RateLimitInfo = { policies: sorted, source };
+  const top = sorted[0];
+  for (const key of ['limit', 'remaining', 'resetMs', 'windowMs'] as const) {
+    if (top?.[key] !== undefined) info[key] = top[key];
+  }
+  if (top?.name !== undefined) info.policy = top.name;
+  return info;
 }

@@ -33,7 +33,12 @@ export type RateLimitSource =
   /** Hyphenated `X-Rate-Limit-Limit` / `-Remaining` / `-Reset` (X/Twitter, Okta, Zendesk). */
   | 'x-rate-limit'
   /** Only a retry hint (`Retry-After`, `retry-after-ms`, `x-ms-retry-after-ms`), no quota. */
-  | 'retry-after';
+  | 'retry-after'
+  /**
+   * Not a header: a GraphQL answer's JSON body, in cost points (Shopify's `extensions.cost`,
+   * GitHub's `data.rateLimit`), read by the client when no header said anything (docs/body-limits.md).
+   */
+  | 'graphql';
 
 /**
  * One quota the server enforces, as far as the headers describe it. Every field is optional:

@@ -46,6 +46,18 @@ describe('options', () => {
     expect(p.rules.learn?.jitter).toEqual({ ratio: 0.05, maxMs: 1000 });
   });
 
+  it('bodyLimits: a boolean, global or per host; unset by default (by URL and body)', () => {
+    const o = new ResolvedOptions({ hosts: { 'shop.example': { bodyLimits: false } } });
+    expect(o.forHost('api.example.com', 'api.example.com').bodyLimits).toBeUndefined();
+    expect(o.forHost('shop.example', 'shop.example').bodyLimits).toBe(false);
+    const on = new ResolvedOptions({ bodyLimits: true });
+    expect(on.forHost('api.example.com', 'api.example.com').bodyLimits).toBe(true);
+    expect(problem({ bodyLimits: 'yes' }).message).toBe(
+      'invalid option bodyLimits: must be true or false, got "yes"',
+    );
+    expect(problem({ hosts: { 'a.example': { bodyLimits: 1 } } }).option).toContain('bodyLimits');
+  });
+
   it('names the option, the value and the allowed range', () => {
     const e = problem({ rate: -1 });
     expect(e.option).toBe('rate');

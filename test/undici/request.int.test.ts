@@ -51,6 +51,28 @@ const bucket = {
 };
 
 describe.concurrent('undici.request through the interceptor', () => {
+  it('a GraphQL answer goes to the caller whole: the interceptor does not look at bodies', async () => {
+    // The look at GraphQL bodies (docs/body-limits.md) is the fetch path's: here the body goes to
+    // the caller's handler from the dispatcher's callbacks, and a THROTTLED in it is handed back.
+    let calls = 0;
+    const body = `{"errors":[{"extensions":{"code":"THROTTLED"}}],"pad":"${'z'.repeat(5000)}"}`;
+    const { url } = await startPlain((req, res) => {
+      calls++;
+      req.resume();
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(body);
+    });
+    const { agent } = limitedAgent();
+    const r = await request(`${url}/graphql`, {
+      method: 'POST',
+      body: '{"query":"{ a }"}',
+      dispatcher: agent,
+    });
+    expect(r.statusCode).toBe(200);
+    expect(await r.body.text()).toBe(body);
+    expect(calls).toBe(1);
+  });
+
   it('a hook sees each attempt as a Response: its headers whole, its body readable', async () => {
     let calls = 0;
     const { url } = await startPlain((_req, res) => {

@@ -161,7 +161,8 @@ export function planAfter(outcome: Outcome, c: PlanContext): RetryPlan {
       error,
       retryAfterMs: info?.retryAfterMs,
       pushback: outcome.pushback === true,
-      unprocessed: provesUnprocessed(response?.status, info, error),
+      // A refusal in the body (GraphQL `THROTTLED`) proves it as a 429 does.
+      unprocessed: outcome.refused === true || provesUnprocessed(response?.status, info, error),
       // A key makes a write safe to repeat only where the host honours it: most APIs ignore it.
       idempotent: IDEMPOTENT_METHODS.has(req.method) || (req.hasKey && c.keysHonoured),
       hasIdempotencyKey: req.hasKey,

@@ -23,7 +23,8 @@ export const RETRY_STATUSES: ReadonlySet<number> = new Set([408, 425, 429, 500, 
  *
  * - an outcome that proves the request was not processed (`unprocessed`: a 429; a 503 or 403
  *   that says it is about a rate limit, by `Retry-After` or a spent policy, as GitHub answers; a
- *   refused connection): retried whatever the method;
+ *   GraphQL `THROTTLED` in the body of a call looked at (docs/body-limits.md); a refused
+ *   connection): retried whatever the method;
  * - 408, 425, 500, 502, 503, 504, a transient network error (reset, hang-up, DNS `EAI_AGAIN`) and
  *   an attempt timeout: retried only when the request may be repeated safely (`idempotent`: an
  *   idempotent method, or an idempotency key to a host that honours keys), since the server may
