@@ -90,9 +90,9 @@ export interface Outcome {
   /**
    * When the call's previous attempt was refused: when (epoch milliseconds), its ticket's `seq`,
    * and the call's refusals while the host served others; undefined when it was not, or for a
-   * first attempt. Taken into the shared state with this outcome (`SettledOutcome.refused`).
+   * first attempt. Taken into the shared state with this outcome (`SettledOutcome.again`).
    */
-  refused?: { at: number; seq: number; served: number } | undefined;
+  again?: { at: number; seq: number; served: number } | undefined;
 }
 
 /**
@@ -274,7 +274,7 @@ export function endAttempt(
     lockout: undefined,
     served: undefined,
     ownRefusal: undefined,
-    refused: undefined,
+    again: undefined,
   };
   if (response) {
     if (sending.detach) scope?.relink(call.callerSignal);

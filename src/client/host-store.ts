@@ -57,7 +57,7 @@ export interface SettledOutcome {
    * the clock), its ticket's `seq`, and the call's refusals while the host served others;
    * undefined when it was not (see `Answer.again`).
    */
-  refused?: Again | undefined;
+  again?: Again | undefined;
 }
 
 /** The admission of a host that shares no state (learning, client rate and budget all off). */
@@ -181,9 +181,9 @@ export class HostStore {
       random: this.#clock.random(),
       // A past moment keeps its distance from `now` (`StateTime.at` takes only the present).
       again:
-        outcome.refused === undefined
+        outcome.again === undefined
           ? undefined
-          : { ...outcome.refused, at: at - (now - outcome.refused.at) },
+          : { ...outcome.again, at: at - (now - outcome.again.at) },
     };
     const rules = this.#rules;
     return this.#record(

@@ -34,7 +34,7 @@ export class PacedRetries {
    */
   answered(last: Outcome | undefined, outcome: Outcome, ticket: Ticket): void {
     if (last?.pushback === true) {
-      outcome.refused = { at: last.at, seq: this.#lastSeq, served: this.#served };
+      outcome.again = { at: last.at, seq: this.#lastSeq, served: this.#served };
     }
     this.#lastSeq = ticket.seq;
   }

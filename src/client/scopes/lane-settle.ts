@@ -30,7 +30,7 @@ export function settleInLane(
   const lane = info === undefined ? host : host.laneOfAnswer(host, req, info);
   if (lane === host) return { lane, settled: host.store.settle(ticket, outcome, ctx, outcome.at) };
   const { response } = outcome;
-  const accepted = response !== undefined && response.status < 400;
+  const accepted = response !== undefined && response.status < 400 && outcome.refused !== true;
   const forgotten = host.store.settle(ticket, accepted ? { response } : {}, ctx, outcome.at);
   host.admission.handOver(lane.admission);
   const adopted = lane.store.settle(ticket, outcome, ctx, outcome.at, true);
