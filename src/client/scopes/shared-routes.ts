@@ -113,7 +113,10 @@ export class SharedRoutes {
     if (this.store.get === undefined) return;
     try {
       const read = this.store.get<unknown>(this.key);
-      if (!isPromise(read)) return learn(read);
+      if (!isPromise(read)) {
+        learn(read);
+        return;
+      }
       this.#reading = true;
       read
         .then(learn, () => {})
