@@ -5,8 +5,10 @@
  * bursting; searches over a fixed window), then the page in headless Chromium (playwright-core, as
  * test/server/http/dashboard.chromium.test.ts drives it), captured whole.
  *
- * The clock is fake so that the picture is the same on every run and machine: time moves only
- * between the load's seconds, and the dashboard samples at the end of each of them.
+ * The clock is fake so that the picture shows the same load and counts on every run and machine:
+ * time moves only between the load's seconds, and the dashboard samples at the end of each of
+ * them. Only the decision time differs (the server measures it on the real clock), and the
+ * connections held (the fetch pool's).
  *
  *   npm run docs:dashboard -- [--out docs/img/dashboard.png] [--width 1000]
  *
