@@ -10,6 +10,9 @@
  * - the chart's sustained-rate line sat on the axis beside the naive loop's bars, and the last
  *   panel's labels lay over its lines.
  *
+ * - `npm run demo` serves the mock server's dashboard while it runs (issue 27, item 5): one server,
+ *   a route and a bucket per contender, so the page shows both side by side; `--keep` leaves it up.
+ *
  * `npm run demo -- --rate 50 --burst 10` within 1.1x of the least time is checked on fake time in
  * test/client/rules/declared-goodput.test.ts (and measured in docs/benchmarks.md).
  */
@@ -18,6 +21,12 @@ import { createMockServer } from '../../src/server/index.js';
 import { renderChart } from './lib/chart.js';
 import { elapsedOverLeast, parseDemoArgs, progressLine } from './lib/demo-report.js';
 import { leastWindowedMs, scopedRoutes, scopedServerConfig } from './lib/demo-scopes.js';
+import {
+  DEMO_PREFIXES,
+  type DemoContender,
+  demoRouteLabel,
+  demoServerConfig,
+} from './lib/demo-server.js';
 import type { Bin } from './lib/timeline.js';
 
 describe('the demo', () => {
@@ -56,6 +65,48 @@ describe('the demo', () => {
     });
     expect(parseDemoArgs(['--rate', '50', '--burst', '10'])).toEqual({
       options: { n: 120, rate: 50, burst: 10, svg: 'test/bench/results/demo.svg' },
+    });
+  });
+
+  describe('its dashboard (issue 27, item 5)', () => {
+    it('--keep is set only when asked for', () => {
+      expect(parseDemoArgs(['--keep'])).toEqual({
+        options: { n: 120, rate: 20, burst: 20, svg: 'test/bench/results/demo.svg', keep: true },
+      });
+      expect(parseDemoArgs([])).not.toHaveProperty('options.keep');
+      expect((parseDemoArgs(['--help']) as { help: string }).help).toContain('--keep');
+    });
+
+    it('one server, a bucket per contender, both on its dashboard', async () => {
+      const server = await createMockServer(demoServerConfig(1, 2));
+      try {
+        const get = async (contender: DemoContender, i: number) => {
+          const response = await fetch(`${server.url}${DEMO_PREFIXES[contender]}/orders/${i}`);
+          await response.arrayBuffer();
+          return response.status;
+        };
+        // The naive loop's bucket spent: the client's is still full, as on a server of its own.
+        const naive = [await get('naive', 1), await get('naive', 2), await get('naive', 3)];
+        const client = [await get('client', 1), await get('client', 2)];
+        expect([naive, client]).toEqual([
+          [200, 200, 429],
+          [200, 200],
+        ]);
+        const stats = server.stats().routes;
+        expect(stats[demoRouteLabel('naive')]).toMatchObject({ admitted: 2, rejected: 1 });
+        expect(stats[demoRouteLabel('client')]).toMatchObject({ admitted: 2, rejected: 0 });
+        const page = await fetch(`${server.url}/__dashboard`);
+        expect([page.status, (await page.text()).includes('<html')]).toEqual([200, true]);
+        const data = (await (await fetch(`${server.url}/__dashboard/data`)).json()) as {
+          routes: { route: string; admitted: number; rejected: number }[];
+        };
+        expect(data.routes.map((r) => [r.route, r.admitted, r.rejected])).toEqual([
+          [demoRouteLabel('client'), 2, 0],
+          [demoRouteLabel('naive'), 2, 1],
+        ]);
+      } finally {
+        await server.close();
+      }
     });
   });
 

@@ -3,16 +3,18 @@
  * LimitedClient and once through fetch with the retry loop people write first. Prints a table and
  * writes an SVG chart (requests per 100 ms over time, for both, against the server's limit).
  *
- *   npm run demo -- [--n 120] [--rate 20] [--burst 20] [--svg path/to/chart.svg] [--help]
+ *   npm run demo -- [--n 120] [--rate 20] [--burst 20] [--svg path/to/chart.svg] [--keep] [--help]
  *   npm run demo -- --scopes github|ietf [--n 120] [--rate 20]   (two budgets on one host)
  *
- * The mock server runs in this process on loopback, with a token bucket that declares its policy
- * in the IETF RateLimit fields. Bounded: N requests per contender, about (N - B) / R seconds each.
+ * The mock server runs in this process on loopback, with a token bucket per contender that
+ * declares its policy in the IETF RateLimit fields, and its dashboard on: the demo prints its URL
+ * and the page shows both contenders live; `--keep` leaves it up after the table, until Ctrl-C.
+ * Bounded: N requests per contender, about (N - B) / R seconds each.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { LimitedClient } from '../../src/index.js';
-import { createMockServer, type MockServer } from '../../src/server/index.js';
+import { createMockServer } from '../../src/server/index.js';
 import { renderChart } from './lib/chart.js';
 import {
   DEMO_USAGE,
@@ -22,6 +24,12 @@ import {
   progressLine,
 } from './lib/demo-report.js';
 import { runScopedDemo } from './lib/demo-scoped-run.js';
+import {
+  DEMO_PREFIXES,
+  type DemoContender,
+  demoRouteLabel,
+  demoServerConfig,
+} from './lib/demo-server.js';
 import { RETRIES } from './lib/peers.js';
 import { fixed, markdownTable } from './lib/table.js';
 import { Timeline } from './lib/timeline.js';
@@ -35,7 +43,7 @@ if ('error' in parsed) {
   console.error(`${parsed.error}\n\n${DEMO_USAGE}`);
   process.exit(2);
 }
-const { n: N, rate: R, burst: B, svg: svgOption } = parsed.options;
+const { n: N, rate: R, burst: B, svg: svgOption, keep } = parsed.options;
 const BIN_MS = 100;
 const minimumMs = leastTimeMs(N, R, B);
 
@@ -51,27 +59,6 @@ interface Outcome {
 interface Tally {
   succeeded: number;
   failed: number;
-}
-
-function startServer(): Promise<MockServer> {
-  return createMockServer({
-    routes: [
-      {
-        method: 'GET',
-        path: '/orders/:id',
-        headers: 'ietf',
-        limits: [
-          {
-            algorithm: 'token-bucket',
-            capacity: B,
-            refillPerSecond: R,
-            key: 'global',
-            name: 'orders',
-          },
-        ],
-      },
-    ],
-  });
 }
 
 /** A fetch that records every attempt it makes on the timeline (status 0 for a network error). */
@@ -120,16 +107,16 @@ interface Contender {
 
 async function runContender(
   name: string,
+  route: DemoContender,
   create: (origin: string, record: typeof fetch) => Contender,
 ): Promise<Outcome> {
-  const server = await startServer();
   const timeline = new Timeline();
   const contender = create(server.url, recordingFetch(timeline));
   const tally: Tally = { succeeded: 0, failed: 0 };
   const stop = progress(name, tally, timeline);
   const statuses = await Promise.all(
     Array.from({ length: N }, (_, i) =>
-      contender.send(`/orders/${i}`).then(
+      contender.send(`${DEMO_PREFIXES[route]}/orders/${i}`).then(
         (status) => {
           if (status >= 200 && status < 300) tally.succeeded++;
           else tally.failed++;
@@ -144,9 +131,8 @@ async function runContender(
   );
   const elapsedMs = timeline.elapsed();
   stop();
-  const serverRejected = server.stats().rejected;
+  const serverRejected = server.stats().routes[demoRouteLabel(route)]?.rejected ?? 0;
   await contender.close?.();
-  await server.close();
   return {
     name,
     timeline,
@@ -197,17 +183,23 @@ if (parsed.options.scopes !== undefined) {
   process.exit(0);
 }
 
+// One server for both contenders, a route (and a bucket) each: its dashboard shows them side by side.
+const server = await createMockServer(demoServerConfig(R, B));
+
 console.log(
   `Server: token bucket, ${R} requests/s with a burst of ${B}, declared in the IETF RateLimit fields.`,
 );
 console.log(
-  `Each contender sends ${N} GETs at once; the fastest possible is (N - B) / R = ${fixed(minimumMs / 1000, 1)} s.\n`,
+  `Each contender sends ${N} GETs at once; the fastest possible is (N - B) / R = ${fixed(minimumMs / 1000, 1)} s.`,
+);
+console.log(
+  `Dashboard: ${server.url}/__dashboard (live while the demo runs${keep ? '' : '; --keep leaves it up after'})\n`,
 );
 
 const outcomes: Outcome[] = [];
 
-outcomes.push(await runContender('LimitedClient', limitedClient));
-outcomes.push(await runContender(NAIVE, naiveLoop));
+outcomes.push(await runContender('LimitedClient', 'client', limitedClient));
+outcomes.push(await runContender(NAIVE, 'naive', naiveLoop));
 
 // Each contender's time against the least time for the calls it completed: a loop that gave up on
 // most of them is not fast for having stopped early.
@@ -248,3 +240,12 @@ const svgPath = resolve(svgOption);
 mkdirSync(dirname(svgPath), { recursive: true });
 writeFileSync(svgPath, svg);
 console.log(`\nChart: ${svgPath}`);
+
+if (keep) {
+  console.log(`Dashboard still up at ${server.url}/__dashboard: Ctrl-C to stop.`);
+  await new Promise<void>((done) => {
+    process.once('SIGINT', done);
+    process.once('SIGTERM', done);
+  });
+}
+await server.close();

@@ -1,31 +1,36 @@
 /**
- * What metrics cost, measured side by side in one run (numbers only; nothing here asserts a speed):
+ * What metrics cost, measured side by side in one run (numbers only; nothing here asserts a speed).
+ * Issue 27's targets: with metrics on, the client's overhead against a quiet host within 3 % of
+ * metrics off, and off unchanged; the mock server's requests/s with metrics on within 10 % of off.
  *
- * 1. The client against a quiet loopback host (a bare `node:http` server answering 200 with two
- *    bytes): plain fetch, a warm `LimitedClient` without metrics ("off"), and a warm one
- *    instrumented with `instrument()` onto a real SDK `MeterProvider` ("on"), at concurrency 1 and
- *    50. In every round fetch runs first and last, off and on in between (their order alternates);
- *    each round gives on/off and each contender's ratio to the mean of that round's fetch runs.
- *    `--before <dir>/src/index.ts` adds another checkout's client (say main's) as "off (before)":
- *    "off" against it says whether a client without metrics changed.
- * 2. The mock server with `metrics: true` against one without, the same route (a fixed window so
- *    high that nothing is refused), driven by an undici Pool at concurrency 50 from this process;
- *    rounds alternate which goes first.
+ * The client's contenders, each one warm client made once:
+ * - `bare`: a `LimitedClient` nobody instruments (metrics off, the default);
+ * - `noop`: the same passed to `instrument()` with no provider: the API's global one, which does
+ *   nothing until the application registers an SDK (the entry installed, metrics not collected);
+ * - `on`: the same instrumented onto a real SDK `MeterProvider` (its reader collects once a part);
+ * - `before` (with `--before <dir>/src/index.ts`): another checkout's client, say the tree before
+ *   issue 27 (`git archive 30c136e^1 src | tar -x -C test/bench/results/before`): "bare" against
+ *   it says whether a client without metrics changed (other work in between counts too).
  *
- * Medians over the rounds with the lowest and highest ratio; CPU microseconds per request of this
- * process (client and server both run here). Prints the load average before and after.
+ * 0. The pipeline alone: a fetch double that answers at once, `--calls` sequential calls per run,
+ *    CPU nanoseconds per call; the paired differences to `bare` are the metrics' own cost per call.
+ * 1. End to end: calls over loopback to a quiet mock server in this process (one route, a fixed
+ *    window so high that nothing is refused), at concurrency 1 and 50, plain fetch beside them. The
+ *    contenders' order rotates each round (each runs first, second... equally often); each round
+ *    gives every contender's requests/s and CPU per request over `bare`'s in that round. CPU is of
+ *    this whole process (client and server both run here): the less disturbed of the two measures
+ *    on a shared machine.
+ * 2. The mock server with `metrics: true` against one without, the same route, driven by an undici
+ *    Pool at concurrency 50 from this process; rotated rounds, on over off.
  *
- * 0. First, the pipeline alone: a fetch double that answers at once, `--calls` sequential calls
- *    per run, CPU nanoseconds per call off and on (and before): the on - off difference is the
- *    metrics' own cost per call, which the loopback rounds below cannot resolve on a busy machine.
+ * Each ratio: the median over the rounds, the middle half (25th-75th percentile) and the extremes.
+ * Prints the load average before and after.
  *
- *   npm run bench:otel -- [--rounds 7] [--requests 3000] [--calls 50000] [--built]
- *     [--before /work/main/src/index.ts]
+ *   npm run bench:otel -- [--rounds 12] [--requests 2000] [--calls 50000] [--built]
+ *     [--before test/bench/results/before/src/index.ts]
  *
  * @module
  */
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
@@ -33,9 +38,10 @@ import { Pool } from 'undici';
 import * as sources from '../../src/index.js';
 import { instrument as instrumentSources } from '../../src/otel/index.js';
 import { createMockServer } from '../../src/server/index.js';
-import { median, underLoad } from './lib/paired.js';
+import { median, rotated, underLoad } from './lib/paired.js';
 
 type Lib = Pick<typeof sources, 'LimitedClient'>;
+type Client = Pick<sources.LimitedClient, 'get' | 'close'>;
 
 const { values } = parseArgs({
   options: {
@@ -47,7 +53,7 @@ const { values } = parseArgs({
   },
 });
 /**
- * `--built`: the package as published (`dist/`, after `npm run build`) for "off" and "on"; tsx
+ * `--built`: the package as published (`dist/`, after `npm run build`) for bare, noop and on; tsx
  * names every closure made at run time (esbuild's `keepNames`), a cost the published code has not.
  */
 const lib: Lib = values.built
@@ -60,8 +66,12 @@ const instrument: typeof instrumentSources = values.built
       }
     ).instrument
   : instrumentSources;
-const ROUNDS = Number(values.rounds ?? 7);
-const REQUESTS = Number(values.requests ?? 3000);
+const before: Lib | undefined = values.before
+  ? ((await import(new URL(values.before, `file://${process.cwd()}/`).href)) as Lib)
+  : undefined;
+const ROUNDS = Number(values.rounds ?? 12);
+const REQUESTS = Number(values.requests ?? 2000);
+const CALLS = Number(values.calls ?? 50_000);
 
 /** A reader that collects only when asked (as a pull exporter would between scrapes). */
 class PullReader extends MetricReader {
@@ -69,127 +79,147 @@ class PullReader extends MetricReader {
   protected override async onShutdown() {}
 }
 
-const before: Lib | undefined = values.before
-  ? ((await import(new URL(values.before, `file://${process.cwd()}/`).href)) as Lib)
-  : undefined;
-
 const load = () =>
   loadavg()
     .map((l) => l.toFixed(2))
     .join(' ');
 console.log(
-  `${new Date().toISOString()}  load average ${load()}  (${ROUNDS} rounds, ${REQUESTS} requests per run)`,
+  `${new Date().toISOString()}  load average ${load()}  (${ROUNDS} rounds, ${REQUESTS} requests per run, ${values.built ? 'dist/' : 'sources'})`,
 );
 
-const quiet = createServer((_req, res) => res.end('ok'));
-await new Promise<void>((resolve) => quiet.listen(0, '127.0.0.1', resolve));
-const quietUrl = `http://127.0.0.1:${(quiet.address() as AddressInfo).port}`;
-
+/** The `p` quantile of `values` (nearest rank). */
+const quantile = (values: readonly number[], p: number) =>
+  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(p * values.length))] ??
+  Number.NaN;
 const fmt = (x: number) => x.toFixed(3);
-function summary(name: string, ratios: number[], rates: number[], cpus: number[]) {
-  return `${name.padEnd(22)} ${String(Math.round(median(rates))).padStart(6)} req/s  ratio ${fmt(median(ratios))} (${fmt(Math.min(...ratios))}-${fmt(Math.max(...ratios))})  ${Math.round(median(cpus))} µs CPU/req`;
+/** `median (p25-p75; min-max)` of ratios. */
+const spread = (v: readonly number[]) =>
+  `${fmt(median(v))} (${fmt(quantile(v, 0.25))}-${fmt(quantile(v, 0.75))}; ${fmt(Math.min(...v))}-${fmt(Math.max(...v))})`;
+
+const reader = new PullReader();
+const meterProvider = new MeterProvider({ readers: [reader] });
+
+/** The client contenders on `origin` (and a `fetch` for it): bare, noop, on, before. */
+function clients(origin: string, fetchImpl?: typeof fetch) {
+  const make = (l: Lib) =>
+    new l.LimitedClient(origin, fetchImpl ? { fetch: fetchImpl } : {}) as Client;
+  const bare = make(lib);
+  const noop = make(lib);
+  const on = make(lib);
+  const handles = [
+    instrument(noop as sources.LimitedClient),
+    instrument(on as sources.LimitedClient, { meterProvider }),
+  ];
+  const list: [string, Client][] = [
+    ['bare', bare],
+    ['noop', noop],
+    ['on', on],
+  ];
+  if (before) list.push(['before', make(before)]);
+  return {
+    list,
+    async close() {
+      for (const handle of handles) handle.stop();
+      for (const [, client] of list) await client.close();
+    },
+  };
+}
+
+/** Per contender, a list of values per round. */
+class Cells {
+  readonly #cells = new Map<string, number[]>();
+  push(name: string, value: number): void {
+    this.#cells.set(name, [...(this.#cells.get(name) ?? []), value]);
+  }
+  get(name: string): number[] {
+    return this.#cells.get(name) ?? [];
+  }
 }
 
 // 0. The pipeline alone: a fetch double answering at once, sequential calls, CPU per call.
-const reader = new PullReader();
-const meterProvider = new MeterProvider({ readers: [reader] });
 {
-  const CALLS = Number(values.calls ?? 50_000);
   const double = (async () => new Response(null, { status: 200 })) as typeof fetch;
-  const make = (lib: Lib) => new lib.LimitedClient('http://double.test', { fetch: double });
-  const off = make(lib);
-  const on = make(lib);
-  const handle = instrument(on, { meterProvider });
-  const contenders: [string, sources.LimitedClient][] = [
-    ['off', off],
-    ['on', on],
-  ];
-  if (before) contenders.push(['off (before)', make(before) as sources.LimitedClient]);
-  const run = async (client: sources.LimitedClient, n: number) => {
+  const { list, close } = clients('http://double.test', double);
+  const run = async (client: Client, n: number) => {
     const cpu = process.cpuUsage();
     for (let i = 0; i < n; i++) await client.get('/x');
     const used = process.cpuUsage(cpu);
     return ((used.user + used.system) * 1000) / n;
   };
-  for (const [, client] of contenders) await run(client, CALLS / 5);
-  const ns = new Map<string, number[]>();
-  const diffs: number[] = [];
+  for (const [, client] of list) await run(client, CALLS / 5);
+  const ns = new Cells();
+  const diffs = new Cells();
   for (let round = 0; round < ROUNDS; round++) {
-    const order = round % 2 === 0 ? contenders : [...contenders].reverse();
     const got = new Map<string, number>();
-    for (const [name, client] of order) got.set(name, await run(client, CALLS));
-    for (const [name, v] of got) ns.set(name, [...(ns.get(name) ?? []), v]);
-    diffs.push((got.get('on') as number) - (got.get('off') as number));
+    for (const [name, client] of rotated(list, round)) got.set(name, await run(client, CALLS));
+    for (const [name, v] of got) {
+      ns.push(name, v);
+      diffs.push(name, v - (got.get('bare') as number));
+    }
   }
   console.log(
     `\n0. the pipeline alone (a fetch double, ${CALLS} sequential calls per run): CPU ns per call`,
   );
-  for (const [name, v] of ns) {
+  for (const [name] of list) {
+    const v = ns.get(name);
+    const d = name === 'bare' ? '' : `  ${name} - bare ${Math.round(median(diffs.get(name)))} ns`;
     console.log(
-      `  ${name.padEnd(14)} ${Math.round(median(v))} ns (${Math.round(Math.min(...v))}-${Math.round(Math.max(...v))})`,
+      `  ${name.padEnd(8)} ${String(Math.round(median(v))).padStart(6)} ns (${Math.round(Math.min(...v))}-${Math.round(Math.max(...v))})${d}`,
     );
   }
-  console.log(`  on - off: ${Math.round(median(diffs))} ns per call (paired per round)`);
-  handle.stop();
-  for (const [, client] of contenders) await client.close();
+  await close();
 }
 
-// 1. The client.
+// 1. End to end: a quiet mock server on loopback.
+const quiet = await createMockServer({
+  routes: [{ path: '/x', limits: [{ algorithm: 'fixed-window', limit: 1e9, windowMs: 60_000 }] }],
+});
 for (const concurrency of [1, 50]) {
-  const off = new lib.LimitedClient(quietUrl);
-  const on = new lib.LimitedClient(quietUrl);
-  const handle = instrument(on, { meterProvider });
-  const offBefore = before ? new before.LimitedClient(quietUrl) : undefined;
-  const get = (client: { get(path: string): Promise<Response> }) => async () =>
-    (await client.get('/x')).arrayBuffer();
-  const plain = async () => (await fetch(`${quietUrl}/x`)).arrayBuffer();
+  const { list, close } = clients(quiet.url);
+  const plain = async () => (await fetch(`${quiet.url}/x`)).arrayBuffer();
   const contenders: [string, () => Promise<unknown>][] = [
-    ['off', get(off)],
-    ['on', get(on)],
+    ['fetch', plain],
+    ...list.map(([name, client]): [string, () => Promise<unknown>] => [
+      name,
+      async () => (await client.get('/x')).arrayBuffer(),
+    ]),
   ];
-  if (offBefore) contenders.push(['off (before)', get(offBefore)]);
   // Warm up every contender (the cold start, the JIT).
   for (const [, one] of contenders) await underLoad(500, concurrency, one);
-  await underLoad(500, concurrency, plain);
-  const cells = new Map<string, { ratios: number[]; rates: number[]; cpus: number[] }>();
-  const onOff: number[] = [];
-  const onOffCpu: number[] = [];
+  const rates = new Cells();
+  const cpus = new Cells();
+  const rateRatios = new Cells();
+  const cpuRatios = new Cells();
   for (let round = 0; round < ROUNDS; round++) {
-    const [fetchA] = await underLoad(REQUESTS, concurrency, plain);
-    const order = round % 2 === 0 ? contenders : [...contenders].reverse();
     const got = new Map<string, [number, number]>();
-    for (const [name, one] of order) got.set(name, await underLoad(REQUESTS, concurrency, one));
-    const [fetchB] = await underLoad(REQUESTS, concurrency, plain);
-    const base = (fetchA + fetchB) / 2;
-    for (const [name, [rate, cpu]] of got) {
-      const cell = cells.get(name) ?? { ratios: [], rates: [], cpus: [] };
-      cell.ratios.push(rate / base);
-      cell.rates.push(rate);
-      cell.cpus.push(cpu);
-      cells.set(name, cell);
+    for (const [name, one] of rotated(contenders, round)) {
+      got.set(name, await underLoad(REQUESTS, concurrency, one));
     }
-    const [onRate, onCpu] = got.get('on') as [number, number];
-    const [offRate, offCpu] = got.get('off') as [number, number];
-    onOff.push(onRate / offRate);
-    onOffCpu.push(offCpu / onCpu);
+    const [bareRate, bareCpu] = got.get('bare') as [number, number];
+    for (const [name, [rate, cpu]] of got) {
+      rates.push(name, rate);
+      cpus.push(name, cpu);
+      rateRatios.push(name, rate / bareRate);
+      cpuRatios.push(name, cpu / bareCpu);
+    }
   }
   await reader.collect(); // the metrics were recorded
   console.log(
-    `\n1. client, quiet host, concurrency ${concurrency} (ratio: to plain fetch in the same round)`,
+    `\n1. end to end, a quiet mock server on loopback, concurrency ${concurrency}: per round over bare, median (p25-p75; min-max)`,
   );
-  for (const [name, cell] of cells)
-    console.log(`  ${summary(name, cell.ratios, cell.rates, cell.cpus)}`);
-  console.log(
-    `  on / off: ${fmt(median(onOff))} (${fmt(Math.min(...onOff))}-${fmt(Math.max(...onOff))}); CPU off/on ${fmt(median(onOffCpu))}`,
-  );
-  handle.stop();
-  await off.close();
-  await on.close();
-  await offBefore?.close();
+  for (const [name] of contenders) {
+    const rel = name === 'bare' ? '' : `  req/s ${spread(rateRatios.get(name))}`;
+    const cpuRel = name === 'bare' ? '' : `  CPU ${spread(cpuRatios.get(name))}`;
+    console.log(
+      `  ${name.padEnd(7)} ${String(Math.round(median(rates.get(name)))).padStart(6)} req/s ${String(Math.round(median(cpus.get(name)))).padStart(4)} µs CPU/req${rel}${cpuRel}`,
+    );
+  }
+  await close();
 }
+await quiet.close();
 await meterProvider.shutdown();
 
-// 2. The mock server.
+// 2. The mock server, metrics on against off.
 const config = (metrics: boolean) => ({
   metrics,
   routes: [
@@ -212,31 +242,32 @@ const hit = (pool: Pool) => async () => {
   await r.body.dump();
 };
 for (const name of ['off', 'on'] as const) await underLoad(2000, 50, hit(pools[name]));
-const rates = { off: [] as number[], on: [] as number[] };
-const cpus = { off: [] as number[], on: [] as number[] };
+const rates = new Cells();
+const cpus = new Cells();
 const ratios: number[] = [];
+const cpuRatios: number[] = [];
 for (let round = 0; round < ROUNDS; round++) {
-  const order = round % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const);
-  const got = { off: [0, 0], on: [0, 0] };
-  for (const name of order) got[name] = await underLoad(REQUESTS * 2, 50, hit(pools[name]));
-  for (const name of order) {
-    rates[name].push(got[name][0] as number);
-    cpus[name].push(got[name][1] as number);
+  const got = new Map<string, [number, number]>();
+  for (const name of rotated(['off', 'on'] as const, round)) {
+    got.set(name, await underLoad(REQUESTS * 2, 50, hit(pools[name])));
   }
-  ratios.push((got.on[0] as number) / (got.off[0] as number));
+  const [offRate, offCpu] = got.get('off') as [number, number];
+  const [onRate, onCpu] = got.get('on') as [number, number];
+  rates.push('off', offRate);
+  rates.push('on', onRate);
+  cpus.push('off', offCpu);
+  cpus.push('on', onCpu);
+  ratios.push(onRate / offRate);
+  cpuRatios.push(onCpu / offCpu);
 }
 console.log('\n2. mock server, concurrency 50 (undici Pool in this process)');
-console.log(
-  `  metrics off  ${Math.round(median(rates.off))} req/s  ${Math.round(median(cpus.off))} µs CPU/req`,
-);
-console.log(
-  `  metrics on   ${Math.round(median(rates.on))} req/s  ${Math.round(median(cpus.on))} µs CPU/req`,
-);
-console.log(
-  `  on / off: ${fmt(median(ratios))} (${fmt(Math.min(...ratios))}-${fmt(Math.max(...ratios))})`,
-);
+for (const name of ['off', 'on']) {
+  console.log(
+    `  metrics ${name.padEnd(4)} ${Math.round(median(rates.get(name)))} req/s  ${Math.round(median(cpus.get(name)))} µs CPU/req`,
+  );
+}
+console.log(`  on / off: req/s ${spread(ratios)}  CPU ${spread(cpuRatios)}`);
 for (const pool of Object.values(pools)) await pool.close();
 await servers.off.close();
 await servers.on.close();
-quiet.close();
 console.log(`\nload average after ${load()}`);

@@ -20,18 +20,23 @@ export interface DemoOptions {
   svg: string;
   /** Run the scoped route set (two budgets on one host) in this dialect instead; off by default. */
   scopes?: ScopesDialect;
+  /** Leave the mock server and its dashboard up after the table, until Ctrl-C; set only when asked. */
+  keep?: true;
 }
 
-export const DEMO_USAGE = `Usage: npm run demo -- [--n 120] [--rate 20] [--burst 20] [--svg test/bench/results/demo.svg]
+export const DEMO_USAGE = `Usage: npm run demo -- [--n 120] [--rate 20] [--burst 20] [--svg test/bench/results/demo.svg] [--keep]
 
 Fires the same N GETs at once at the mock server (a token bucket of --rate requests/s holding
 --burst, declared in the IETF RateLimit fields), through LimitedClient and through fetch with the
-retry loop people write first; prints a table and writes an SVG chart.
+retry loop people write first; prints a table and writes an SVG chart. The server's dashboard
+(its URL is printed) shows both contenders live while the demo runs.
 
   --n      calls per contender, a positive integer (default 120)
   --rate   the server's rate, requests per second, a positive integer (default 20)
   --burst  what the server admits at once, a positive integer at most --n (default 20)
   --svg    where to write the chart (default test/bench/results/demo.svg)
+  --keep   leave the server and its dashboard up after the table, until Ctrl-C (not with
+           --scopes, whose servers have no dashboard)
   --scopes github | ietf: instead, one host with two budgets (issue 26): --n GETs of
            /orders/:id at --rate a second and a quarter as many of /search at a quarter of
            the rate, each a fixed window of 1 s named in GitHub's x-ratelimit-resource or the
@@ -53,6 +58,7 @@ export function parseDemoArgs(
         burst: { type: 'string', default: '20' },
         svg: { type: 'string', default: 'test/bench/results/demo.svg' },
         scopes: { type: 'string' },
+        keep: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
     }));
@@ -69,6 +75,7 @@ export function parseDemoArgs(
     };
   }
   const options: DemoOptions = { n, rate, burst, svg: values.svg as string };
+  if (values.keep) options.keep = true;
   if (values.scopes !== undefined) {
     if (values.scopes !== 'github' && values.scopes !== 'ietf') {
       return { error: `--scopes must be github or ietf (got ${String(values.scopes)})` };

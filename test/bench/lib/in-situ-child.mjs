@@ -13,14 +13,19 @@
  * collection is forced before them: a full one made V8 drop compiled code, which the measured
  * requests then compiled again.)
  *
+ * With OTEL `noop` or `sdk` (MODE `client`), the client is passed to `instrument()` of the otel
+ * entry beside LIB (`<dir of LIB>/otel/index.js`): with no provider (the API's global no-op one),
+ * or onto a real SDK `MeterProvider` with a reader that collects only when asked.
+ *
  * Environment: LIB (a path to the package's `index.js`, or to its server entry with MODE `mock`),
- * MODE (`fetch`, `client` or `mock`), OPTIONS, WARMUP, REQUESTS.
+ * MODE (`fetch`, `client` or `mock`), OPTIONS, OTEL, WARMUP, REQUESTS.
  */
 import { createServer } from 'node:http';
+import { dirname, join } from 'node:path';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 
-const { LIB, MODE, OPTIONS, WARMUP, REQUESTS } = process.env;
+const { LIB, MODE, OPTIONS, OTEL, WARMUP, REQUESTS } = process.env;
 const lib = await import(pathToFileURL(LIB).href);
 const options = JSON.parse(OPTIONS || '{}');
 
@@ -54,6 +59,20 @@ const host = MODE === 'mock' ? await mockServer() : await quietHost();
 const url = host.url;
 const client = MODE === 'client' ? lib.wrapFetch(undefined, options) : undefined;
 const get = client ?? fetch;
+if (client && (OTEL === 'noop' || OTEL === 'sdk')) {
+  const otel = await import(pathToFileURL(join(dirname(LIB), 'otel/index.js')).href);
+  let meterProvider;
+  if (OTEL === 'sdk') {
+    const { MeterProvider, MetricReader } = await import('@opentelemetry/sdk-metrics');
+    // A reader is what makes the SDK keep measurements; this one collects only when asked.
+    class PullReader extends MetricReader {
+      async onForceFlush() {}
+      async onShutdown() {}
+    }
+    meterProvider = new MeterProvider({ readers: [new PullReader()] });
+  }
+  otel.instrument(client, meterProvider ? { meterProvider } : {});
+}
 
 async function send(n) {
   for (let i = 0; i < n; i++) {

@@ -65,3 +65,12 @@ export async function underLoad(
   const used = process.cpuUsage(cpu);
   return [requests / (elapsed / 1000), (used.user + used.system) / requests];
 }
+
+/**
+ * `items` rotated left by `round` (modulo their count): over as many rounds as items, each item
+ * runs once in each position, so none is always first (cold) or last (after the others' garbage).
+ */
+export function rotated<T>(items: readonly T[], round: number): T[] {
+  const k = items.length === 0 ? 0 : round % items.length;
+  return [...items.slice(k), ...items.slice(0, k)];
+}
