@@ -72,6 +72,16 @@ export class SharedRoutes {
     readonly routes: () => RouteScopes,
   ) {}
 
+  /**
+   * Whether the store says it is unavailable (`RedisStore.health()` during an outage): no read
+   * then. It would fail, and the first call to reach Redis after an outage should be the one that
+   * starts the replay of what ran locally, not a read of routes.
+   */
+  #unavailable(): boolean {
+    const health = (this.store as { health?: () => { available?: boolean } }).health;
+    return typeof health === 'function' && health.call(this.store).available === false;
+  }
+
   /** Adds a route this process learned to the shared document. */
   add(route: SharedRoute): void {
     const transaction: Transaction<RoutesState, undefined> = {
@@ -94,7 +104,7 @@ export class SharedRoutes {
 
   /** Reads the shared document and learns its routes, unless read less than a second ago. */
   read(now: number): void {
-    if (this.#reading || now - this.#readAt < ROUTES_READ_MS) return;
+    if (this.#reading || now - this.#readAt < ROUTES_READ_MS || this.#unavailable()) return;
     this.#readAt = now;
     const learn = (state: unknown) => {
       if (state === undefined) return;
