@@ -20,6 +20,7 @@
 import { abortReason, type Clock } from '../clock.js';
 import { QueueFullError, QueueTimeoutError, type RequestContext } from '../errors.js';
 import type { Cost } from './cost.js';
+import type { Slots } from './host-slots.js';
 import { Alarm, type InLine, Line } from './line.js';
 import { refusalOf } from './refusals.js';
 import type { Ticket, WaitReason } from './rules/contract.js';
@@ -29,37 +30,6 @@ import type { MaybePromise } from './store.js';
 
 /** How often a wait for "another answer" re-reads shared state (another process may answer). */
 export const POLL_MS = 250;
-
-/**
- * The concurrency cap of a host, shared by its lines (one per scope: `pipeline.ts`): attempts in
- * flight over all of them, and the lines to wake when a slot frees.
- */
-export class Slots {
-  /** Attempts admitted and not yet ended, over every line of the host. */
-  inFlight = 0;
-  /** Requests waiting, over every line of the host (bounded by `maxQueue`). */
-  queued = 0;
-  readonly #lines = new Set<Admission>();
-  /** @param cap attempts in flight at once, at most. */
-  constructor(readonly cap: number) {}
-
-  /** A line that takes its slots here. */
-  join(line: Admission): void {
-    this.#lines.add(line);
-  }
-
-  /** A line closed or dropped. */
-  leave(line: Admission): void {
-    this.#lines.delete(line);
-  }
-
-  /** A slot came back: every line that waits may move (the first to ask takes it). */
-  release(from: Admission): void {
-    this.inFlight = Math.max(0, this.inFlight - 1);
-    from.kick();
-    if (this.#lines.size > 1) for (const line of this.#lines) if (line !== from) line.kick();
-  }
-}
 
 /** What the queue needs from its host. */
 export interface AdmissionDeps {

@@ -18,7 +18,7 @@
  */
 import { ClientClosedError, type RequestContext, TimeoutError } from '../errors.js';
 import type { RateLimitInfo } from '../headers/types.js';
-import { Admission, Slots } from './admission.js';
+import { Admission } from './admission.js';
 import { type Call, readCall } from './attempt.js';
 import { RouteCosts } from './body/route-costs.js';
 import { CallRun } from './call-run.js';
@@ -31,6 +31,7 @@ import type {
   ScopeOutcome,
 } from './host-parts.js';
 import { HostReport } from './host-report.js';
+import { Slots } from './host-slots.js';
 import { HostStore } from './host-store.js';
 import { OpenBodies } from './open-bodies.js';
 import type { PreparedRequest } from './request.js';

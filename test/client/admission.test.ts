@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { Admission, type AdmissionRequest, Slots } from '../../src/client/admission.js';
+import { Admission, type AdmissionRequest } from '../../src/client/admission.js';
 import { toCost } from '../../src/client/cost.js';
+import { Slots } from '../../src/client/host-slots.js';
 import type { Ticket } from '../../src/client/rules/contract.js';
 import { type AdmitResult, bindRules } from '../../src/client/rules/host-rules.js';
 import {
