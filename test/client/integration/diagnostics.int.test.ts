@@ -248,7 +248,10 @@ describe('diagnostics_channel', () => {
   });
 
   it('carries no header, key, token or body: only the fields of the event, and the call', async () => {
+    // On fake time: the window must not turn between the two POSTs, whatever the machine's load.
+    const clock = new FakeClock();
     const server = await start({
+      clock,
       routes: [
         {
           method: 'POST',
@@ -259,12 +262,19 @@ describe('diagnostics_channel', () => {
       ],
     });
     const sub = subscribeAll(() => server.url);
-    const client = new LimitedClient(server.url, { maxRetryAfterMs: 60_000 });
+    const wire = countingFetch();
+    const client = new LimitedClient(server.url, {
+      clock,
+      fetch: wire.fetch,
+      maxRetryAfterMs: 60_000,
+    });
     const headers = { authorization: 'Bearer tok-SECRET-1', 'idempotency-key': 'key-SECRET-2' };
-    const responses = await Promise.all([
+    const posts = Promise.all([
       client.post('/pay', { card: 'body-SECRET-3' }, { headers }),
       client.post('/pay', { card: 'body-SECRET-3' }, { headers }),
     ]);
+    await runOnFakeTime(clock, wire, posts);
+    const responses = await posts;
     await Promise.all(responses.map((r) => r.arrayBuffer()));
     await client.close();
     sub.stop();
