@@ -29,7 +29,13 @@ import {
   type TransactionParts,
 } from './rules/transactions.js';
 import type { StateTime } from './state-time.js';
-import { type MaybePromise, STATE_CHECK, type StateStore, type Transaction } from './store.js';
+import {
+  isPromise,
+  type MaybePromise,
+  STATE_CHECK,
+  type StateStore,
+  type Transaction,
+} from './store.js';
 
 /** What a settle needs of an attempt's outcome, and where it records the host's hold after it. */
 export interface SettledOutcome {
@@ -71,10 +77,6 @@ const noop = () => {};
 /** A moment of the state's time line (0: none) on the clock's, `shift` behind it. */
 function onClock(t: number, shift: number): number {
   return t > 0 ? t - shift : 0;
-}
-
-function isPromise<T>(value: MaybePromise<T>): value is Promise<T> {
-  return typeof (value as { then?: unknown } | undefined)?.then === 'function';
 }
 
 /** See the module comment. */

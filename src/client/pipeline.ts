@@ -215,7 +215,7 @@ export class HostPipeline {
    * call runs synchronously: nothing can evict the host in between.
    */
   get busy(): boolean {
-    return this.#sleepers.size > 0 || this.#lanes.busy(isBusy);
+    return this.#sleepers.size > 0 || this.#lanes.busy;
   }
 
   /**
@@ -324,11 +324,6 @@ export class HostPipeline {
     }
     return stats;
   }
-}
-
-/** Whether a lane has a call under way (see {@link HostPipeline.busy}). */
-function isBusy(lane: HostParts): boolean {
-  return lane.between > 0 || lane.admission.busy;
 }
 
 /** The wait of a lane while the whole host is held (see `HostWide.holdUntil`). */

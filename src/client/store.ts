@@ -16,6 +16,11 @@ import { type Clock, systemClock } from '../clock.js';
 /** A value, or a promise of it: stores may answer synchronously (memory) or not (network). */
 export type MaybePromise<T> = T | Promise<T>;
 
+/** Whether a store's answer is a promise (a remote store) rather than the value (the memory one). */
+export function isPromise<T>(value: MaybePromise<T>): value is Promise<T> {
+  return typeof (value as { then?: unknown } | undefined)?.then === 'function';
+}
+
 /**
  * A transaction over one key: what {@link StateStore.update} runs atomically. States are plain
  * JSON: objects, arrays, finite numbers, strings, booleans.

@@ -26,14 +26,17 @@ export interface NamedScope {
   perMajor: boolean;
 }
 
+/** A control character: never in a scope's name, nor in a route shared through the store. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters.
+export const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
+
 /** A server-given name fit to name a scope: printable, not too long. */
 function usable(name: string | undefined): name is string {
   return (
     name !== undefined &&
     name.length > 0 &&
     name.length <= MAX_SCOPE_NAME &&
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters.
-    !/[\u0000-\u001f\u007f]/.test(name)
+    !CONTROL_CHARACTERS.test(name)
   );
 }
 

@@ -13,6 +13,11 @@ import type { HostParts } from '../host-parts.js';
 /** Scope lanes kept per host pipeline at once (the host's own lane not counted). */
 export const MAX_SCOPES = 64;
 
+/** Whether a lane has a call under way: in its line, holding a slot, or between two attempts. */
+export function laneBusy(lane: HostParts): boolean {
+  return lane.between > 0 || lane.admission.busy;
+}
+
 /** Keeps the lanes of one host: see the module comment. */
 export class ScopeLanes {
   /** By scope name, least recently used first. */
@@ -56,16 +61,16 @@ export class ScopeLanes {
     yield* this.#lanes.values();
   }
 
-  /** Whether a lane has a call under way. */
-  busy(isBusy: (lane: HostParts) => boolean): boolean {
-    for (const lane of this.all()) if (isBusy(lane)) return true;
+  /** Whether a lane has a call under way (see {@link laneBusy}). */
+  get busy(): boolean {
+    for (const lane of this.all()) if (laneBusy(lane)) return true;
     return false;
   }
 
   /** Drops the least recently used idle lane; `false` when every lane is busy. */
   #dropOne(): boolean {
     for (const [scope, lane] of this.#lanes) {
-      if (lane.between > 0 || lane.admission.busy) continue;
+      if (laneBusy(lane)) continue;
       this.#lanes.delete(scope);
       this.drop(lane);
       return true;

@@ -13,8 +13,8 @@
  *
  * @module
  */
-import type { MaybePromise, StateStore, Transaction } from '../store.js';
-import { MAX_SCOPE_NAME } from './answer-scope.js';
+import { isPromise, type StateStore, type Transaction } from '../store.js';
+import { CONTROL_CHARACTERS, MAX_SCOPE_NAME } from './answer-scope.js';
 import { MAX_ROUTE_LENGTH } from './route-key.js';
 import { MAX_ROUTES, type RouteScopes, type SharedRoute } from './route-scopes.js';
 
@@ -28,8 +28,6 @@ export interface RoutesState {
 export const ROUTES_READ_MS = 1000;
 
 const METHOD = /^[A-Z]{1,16}$/;
-// biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters.
-const CONTROL = /[\u0000-\u001f\u007f]/;
 
 function isRoute(entry: unknown): entry is SharedRoute {
   if (!Array.isArray(entry) || entry.length !== 4) return false;
@@ -40,11 +38,11 @@ function isRoute(entry: unknown): entry is SharedRoute {
     typeof path === 'string' &&
     path.startsWith('/') &&
     path.length <= MAX_ROUTE_LENGTH + 1 &&
-    !CONTROL.test(path) &&
+    !CONTROL_CHARACTERS.test(path) &&
     typeof scope === 'string' &&
     scope.length > 0 &&
     scope.length <= MAX_SCOPE_NAME + 16 &&
-    !CONTROL.test(scope) &&
+    !CONTROL_CHARACTERS.test(scope) &&
     typeof perMajor === 'boolean'
   );
 }
@@ -54,10 +52,6 @@ export function checkRoutes(state: unknown): RoutesState {
   const routes = (state as { routes?: unknown } | null)?.routes;
   if (!Array.isArray(routes)) throw new Error('routes: not a list');
   return { v: 1, routes: routes.slice(-MAX_ROUTES).filter(isRoute) };
-}
-
-function isPromise<T>(value: MaybePromise<T>): value is Promise<T> {
-  return typeof (value as { then?: unknown } | undefined)?.then === 'function';
 }
 
 /** See the module comment. */
