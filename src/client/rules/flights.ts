@@ -30,7 +30,7 @@
 import type { RateLimitInfo } from '../../headers/types.js';
 import type { UnitCosts } from '../cost.js';
 import type { RuleModule, Ticket, View } from './contract.js';
-import { CONCURRENT } from './quota.js';
+import { CONCURRENT } from './learned-policy.js';
 
 /** Other units, `[unit or policy name, units]`. */
 type Units = [string, number][];

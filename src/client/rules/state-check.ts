@@ -27,8 +27,8 @@ import { MAX_DELAY_MS } from '../../headers/values.js';
 import type { BucketConfig } from './bucket.js';
 import { type BudgetConfig, budget } from './budget.js';
 import { type HostState, type LearnConfig, type RuleSet, STATE_VERSION } from './host-rules.js';
+import type { LearnedPolicy } from './learned-policy.js';
 import { pace } from './pace.js';
-import type { LearnedPolicy } from './quota.js';
 import { SLOTS } from './sliding-counts.js';
 
 /** What the bounds of a state's fields are measured from. */

@@ -18,7 +18,7 @@
  */
 import { GO, type RuleModule } from './contract.js';
 import { timedWait } from './hold.js';
-import { checkPolicy, expireProbes, type LearnedPolicy, spendOrProbe } from './quota.js';
+import { checkPolicy, expireProbes, type LearnedPolicy, spendOrProbe } from './learned-policy.js';
 
 /** The name of the policy learned from timed refusals. */
 export const TIMED_POLICY = 'retry-after';
