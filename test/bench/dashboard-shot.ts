@@ -16,12 +16,12 @@
  *
  * @module
  */
-import { access, constants, mkdir, stat } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { chromium } from 'playwright-core';
 import { createMockServer } from '../../src/server/index.js';
 import { FakeClock, seeded } from '../client/helpers.js';
+import { chromiumHere, launchChromium } from '../runtimes/chromium-launch.js';
 
 const { values } = parseArgs({
   options: {
@@ -34,24 +34,6 @@ const width = Number(values.width);
 if (!Number.isInteger(width) || width < 400 || width > 3000) {
   console.error(`--width must be an integer from 400 to 3000 pixels (got ${values.width})`);
   process.exit(2);
-}
-
-/** The first of the usual Chromium paths that this process may run. */
-async function findChromium(): Promise<string> {
-  const candidates = [
-    process.env.LIMITED_CLIENT_CHROMIUM ?? '',
-    '/usr/lib/chromium/chromium',
-    '/usr/bin/chromium',
-    '/usr/bin/chromium-browser',
-    '/usr/bin/google-chrome',
-  ].filter((p) => p !== '');
-  for (const path of candidates) {
-    try {
-      await access(path, constants.X_OK);
-      return path;
-    } catch {}
-  }
-  throw new Error(`no runnable Chromium (looked for ${candidates.join(', ')})`);
 }
 
 // A fixed start (2026-12-06 12:00:00 UTC) so that the page's times are the same on every run.
@@ -110,11 +92,12 @@ for (let s = 0; s < SECONDS; s++) {
 }
 const stats = server.stats();
 
-const browser = await chromium.launch({
-  executablePath: await findChromium(),
-  headless: true,
-  args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'],
-});
+const here = await chromiumHere();
+if (!here.ok) {
+  console.error(here.why);
+  process.exit(1);
+}
+const browser = await launchChromium(here);
 try {
   const page = await browser.newPage({ viewport: { width, height: 700 } });
   await page.goto(`${server.url}/__dashboard`);

@@ -18,6 +18,7 @@ import type { AddressInfo } from 'node:net';
 import { extname, join, normalize, sep } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CorsConfig, MockServer } from '../../src/server/index.js';
+import { chromiumHere, launchChromium } from './chromium-launch.js';
 import {
   deadUrl,
   expectCoreBehaviour,
@@ -27,7 +28,6 @@ import {
   expectRefusedRetried,
   expectResetRetried,
   expectRetryAfterRead,
-  findBinary,
   logRun,
   ROOT,
   RUN_TIMEOUT_MS,
@@ -37,16 +37,7 @@ import {
   startScenarioServer,
 } from './harness.js';
 
-const candidates = [
-  process.env.LIMITED_CLIENT_CHROMIUM ?? '',
-  // Debian's /usr/bin/chromium is a shell wrapper around this binary.
-  '/usr/lib/chromium/chromium',
-  '/usr/bin/chromium',
-  '/usr/bin/chromium-browser',
-  '/usr/bin/google-chrome',
-].filter((p) => p !== '');
-const chromium = await findBinary(candidates);
-const playwright = await import('playwright-core').catch((error: unknown) => error as Error);
+const here = await chromiumHere();
 
 /** What the page may load: the build, the core's two dependencies, the scenario. */
 const SERVED = new Map<string, string>([
@@ -106,18 +97,11 @@ async function startPageServer(): Promise<{ url: string; close(): Promise<void> 
   };
 }
 
-const unavailable =
-  chromium === undefined
-    ? `no runnable Chromium (looked for ${candidates.join(', ')}); install it with apt-get install chromium`
-    : playwright instanceof Error
-      ? `playwright-core does not load: ${playwright.message}`
-      : undefined;
-
 describe('the built core in Chromium, calling the mock server cross-origin', {
   timeout: RUN_TIMEOUT_MS,
 }, () => {
-  if (unavailable !== undefined || chromium === undefined || playwright instanceof Error) {
-    runtimeUnavailable('Chromium', unavailable ?? 'unknown');
+  if (!here.ok) {
+    runtimeUnavailable('Chromium', here.why);
     return;
   }
   let page: Awaited<ReturnType<typeof startPageServer>>;
@@ -125,13 +109,7 @@ describe('the built core in Chromium, calling the mock server cross-origin', {
   beforeAll(async () => {
     requireBuiltCore();
     page = await startPageServer();
-    browser = await playwright.chromium.launch({
-      executablePath: chromium.path,
-      headless: true,
-      // Root (CI) cannot use Chromium's sandbox; /dev/shm may be small in containers.
-      args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'],
-      timeout: 60_000,
-    });
+    browser = await launchChromium(here);
   }, RUN_TIMEOUT_MS);
   afterAll(async () => {
     await browser?.close();
@@ -165,7 +143,7 @@ describe('the built core in Chromium, calling the mock server cross-origin', {
     }
   }
 
-  it(`${chromium.version}, every rate-limit field exposed: reads them (paces, 0 x 429), honours the hold, retries a POST with its key, no Node global`, async () => {
+  it(`${here.version}, every rate-limit field exposed: reads them (paces, 0 x 429), honours the hold, retries a POST with its key, no Node global`, async () => {
     const { result, server, errors } = await runInPage(true);
     try {
       expect(errors).toEqual([]);

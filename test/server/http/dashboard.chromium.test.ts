@@ -8,23 +8,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMockServer, type MockServer } from '../../../src/server/index.js';
-import { findBinary, RUN_TIMEOUT_MS, runtimeUnavailable } from '../../runtimes/harness.js';
+import { chromiumHere, launchChromium } from '../../runtimes/chromium-launch.js';
+import { RUN_TIMEOUT_MS, runtimeUnavailable } from '../../runtimes/harness.js';
 
-const candidates = [
-  process.env.LIMITED_CLIENT_CHROMIUM ?? '',
-  '/usr/lib/chromium/chromium',
-  '/usr/bin/chromium',
-  '/usr/bin/chromium-browser',
-  '/usr/bin/google-chrome',
-].filter((p) => p !== '');
-const chromium = await findBinary(candidates);
-const playwright = await import('playwright-core').catch((error: unknown) => error as Error);
-const unavailable =
-  chromium === undefined
-    ? `no runnable Chromium (looked for ${candidates.join(', ')}); install it with apt-get install chromium`
-    : playwright instanceof Error
-      ? `playwright-core does not load: ${playwright.message}`
-      : undefined;
+const here = await chromiumHere();
 
 /** A client key that is markup: the page must show it as text. */
 const MARKUP_KEY = '<img src=x onerror="window.pwned=1">';
@@ -39,8 +26,8 @@ interface Shown {
 }
 
 describe('the dashboard in Chromium', { timeout: RUN_TIMEOUT_MS }, () => {
-  if (unavailable !== undefined || chromium === undefined || playwright instanceof Error) {
-    runtimeUnavailable('Chromium (dashboard)', unavailable ?? 'unknown');
+  if (!here.ok) {
+    runtimeUnavailable('Chromium (dashboard)', here.why);
     return;
   }
   let browser: import('playwright-core').Browser;
@@ -69,12 +56,7 @@ describe('the dashboard in Chromium', { timeout: RUN_TIMEOUT_MS }, () => {
         },
       ],
     });
-    browser = await playwright.chromium.launch({
-      executablePath: chromium.path,
-      headless: true,
-      args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'],
-      timeout: 60_000,
-    });
+    browser = await launchChromium(here);
   }, RUN_TIMEOUT_MS);
   afterAll(async () => {
     await browser?.close();
