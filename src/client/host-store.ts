@@ -35,6 +35,7 @@ import {
   STATE_CHECK,
   type StateStore,
   type Transaction,
+  updateAt,
 } from './store.js';
 
 /** What a settle needs of an attempt's outcome, and where it records the host's hold after it. */
@@ -147,10 +148,13 @@ export class HostStore {
       },
       this.#parts,
     );
-    return this.#store.update<HostState, AdmitResult>(
+    return updateAt<HostState, AdmitResult>(
+      this.#store,
       this.key,
       transaction,
       this.#policy.stateTtlMs,
+      this.#clock,
+      now,
     );
   }
 
@@ -195,27 +199,33 @@ export class HostStore {
           : settleTransaction(rules, answer, this.#parts),
       outcome,
       ctx,
+      now,
       at - now,
     );
   }
 
   /**
    * Runs a settling transaction and records on `outcome` what it says: the hold (moved to the
-   * clock's time line, `shift` behind the state's), the pushback, the lockout. A store failure is
+   * clock's time line, `shift` behind the state's), the pushback, the lockout. `now`: the clock's
+   * time, epoch milliseconds. A store failure is
    * reported and otherwise ignored (see the module comment).
    */
   #record(
     transaction: () => Transaction<HostState, Settled>,
     outcome: SettledOutcome,
     ctx: RequestContext,
+    now: number,
     shift: number,
   ): Promise<void> | undefined {
     let result: MaybePromise<Settled>;
     try {
-      result = this.#store.update<HostState, Settled>(
+      result = updateAt<HostState, Settled>(
+        this.#store,
         this.key,
         transaction(),
         this.#policy.stateTtlMs,
+        this.#clock,
+        now,
       );
     } catch (error) {
       this.#report.storeError(ctx, 'settle', error);

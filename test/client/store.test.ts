@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryStateStore, type Transaction } from '../../src/client/store.js';
+import {
+  MemoryStateStore,
+  type StateStore,
+  type Transaction,
+  updateAt,
+} from '../../src/client/store.js';
+import type { Clock } from '../../src/clock.js';
 import { FakeClock } from './helpers.js';
 
 const inc: Transaction<number, number> = {
@@ -49,5 +55,60 @@ describe('MemoryStateStore', () => {
     await clock.advance(2000);
     store.update('new', inc, 1000);
     expect(store.size).toBe(1);
+  });
+});
+
+/** A clock that counts its reads: what `updateAt` saves is a read. */
+function countingClock(at: number): Clock & { reads: number } {
+  const clock = new FakeClock(at);
+  const counted = Object.assign(Object.create(clock) as FakeClock, { reads: 0 });
+  counted.now = () => {
+    counted.reads++;
+    return clock.now();
+  };
+  return counted;
+}
+
+describe('updateAt', () => {
+  it('gives a memory store on the same clock the time its caller read, without a read', () => {
+    const clock = countingClock(5000);
+    const store = new MemoryStateStore({ clock });
+    expect(updateAt(store, 'a', inc, 1000, clock, 5000)).toBe(1);
+    expect(clock.reads).toBe(0);
+    // Expiry counts from the time given: 1000 ms after each update, the state is gone.
+    expect(updateAt(store, 'a', inc, 1000, clock, 5999)).toBe(2);
+    expect(updateAt(store, 'a', inc, 1000, clock, 6998)).toBe(3);
+    expect(updateAt(store, 'a', inc, 1000, clock, 7998)).toBe(1);
+    expect(clock.reads).toBe(0);
+  });
+
+  it('reads the clock of a memory store on another clock', () => {
+    const own = countingClock(0);
+    const store = new MemoryStateStore({ clock: own });
+    updateAt(store, 'a', inc, 1000, new FakeClock(0), 0);
+    // The caller's time is on another clock: an hour on, the store's own still keeps the state.
+    expect(updateAt(store, 'a', inc, 1000, new FakeClock(0), 3_600_000)).toBe(2);
+    expect(own.reads).toBe(2);
+  });
+
+  it("calls a subclass's own update, and any other store's", () => {
+    const clock = new FakeClock(0);
+    const seen: string[] = [];
+    class Logged extends MemoryStateStore {
+      override update<S, R>(key: string, transaction: Transaction<S, R>, ttlMs: number): R {
+        seen.push(`sub ${key}`);
+        return super.update(key, transaction, ttlMs);
+      }
+    }
+    const other: StateStore = {
+      update(key, transaction) {
+        seen.push(`other ${key}`);
+        return transaction.run(undefined)[1];
+      },
+      delete() {},
+    };
+    expect(updateAt(new Logged({ clock }), 'a', inc, 1000, clock, 0)).toBe(1);
+    expect(updateAt(other, 'b', inc, 1000, clock, 0)).toBe(1);
+    expect(seen).toEqual(['sub a', 'other b']);
   });
 });
