@@ -32,7 +32,10 @@
  *    rounds; see undici-overhead.ts).
  * 7. scopes (only when asked: `--only scopes`): eight providers' shapes of many budgets per host
  *    (test/peers/provider-shapes.ts), LimitedClient, ky, @octokit/plugin-throttling and
- *    @discordjs/rest (see scopes.ts; `--scenario github` runs one shape).
+ *    @discordjs/rest (see scopes.ts; `--scenario github` runs one shape; `--apart` runs each
+ *    contender and its server in a child process of its own, one at a time, instead of all the
+ *    contenders of a shape side by side in this process; `--rounds n` repeats the shapes n times,
+ *    alternating, and the table shows each cell's median run).
  *
  * Loopback only; every run is bounded in requests and time and the script stops by itself.
  */
@@ -74,6 +77,8 @@ const { values, positionals } = parseArgs({
     built: { type: 'boolean', default: false },
     before: { type: 'string' },
     scenario: { type: 'string' },
+    apart: { type: 'boolean', default: false },
+    rounds: { type: 'string', default: '1' },
   },
 });
 const jsonPath = values.json ?? positionals[0];
@@ -499,10 +504,19 @@ if (sections.has('undici')) {
 
 if (sections.has('scopes')) {
   console.log(
-    "7. Many budgets per host (issue 26): eight providers' shapes, each contender on its own instance, all at once",
+    `7. Many budgets per host (issue 26): eight providers' shapes, ${values.apart ? 'each contender and its server in a child process of its own, one at a time' : 'each contender on its own instance, all at once'}; load ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
   );
-  const results = await scopes(values.scenario);
-  report.scopes = results;
+  const all = await scopes(
+    values.scenario,
+    values.apart ? 'apart' : 'together',
+    Number(values.rounds),
+  );
+  report.scopes = all;
+  // Each cell's median run by elapsed (the only run with one round).
+  const results = medianRuns(all);
   const names = [...new Set(results.map((r) => r.client))];
   const shapes = [...new Set(results.map((r) => r.shape))];
   const cell = (r: ScopesResult | undefined) =>
@@ -539,7 +553,76 @@ if (sections.has('scopes')) {
         (r.problems ? `; rejected: ${JSON.stringify(r.problems)}` : ''),
     );
   }
-  console.log();
+  githubTargets(all);
+  console.log(
+    `load ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}\n`,
+  );
+}
+
+function median(xs: number[]): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+/** Of each shape and contender's runs, the one of median elapsed (the lower of the middle two). */
+function medianRuns(all: ScopesResult[]): ScopesResult[] {
+  const cells = new Map<string, ScopesResult[]>();
+  for (const r of all) {
+    const key = `${r.shape}\u0000${r.client}`;
+    cells.set(key, [...(cells.get(key) ?? []), r]);
+  }
+  return [...cells.values()].map((runs) => {
+    const sorted = [...runs].sort((a, b) => a.elapsedMs - b.elapsedMs);
+    return sorted[Math.floor((sorted.length - 1) / 2)] as ScopesResult;
+  });
+}
+
+/**
+ * Issue 26's GitHub targets per contender and round: the ordinary calls' time beside the searches
+ * over their time alone in the same round (target 1.1x), the searches' time over their least
+ * (1.15x), refusals in the mix (at most 2); then the median of each over the rounds.
+ */
+function githubTargets(all: ScopesResult[]): void {
+  const mixes = all.filter((r) => r.shape.startsWith('GitHub (core'));
+  if (mixes.length === 0) return;
+  const worker = (r: ScopesResult | undefined, name: string) =>
+    r?.workers.find((w) => w.name === name);
+  console.log('GitHub: ordinary beside searches / alone (same round); searches / least; refusals');
+  const byClient = new Map<string, { ordinary: number[]; search: number[]; refusals: number[] }>();
+  for (const r of mixes) {
+    const alone = all.find(
+      (a) =>
+        a.shape.startsWith('GitHub, the ordinary') && a.client === r.client && a.round === r.round,
+    );
+    const beside = worker(r, 'ordinary')?.elapsedMs ?? Number.NaN;
+    const aloneMs = worker(alone, 'ordinary')?.elapsedMs ?? Number.NaN;
+    const search = worker(r, 'search');
+    const searchRatio = (search?.elapsedMs ?? Number.NaN) / (search?.leastMs ?? Number.NaN);
+    const figures = byClient.get(r.client) ?? { ordinary: [], search: [], refusals: [] };
+    figures.ordinary.push(beside / aloneMs);
+    if (!search?.failed) figures.search.push(searchRatio);
+    figures.refusals.push(r.refusals);
+    byClient.set(r.client, figures);
+    console.log(
+      `  round ${r.round ?? 1}, ${r.client}: ordinary ${fixed(beside / 1000)} s / ${fixed(aloneMs / 1000)} s = ` +
+        `${fixed(beside / aloneMs)}x; searches ${fixed((search?.elapsedMs ?? Number.NaN) / 1000)} s / ` +
+        `${fixed((search?.leastMs ?? Number.NaN) / 1000, 1)} s = ${fixed(searchRatio)}x` +
+        `${search?.failed ? ` (${search.failed} failed)` : ''}; refusals ${r.refusals}`,
+    );
+  }
+  for (const [client, f] of byClient) {
+    console.log(
+      `  median of ${f.ordinary.length}, ${client}: ordinary ${fixed(median(f.ordinary))}x ` +
+        `(${fixed(Math.min(...f.ordinary))}-${fixed(Math.max(...f.ordinary))}); searches ` +
+        `${f.search.length > 0 ? `${fixed(median(f.search))}x` : '-'}; refusals ${Math.min(...f.refusals)}-${Math.max(...f.refusals)}`,
+    );
+  }
 }
 
 if (jsonPath) {

@@ -10,6 +10,8 @@
  * sent (429s, GitHub's 403s, Shopify's THROTTLED 200s), attempts per call (server-side), and
  * calls that did not end well (a non-2xx, or a THROTTLED body handed back as a result).
  */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { REST } from '@discordjs/rest';
 import { Octokit } from '@octokit/core';
 import { throttling } from '@octokit/plugin-throttling';
@@ -56,6 +58,8 @@ export interface ScopesResult {
   failedByStatus: Record<string, number>;
   refusals: number;
   attemptsPerCall: number;
+  /** The round it ran in (`--rounds`), from 1. */
+  round?: number;
   /** LimitedClient only: calls that rejected, by error code. */
   problems?: Record<string, number>;
 }
@@ -239,12 +243,8 @@ async function runOne(scenario: ShapeScenario, make: Make): Promise<ScopesResult
   }
 }
 
-/**
- * Runs every shape (or those whose id or name contains `only`) with LimitedClient and ky, plus
- * the dialect's own library where there is one, printing a line per shape as it ends.
- */
-export async function scopes(only?: string): Promise<ScopesResult[]> {
-  const results: ScopesResult[] = [];
+/** The shapes the section runs, with GitHub's ordinary calls alone as a reference after GitHub. */
+export function scopeScenarios(): ShapeScenario[] {
   const list: ShapeScenario[] = [];
   for (const scenario of shapeScenarios()) {
     list.push(scenario);
@@ -258,22 +258,94 @@ export async function scopes(only?: string): Promise<ScopesResult[]> {
       });
     }
   }
-  for (const scenario of list) {
-    if (only !== undefined && !`${scenario.id} ${scenario.name}`.includes(only)) continue;
-    const makes: Make[] = [limitedClient, kyContender];
-    if (scenario.id.startsWith('github')) makes.push(octokitContender);
-    if (scenario.id === 'discord') makes.push(discordContender);
-    const runs = await Promise.all(makes.map((make) => runOne(scenario, make)));
-    results.push(...runs);
-    console.log(
-      `  ${scenario.id} (least ${(leastMs(scenario) / 1000).toFixed(1)} s): ` +
-        runs
-          .map(
-            (r) =>
-              `${r.client} ${r.ok}/${r.calls} ok, ${(r.elapsedMs / 1000).toFixed(1)} s, ${r.refusals} refusals`,
-          )
-          .join('; '),
-    );
+  return list;
+}
+
+/** The contenders of a shape: LimitedClient and ky, and the dialect's own library where there is one. */
+export function contendersOf(scenario: ShapeScenario): Make[] {
+  const makes: Make[] = [limitedClient, kyContender];
+  if (scenario.id.startsWith('github')) makes.push(octokitContender);
+  if (scenario.id === 'discord') makes.push(discordContender);
+  return makes;
+}
+
+/** Runs contender number `index` of `contendersOf` on the shape whose id is `id`. */
+export function runByIndex(id: string, index: number): Promise<ScopesResult> {
+  const scenario = scopeScenarios().find((s) => s.id === id);
+  const make = scenario && contendersOf(scenario)[index];
+  if (scenario === undefined || make === undefined) {
+    return Promise.reject(new Error(`no contender ${index} on shape ${id}`));
+  }
+  return runOne(scenario, make);
+}
+
+/** How the contenders of a shape run: all at once in this process, or one at a time, each apart. */
+export type ScopesMode = 'together' | 'apart';
+
+const CHILD = fileURLToPath(new URL('./scopes-child.ts', import.meta.url));
+/** What the child prints before its result's JSON, on a line of its own. */
+export const RESULT_MARK = 'scopes-result ';
+
+/**
+ * Runs one contender and its server in a child process of its own (see scopes-child.ts), so that
+ * no other contender, server or bench shares its event loop.
+ */
+function runApart(id: string, index: number): Promise<ScopesResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, id, String(index)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk: string) => {
+      out += chunk;
+    });
+    child.once('error', reject);
+    child.once('close', (code) => {
+      const line = out.split('\n').find((l) => l.startsWith(RESULT_MARK));
+      if (code === 0 && line !== undefined) {
+        resolve(JSON.parse(line.slice(RESULT_MARK.length)) as ScopesResult);
+      } else {
+        reject(new Error(`${id} #${index}: child exited ${code}\n${out}`));
+      }
+    });
+  });
+}
+
+/**
+ * Runs every shape (or those whose id or name contains `only`) with LimitedClient and ky, plus
+ * the dialect's own library where there is one, printing a line per shape as it ends. `together`:
+ * the contenders of a shape side by side in this process, each with its own server; `apart`: one
+ * at a time, each with its server in a child process of its own.
+ */
+export async function scopes(
+  only?: string,
+  mode: ScopesMode = 'together',
+  rounds = 1,
+): Promise<ScopesResult[]> {
+  const results: ScopesResult[] = [];
+  for (let round = 1; round <= rounds; round++) {
+    for (const scenario of scopeScenarios()) {
+      if (only !== undefined && !`${scenario.id} ${scenario.name}`.includes(only)) continue;
+      const makes = contendersOf(scenario);
+      const runs: ScopesResult[] = [];
+      if (mode === 'apart') {
+        for (let i = 0; i < makes.length; i++) runs.push(await runApart(scenario.id, i));
+      } else {
+        runs.push(...(await Promise.all(makes.map((make) => runOne(scenario, make)))));
+      }
+      for (const r of runs) r.round = round;
+      results.push(...runs);
+      console.log(
+        `  ${rounds > 1 ? `round ${round}: ` : ''}${scenario.id} (least ${(leastMs(scenario) / 1000).toFixed(1)} s): ` +
+          runs
+            .map(
+              (r) =>
+                `${r.client} ${r.ok}/${r.calls} ok, ${(r.elapsedMs / 1000).toFixed(1)} s, ${r.refusals} refusals`,
+            )
+            .join('; '),
+      );
+    }
   }
   return results;
 }
