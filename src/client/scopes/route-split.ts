@@ -75,6 +75,10 @@ export class RouteSplit {
   #seq = 0;
   /** What the host's previous answer's route reported. */
   #last: Seen | undefined;
+  /** The previous answer's method, URL and route: a call repeated is not folded again. */
+  #lastMethod = '';
+  #lastUrl = '';
+  #lastRoute = '';
   /** Alternations seen between steady windows more than the slack apart. */
   #apart = 0;
   #split = false;
@@ -100,7 +104,13 @@ export class RouteSplit {
     if (this.#mixed || !UNNAMED.has(info.source)) return false;
     const limits = limitsOf(info);
     if (limits === undefined) return false;
-    const route = routeKey(method, url);
+    const route =
+      method === this.#lastMethod && url === this.#lastUrl
+        ? this.#lastRoute
+        : routeKey(method, url);
+    this.#lastMethod = method;
+    this.#lastUrl = url;
+    this.#lastRoute = route;
     const routes = this.#routes;
     const before = routes.get(route);
     if (before !== undefined && before.limits !== limits) {
@@ -111,6 +121,13 @@ export class RouteSplit {
     }
     const resetAt =
       info.policies.length === 1 && info.resetMs !== undefined ? at + info.resetMs : Number.NaN;
+    if (before !== undefined && before === this.#last) {
+      // The route answered last answers again: newest already, no alternation to read.
+      before.steady = Math.abs(resetAt - before.resetAt) <= RESET_SLACK_MS;
+      before.resetAt = resetAt;
+      before.seq = ++this.#seq;
+      return false;
+    }
     const seen: Seen = {
       limits,
       resetAt,
