@@ -75,10 +75,11 @@ export interface HostParts {
   /** The scope's name (`undefined`: the host's own rules, for routes of no known scope). */
   scope: string | undefined;
   /**
-   * The lane whose state takes in an answer with these fields: the scope the answer names
-   * (remembered for the call's route), or this one. Set by the pipeline.
+   * The lane whose state takes in an answer with these fields, read at `at` (epoch ms): the scope
+   * the answer names (remembered for the call's route), the one it shows the call is in (its
+   * model, its route: `scopes/implicit-scopes.ts`), or this one. Set by the pipeline.
    */
-  laneOfAnswer(parts: HostParts, req: PreparedRequest, info: RateLimitInfo): HostParts;
+  laneOfAnswer(parts: HostParts, req: PreparedRequest, info: RateLimitInfo, at: number): HostParts;
   /** The lane a call of this route runs in now: its scope's, or the host's own. */
   laneOf(req: PreparedRequest): HostParts;
   /**

@@ -38,6 +38,7 @@ import type { PreparedRequest } from './request.js';
 import { CircuitBreaker } from './rules/breaker.js';
 import type { AdmitResult } from './rules/host-rules.js';
 import { scopeOfAnswer } from './scopes/answer-scope.js';
+import { ImplicitScopes } from './scopes/implicit-scopes.js';
 import { RouteScopes } from './scopes/route-scopes.js';
 import { ScopeLanes } from './scopes/scope-lanes.js';
 import { SharedRoutes } from './scopes/shared-routes.js';
@@ -56,6 +57,8 @@ export class HostPipeline {
   readonly #lanes: ScopeLanes;
   /** Which scope each route was answered from; made at the first answer that names one. */
   #routes: RouteScopes | undefined;
+  /** The scopes no answer names: a request's model, a route (`scopes/implicit-scopes.ts`). */
+  readonly #implicit: ImplicitScopes;
   /** The routes shared with other processes through the store (learning on only). */
   readonly #sharedRoutes: SharedRoutes | undefined;
   readonly #slots: Slots;
@@ -90,6 +93,7 @@ export class HostPipeline {
     this.#breaker = policy.breaker
       ? new CircuitBreaker(policy.breaker, (from, to) => this.report.circuitState(from, to))
       : undefined;
+    this.#implicit = new ImplicitScopes(origin, policy.rules.learn !== undefined);
     this.#sharedRoutes =
       policy.rules.learn === undefined
         ? undefined
@@ -167,12 +171,19 @@ export class HostPipeline {
 
   /**
    * The lane that takes in an answer (see `HostParts.laneOfAnswer`): the scope it names, whose
-   * route is remembered; this lane when it names none, or when learning is off.
+   * route is remembered; when it names none, the call's inferred scope if the host has them; this
+   * lane otherwise, or when learning is off.
    */
-  readonly #laneOfAnswer = (lane: HostParts, req: PreparedRequest, info: RateLimitInfo) => {
+  readonly #laneOfAnswer = (
+    lane: HostParts,
+    req: PreparedRequest,
+    info: RateLimitInfo,
+    at: number,
+  ) => {
     if (this.policy.rules.learn === undefined) return lane;
     const named = scopeOfAnswer(info);
-    if (named === undefined) return lane;
+    if (named === undefined)
+      return this.#implicit.answered(req, info, at) ? this.#laneOf(req) : lane;
     const learned = this.#routesOf().learn(req.method, req.url, named);
     if (learned) this.#sharedRoutes?.add(learned);
     return this.#laneOf(req);
@@ -189,16 +200,22 @@ export class HostPipeline {
     if (global || (lane.scope === undefined && this.#lanes.size > 0)) this.#wide.holdUntil = hold;
   };
 
-  /** The lane a call runs in: its route's scope's, or the host's own. */
+  /**
+   * The lane a call runs in: the scope the server named for its route, else its inferred scope
+   * (its model, its route), else the host's own.
+   */
   readonly #laneOf = (req: PreparedRequest): HostParts => {
     const routes = this.#routes;
-    if (routes === undefined) return this.#lanes.own;
-    let scope = routes.scopeOf(req.method, req.url);
-    if (scope === undefined && this.#sharedRoutes !== undefined) {
-      // A host with scopes, a route of none: another process may have learned it.
-      this.#sharedRoutes.read(this.#shared.clock.now());
+    let scope: string | undefined;
+    if (routes !== undefined) {
       scope = routes.scopeOf(req.method, req.url);
+      if (scope === undefined && this.#sharedRoutes !== undefined) {
+        // A host with scopes, a route of none: another process may have learned it.
+        this.#sharedRoutes.read(this.#shared.clock.now());
+        scope = routes.scopeOf(req.method, req.url);
+      }
     }
+    if (scope === undefined && this.#implicit.active) scope = this.#implicit.scopeOf(req);
     return scope === undefined ? this.#lanes.own : this.#lanes.get(scope);
   };
 

@@ -28,6 +28,11 @@ export interface PreparedRequest {
   key: string | undefined;
   /** What the host's `cost` function is given, when it has one and the call no cost of its own. */
   view: RequestView | undefined;
+  /**
+   * The scope the body names (`model:gpt-4o`), once read (`scopes/model-scope.ts`); `null` when it
+   * names none. Read only on hosts that limit per model.
+   */
+  model?: string | null;
 }
 
 const BODYLESS = new Set(['GET', 'HEAD']);

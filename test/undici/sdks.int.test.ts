@@ -183,7 +183,11 @@ describe('the openai SDK', () => {
       });
     }
     expect(estimates).toEqual(sent);
-    const tokens = interceptor.stats().hosts[server.url]?.policies.find((p) => p.name === 'tokens');
+    // The host answers in OpenAI's dialect: its budgets are kept per model, in the model's scope.
+    const model = interceptor
+      .stats()
+      .hosts[server.url]?.scopes.find((s) => s.name === 'model:gpt-test');
+    const tokens = model?.policies.find((p) => p.name === 'tokens');
     // What the server reported left after the last call: the client's estimates, to the token.
     expect(tokens?.remaining).toBe(100_000 - 357);
   });

@@ -30,10 +30,10 @@ export interface NamedScope {
 // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters.
 export const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
 
-/** A server-given name fit to name a scope: printable, not too long. */
-function usable(name: string | undefined): name is string {
+/** A name fit to name a scope (the server's, or a request's model): printable, not too long. */
+export function usable(name: unknown): name is string {
   return (
-    name !== undefined &&
+    typeof name === 'string' &&
     name.length > 0 &&
     name.length <= MAX_SCOPE_NAME &&
     !CONTROL_CHARACTERS.test(name)

@@ -27,7 +27,7 @@ export function settleInLane(
   ctx: RequestContext,
 ): { lane: HostParts; settled: Promise<void> | undefined } {
   const info = outcome.info;
-  const lane = info === undefined ? host : host.laneOfAnswer(host, req, info);
+  const lane = info === undefined ? host : host.laneOfAnswer(host, req, info, outcome.at);
   if (lane === host) return { lane, settled: host.store.settle(ticket, outcome, ctx, outcome.at) };
   const { response } = outcome;
   const accepted = response !== undefined && response.status < 400 && outcome.refused !== true;

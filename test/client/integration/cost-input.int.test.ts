@@ -62,8 +62,10 @@ describe('the cost and partition functions see headers and body', () => {
       { model: 'gpt-test', tokens: 40 },
     ]);
     expect(remaining).toEqual([100_000 - 10, 100_000 - 35, 100_000 - 75]);
+    // The host answers in OpenAI's dialect: its budgets are kept per model, in the model's scope.
     const host = client.stats().hosts[server.url];
-    expect(host?.policies.find((p) => p.name === 'tokens')?.remaining).toBe(100_000 - 75);
+    const model = host?.scopes.find((s) => s.name === 'model:m');
+    expect(model?.policies.find((p) => p.name === 'tokens')?.remaining).toBe(100_000 - 75);
     await client.close();
   });
 

@@ -106,7 +106,11 @@ describe('the OpenAI SDK with wrapFetch and a cost read from the body', () => {
     const total = sent.reduce((a, b) => a + b, 0);
     // The last answer counts every call: the server charged exactly what the client estimated.
     expect(Math.min(...remaining)).toBe(TOKENS - total);
-    const tokens = wrapped.stats().hosts[server.url]?.policies.find((p) => p.name === 'tokens');
+    // The host answers in OpenAI's dialect: its budgets are kept per model, in the model's scope.
+    const model = wrapped
+      .stats()
+      .hosts[server.url]?.scopes.find((s) => s.name === 'model:gpt-test');
+    const tokens = model?.policies.find((p) => p.name === 'tokens');
     expect(tokens?.remaining).toBe(TOKENS - total);
     expect(server.stats().rejected).toBe(0);
     await wrapped.close();
