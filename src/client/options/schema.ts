@@ -6,28 +6,20 @@
  * 100, got 1.5` (see `option-checks.ts`).
  *
  * Written with `zod/mini`, zod's tree-shakable form, so that the core stays small in a browser
- * bundle. The documented types in `options.ts` and `types.ts` are checked against the schemas at
+ * bundle. The documented types in `types.ts` and `../types.ts` are checked against the schemas at
  * compile time, both ways ({@link Same}), and {@link DEFAULTS} is read from the schemas.
  *
  * @module
  */
 import * as z from 'zod/mini';
-import { CLOCK_PROBLEM, type Clock, isClock } from '../clock.js';
-import { InvalidOptionError } from '../errors.js';
-import { invalidOption, optionError, type Same } from '../option-checks.js';
-import { checkBurst, checkBurstHasRate } from './burst-checks.js';
-import { type CostVector, costOf, costProblem } from './cost.js';
-import { hostPatternProblem } from './host-match.js';
-import type {
-  CircuitBreakerOptions,
-  CostContext,
-  Defaults,
-  HostOptions,
-  IdempotencyOptions,
-  LimitedClientOptions,
-  RetryBudgetOptions,
-  RetryOptions,
-} from './options.js';
+import { CLOCK_PROBLEM, type Clock, isClock } from '../../clock.js';
+import { InvalidOptionError } from '../../errors.js';
+import { invalidOption, optionError, type Same } from '../../option-checks.js';
+import { type CostVector, costOf, costProblem } from '../cost.js';
+import { hostPatternProblem } from '../host-match.js';
+import type { StateStore } from '../store.js';
+import type { LimitedInitOptions, LimitedRequestInit, ShouldRetry } from '../types.js';
+import { checkBurst, checkBurstHasRate } from './cross-checks.js';
 import {
   bool,
   defaulted,
@@ -40,9 +32,17 @@ import {
   optional,
   orObject,
   strictObject,
-} from './schema-parts.js';
-import type { StateStore } from './store.js';
-import type { LimitedInitOptions, LimitedRequestInit, ShouldRetry } from './types.js';
+} from './parts.js';
+import type {
+  CircuitBreakerOptions,
+  CostContext,
+  Defaults,
+  HostOptions,
+  IdempotencyOptions,
+  LimitedClientOptions,
+  RetryBudgetOptions,
+  RetryOptions,
+} from './types.js';
 
 const DAY_MS = 86_400_000;
 

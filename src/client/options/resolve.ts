@@ -5,25 +5,25 @@
  *
  * @module
  */
-import type { Clock } from '../clock.js';
-import type { CostVector } from './cost.js';
-import { HostMatcher } from './host-match.js';
-import { listedProvider } from './key-honour.js';
-import { DEFAULTS, parseOptions } from './option-schema.js';
+import type { Clock } from '../../clock.js';
+import type { CostVector } from '../cost.js';
+import { HostMatcher } from '../host-match.js';
+import { listedProvider } from '../key-honour.js';
+import type { WaitJitter } from '../retry/backoff.js';
+import type { BreakerConfig } from '../rules/breaker.js';
+import { FLIGHT_TTL_MS } from '../rules/flights.js';
+import { bindRules, type HostRulesConfig, type RuleSet } from '../rules/host-rules.js';
+import { type AnyRuleModule, RULES } from '../rules/registry.js';
+import type { StateStore } from '../store.js';
+import type { ShouldRetry } from '../types.js';
+import { DEFAULTS, parseOptions } from './schema.js';
 import type {
   CircuitBreakerOptions,
   CostContext,
   HostOptions,
   IdempotencyOptions,
   RetryBudgetOptions,
-} from './options.js';
-import type { WaitJitter } from './retry/backoff.js';
-import type { BreakerConfig } from './rules/breaker.js';
-import { FLIGHT_TTL_MS } from './rules/flights.js';
-import { bindRules, type HostRulesConfig, type RuleSet } from './rules/host-rules.js';
-import { type AnyRuleModule, RULES } from './rules/registry.js';
-import type { StateStore } from './store.js';
-import type { ShouldRetry } from './types.js';
+} from './types.js';
 
 /** Resolved retry parameters. */
 export interface RetryPolicy {

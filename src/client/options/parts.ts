@@ -99,7 +99,7 @@ export const offOr = <T extends z.ZodMiniType>(schema: T) =>
 /**
  * An optional field whose default is `value`. The schema does not fill it in: a field left out of
  * a `hosts` entry takes the global option, not the default, so the defaults are applied once the
- * layers are merged (`host-config.ts`), from {@link DEFAULTS}, which reads them here.
+ * layers are merged (`resolve.ts`), from {@link DEFAULTS}, which reads them here.
  */
 export function defaulted<T extends z.ZodMiniType>(schema: T, value: z.output<T>) {
   return Object.assign(optional(schema), { defaultValue: value });
