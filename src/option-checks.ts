@@ -84,7 +84,8 @@ export function invalidOption(
   return new InvalidOptionError(path, `${problem}, got ${describeValue(value)}`, ctx);
 }
 
-function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
+/** The value at `path` under `root`, or `undefined` where the path leaves the objects. */
+export function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
   let value = root;
   for (const key of path) {
     if (typeof value !== 'object' || value === null) return undefined;

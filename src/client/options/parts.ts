@@ -1,106 +1,138 @@
 /**
- * The parts the client's option schemas are built from: one-line predicates over `z.custom` rather
- * than zod's number, boolean and object schemas (each schema kind is code in every browser bundle
- * of the core), a strict object, "`false` or an object", and a field with a documented default.
+ * What the client's option schemas are made of: a {@link Check} per option (a leaf predicate with
+ * its `must be ...` message, a strict object of fields, "`false` or an object"), and a field with a
+ * documented default. A few dozen lines in the project rather than zod/mini in the core: the core
+ * bundle is held to 36 KB gzipped (DESIGN.md, "Size"), and zod/mini cost it 3.5 kB of that (the
+ * README's "Size"). The mock server's configuration, which is not in the core, keeps zod.
+ *
+ * `undefined` is an unset option everywhere: a field left out and a field written as `undefined`
+ * are one thing, and are not checked.
  *
  * @module
  */
-import * as z from 'zod/mini';
+import type { RequestContext } from '../../errors.js';
+import { InvalidOptionError } from '../../errors.js';
+import { invalidOption, optionPath, valueAt } from '../../option-checks.js';
 
-// Leaf values are checked by predicates (`z.custom`), not zod's number and boolean schemas: each
-// schema kind is code in every browser bundle of the core, and these checks are one line each.
-export const isNumber = (v: unknown): v is number => typeof v === 'number';
+/** What is wrong with a value: where under it (`['retry', 'retries']`) and what is allowed. */
+export interface Problem {
+  readonly at: readonly PropertyKey[];
+  /** `must be ...`, or `undefined` for a key the object does not know. */
+  readonly message: string | undefined;
+}
+
+/** A check of one option's value; `T` is the type it admits (for the compile-time checks). */
+export interface Check<T> {
+  /** The first problem with a value that is not `undefined`, or `undefined` when it passes. */
+  readonly problem: (value: unknown) => Problem | undefined;
+  /** An object option's fields: such options merge field by field across `hosts` layers. */
+  readonly shape?: Shape;
+  /** Never set: carries `T`. */
+  readonly type?: T;
+}
+/** The fields of an object option, each with its check. */
+export type Shape = { readonly [key: string]: Check<unknown> };
+/** The type a check admits. */
+export type TypeOf<C> = C extends Check<infer T> ? T : never;
+/** The type of an object of `S`: every field optional (`undefined` is unset). */
+export type ObjectOf<S extends Shape> = { [K in keyof S]?: TypeOf<S[K]> };
+
+/** A leaf check: `ok` or else `message` (a string, or made from the value). */
+export const is = <T>(
+  ok: (v: unknown) => boolean,
+  message: string | ((v: unknown) => string),
+): Check<T> => ({
+  problem: (v) =>
+    ok(v) ? undefined : { at: [], message: typeof message === 'string' ? message : message(v) },
+});
+
+const isNumber = (v: unknown): v is number => typeof v === 'number';
+const isObject = (v: unknown): v is object => typeof v === 'object' && v !== null;
+
+// NaN fails every comparison below; Infinity passes `>` and fails `<=`.
 export const num = (min: number, max: number, exclusiveMin = false) =>
-  z.custom<number>((v) => isNumber(v) && (exclusiveMin ? v > min : v >= min) && v <= max, {
-    error: `must be a number ${exclusiveMin ? 'above' : 'from'} ${min} ${exclusiveMin ? 'and up to' : 'to'} ${max}`,
-  });
-export const int = (min: number, max: number) =>
-  z.custom<number>((v) => Number.isInteger(v) && (v as number) >= min && (v as number) <= max, {
-    error: `must be an integer from ${min} to ${max}`,
-  });
-export const intOrInfinity = (min: number) =>
-  z.custom<number>(
-    (v) => v === Number.POSITIVE_INFINITY || (Number.isInteger(v) && (v as number) >= min),
-    { error: `must be an integer from ${min} up, or Infinity` },
+  is<number>(
+    (v) => isNumber(v) && (exclusiveMin ? v > min : v >= min) && v <= max,
+    `must be a number ${exclusiveMin ? 'above' : 'from'} ${min} ${exclusiveMin ? 'and up to' : 'to'} ${max}`,
   );
-// NaN fails the comparison; Infinity passes it.
+export const int = (min: number, max: number) =>
+  is<number>(
+    (v) => Number.isInteger(v) && (v as number) >= min && (v as number) <= max,
+    `must be an integer from ${min} to ${max}`,
+  );
+export const intOrInfinity = (min: number) =>
+  is<number>(
+    (v) => v === Number.POSITIVE_INFINITY || (Number.isInteger(v) && (v as number) >= min),
+    `must be an integer from ${min} up, or Infinity`,
+  );
 export const msOrInfinity = () =>
-  z.custom<number>((v) => isNumber(v) && v > 0, {
-    error: 'must be a number of milliseconds above 0, or Infinity',
-  });
-export const bool = (error: string) => z.custom<boolean>((v) => typeof v === 'boolean', { error });
-export const fn = <T extends (...args: never[]) => unknown>(error: string) =>
-  z.custom<T>((v) => typeof v === 'function', { error });
-/**
- * What `simple` accepts (`false`, a boolean), or an object `schema` accepts, whose own issues come
- * out at their own paths (`retry.retries`). Not `z.union`: one schema kind less in the core.
- */
-export const orObject = <T extends z.ZodMiniType, S>(
-  simple: (v: unknown) => v is S,
-  schema: T,
-  error: string,
-) =>
-  z
-    .custom<S | z.output<T>>((v) => simple(v) || (typeof v === 'object' && v !== null), { error })
-    .check(
-      z.superRefine((value, ctx) => {
-        if (simple(value)) return;
-        const result = schema.safeParse(value);
-        if (!result.success) for (const issue of result.error.issues) ctx.addIssue({ ...issue });
-      }),
-    );
-export const isFalse = (v: unknown): v is false => v === false;
+  is<number>((v) => isNumber(v) && v > 0, 'must be a number of milliseconds above 0, or Infinity');
+export const bool = () => is<boolean>((v) => typeof v === 'boolean', 'must be true or false');
+export const fn = <T extends (...args: never[]) => unknown>(message: string) =>
+  is<T>((v) => typeof v === 'function', message);
 
 /**
- * An object of `shape`: each field checked by its schema (its issues at `[field, ...]`), and an
- * unknown key refused, as `z.strictObject` does. A few lines over `z.custom` rather than zod's
- * object schema, which alone costs the core's browser bundle 1.2 kB gzipped (the core, every
- * dependency included, is held to 30 kB: see test/package/bundle-size.test.ts). Its type is zod's
- * own for a strict object of `shape`, so the compile-time checks against the documented types hold.
+ * An object of `shape`: an unknown key refused (a typo must not pass silently), then each field
+ * that is not `undefined` checked, its problem at `[field, ...]`.
  */
-export function strictObject<Shape extends z.core.$ZodLooseShape>(shape: Shape) {
-  type Out = z.output<z.ZodMiniObject<Shape, z.core.$strict>>;
-  const isObject = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v);
-  return z.custom<Out>(isObject, { error: 'must be an object' }).check(
-    z.superRefine((value, ctx) => {
+export function strict<S extends Shape>(shape: S): Check<ObjectOf<S>> & { shape: S } {
+  return {
+    shape,
+    problem(value) {
+      if (!isObject(value) || Array.isArray(value)) return { at: [], message: 'must be an object' };
       const fields = value as Record<string, unknown>;
-      const unknownKeys = Object.keys(fields).filter((key) => !Object.hasOwn(shape, key));
-      if (unknownKeys.length > 0) {
-        ctx.addIssue({ code: 'unrecognized_keys', keys: unknownKeys, input: value, path: [] });
+      for (const key of Object.keys(fields)) {
+        if (!Object.hasOwn(shape, key)) return { at: [key], message: undefined };
       }
       for (const key of Object.keys(shape)) {
-        const result = (shape[key] as z.ZodMiniType).safeParse(fields[key]);
-        if (result.success) continue;
-        for (const issue of result.error.issues)
-          ctx.addIssue({ ...issue, path: [key, ...issue.path] });
+        const field = fields[key];
+        const problem = field === undefined ? undefined : shape[key]?.problem(field);
+        if (problem) return { at: [key, ...problem.at], message: problem.message };
       }
-    }),
-  );
+      return undefined;
+    },
+  };
 }
-/**
- * `schema`, or `undefined`. Typed as zod's optional (so that an object of such fields has them
- * optional), but checked by a predicate and `schema` itself: zod's optional schema kind alone costs
- * the core's browser bundle 0.4 kB gzipped.
- */
-export function optional<T extends z.ZodMiniType>(schema: T): z.ZodMiniOptional<T> {
-  return z
-    .custom(() => true)
-    .check(
-      z.superRefine((value, ctx) => {
-        if (value === undefined) return;
-        const result = schema.safeParse(value);
-        if (!result.success) for (const issue of result.error.issues) ctx.addIssue({ ...issue });
-      }),
-    ) as unknown as z.ZodMiniOptional<T>;
-}
+
+/** An object option's check: its fields are known, to merge it field by field. */
+type ObjectCheck = Check<unknown> & { readonly shape: Shape };
+
+/** What `simple` accepts (`false`, a boolean), or an object that `object` accepts. */
+export const orObject = <S, C extends ObjectCheck>(
+  simple: (v: unknown) => v is S,
+  object: C,
+  message: string,
+): Check<S | TypeOf<C>> => ({
+  shape: object.shape,
+  problem: (v) => (simple(v) ? undefined : isObject(v) ? object.problem(v) : { at: [], message }),
+});
+
 /** `false` (the part is off) or its options. */
-export const offOr = <T extends z.ZodMiniType>(schema: T) =>
-  optional(orObject(isFalse, schema, 'must be false or an object'));
+export const offOr = <C extends ObjectCheck>(object: C) =>
+  orObject((v): v is false => v === false, object, 'must be false or an object');
+
 /**
- * An optional field whose default is `value`. The schema does not fill it in: a field left out of
- * a `hosts` entry takes the global option, not the default, so the defaults are applied once the
- * layers are merged (`resolve.ts`), from {@link DEFAULTS}, which reads them here.
+ * A field whose default is `value`. Not filled in by the check: a field left out of a `hosts`
+ * entry takes the global option, not the default, so the defaults are applied once the layers are
+ * merged (`resolve.ts`), from `DEFAULTS`, which reads them here.
  */
-export function defaulted<T extends z.ZodMiniType>(schema: T, value: z.output<T>) {
-  return Object.assign(optional(schema), { defaultValue: value });
+export const defaulted = <T>(check: Check<T>, value: T) => ({ ...check, defaultValue: value });
+
+/**
+ * Checks `value` (skipped when `undefined`) and throws the {@link InvalidOptionError} for its
+ * problem: `invalid option <prefix><path>: <message>, got <the value there>`.
+ */
+export function assertValid(
+  check: Check<unknown>,
+  value: unknown,
+  prefix = '',
+  ctx?: RequestContext,
+): void {
+  const problem = value === undefined ? undefined : check.problem(value);
+  if (problem === undefined) return;
+  const path = optionPath(problem.at, prefix);
+  if (problem.message === undefined) {
+    throw new InvalidOptionError(path, 'is not a known option (check its spelling)', ctx);
+  }
+  throw invalidOption(path, problem.message, valueAt(value, problem.at), ctx);
 }

@@ -16,7 +16,8 @@ import { bindRules, type HostRulesConfig, type RuleSet } from '../rules/host-rul
 import { type AnyRuleModule, RULES } from '../rules/registry.js';
 import type { StateStore } from '../store.js';
 import type { ShouldRetry } from '../types.js';
-import { DEFAULTS, parseOptions } from './schema.js';
+import { parseOptions } from './check.js';
+import { DEFAULTS, OBJECT_OPTIONS } from './schema.js';
 import type {
   CircuitBreakerOptions,
   CostContext,
@@ -80,16 +81,7 @@ function mergeObject<T extends object>(
   return { ...(base || {}), ...override } as T;
 }
 
-/** Options whose value is an object (or `false`/`true`): merged field by field, not replaced. */
-const OBJECT_OPTIONS: ReadonlySet<string> = new Set([
-  'retry',
-  'retryBudget',
-  'circuitBreaker',
-  'idempotency',
-  'waitJitter',
-  'coldStart',
-]);
-
+/** The layers, least specific first: an object option (the schema says which) merges field by field. */
 function merge(layers: readonly HostOptions[]): HostOptions {
   const out: Record<string, unknown> = {};
   for (const layer of layers) {
