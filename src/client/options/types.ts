@@ -140,7 +140,12 @@ export interface HostOptions {
    */
   coldStart?: boolean | { initialWindow?: number };
   /** Random extra on server-given waits, so a fleet does not wake at once. */
-  waitJitter?: { /** @default 0.05 */ ratio?: number /** @default 1000 */; maxMs?: number };
+  waitJitter?: {
+    /** Largest extra wait, as a fraction of the server's wait. @default 0.05 */
+    ratio?: number;
+    /** Largest extra wait, in milliseconds. @default 1000 */
+    maxMs?: number;
+  };
   /**
    * Limit per call, in milliseconds: from the call until the headers of the response it resolves
    * to, with the queue, holds, attempts and waits between them. Reading the body is not covered
