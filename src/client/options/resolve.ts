@@ -109,6 +109,19 @@ function withDefaults<T extends object>(defaults: Readonly<Required<T>>, given: 
   return out;
 }
 
+/** The options of one value that have a default. */
+type Scalars = Pick<
+  HostOptions,
+  | 'concurrency'
+  | 'maxQueue'
+  | 'queueTimeoutMs'
+  | 'maxRetryAfterMs'
+  | 'learnLimits'
+  | 'timeoutMs'
+  | 'attemptTimeoutMs'
+  | 'cost'
+>;
+
 function resolve(
   o: HostOptions,
   hostIdleMs: number,
@@ -133,12 +146,12 @@ function resolve(
     o.rate === undefined
       ? undefined
       : { rate: o.rate, burst: o.burst ?? Math.max(1, Math.ceil(o.rate)) };
-  const learn = o.learnLimits ?? d.learnLimits;
-  const maxRetryAfterMs = o.maxRetryAfterMs ?? d.maxRetryAfterMs;
+  // The options of one value, each with its default where it is unset.
+  const t = withDefaults<Scalars>(d, o);
+  const { concurrency, maxRetryAfterMs } = t;
   const jitter = withDefaults<{ ratio?: number; maxMs?: number }>(d.waitJitter, o.waitJitter);
-  const concurrency = o.concurrency ?? d.concurrency;
   const rules: HostRulesConfig = {
-    learn: learn
+    learn: t.learnLimits
       ? {
           initialWindow: cold ? (cold.initialWindow ?? d.initialWindow) : undefined,
           ...(Number.isFinite(concurrency) ? { openWindow: concurrency } : {}),
@@ -156,20 +169,15 @@ function resolve(
   };
   return {
     concurrency,
-    maxQueue: o.maxQueue ?? d.maxQueue,
-    queueTimeoutMs: o.queueTimeoutMs ?? d.queueTimeoutMs,
+    maxQueue: t.maxQueue,
+    queueTimeoutMs: t.queueTimeoutMs,
     maxRetryAfterMs,
-    timeoutMs: o.timeoutMs ?? d.timeoutMs,
-    attemptTimeoutMs: o.attemptTimeoutMs ?? d.attemptTimeoutMs,
-    cost: o.cost ?? d.cost,
+    timeoutMs: t.timeoutMs,
+    attemptTimeoutMs: t.attemptTimeoutMs,
+    cost: t.cost,
     maxCost: bucket ? bucket.burst : Number.POSITIVE_INFINITY,
     bodyLimits: o.bodyLimits,
-    retry: {
-      retries: retry.retries ?? d.retry.retries,
-      baseDelayMs: retry.baseDelayMs ?? d.retry.baseDelayMs,
-      maxDelayMs: retry.maxDelayMs ?? d.retry.maxDelayMs,
-      shouldRetry: retry.shouldRetry,
-    },
+    retry: { ...withDefaults(d.retry, retry), shouldRetry: retry.shouldRetry },
     jitter,
     idempotency: idem
       ? {
