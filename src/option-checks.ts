@@ -3,9 +3,10 @@
  * `invalid option <path>: <what is allowed>, got <what was given>`, e.g.
  * `invalid option hosts["api.example.com"].retry.retries: must be an integer from 0 to 100, got 1.5`.
  *
- * Schemas (zod, classic or mini: their issues have one shape) carry what is allowed as each check's
- * message, worded `must be ...`; {@link optionError} adds the path and the value given. Checks a
- * schema cannot express use {@link invalidOption} for the same wording. {@link Same} checks at
+ * Schemas carry what is allowed as each check's message, worded `must be ...`: the server's zod
+ * schemas, whose first issue {@link optionError} turns into the error, and the client's own checks
+ * (`client/options/parts.ts`), which find the path and the value with {@link optionPath} and
+ * {@link valueAt}. Checks a schema cannot express use {@link invalidOption} for the same wording. {@link Same} checks at
  * compile time that a schema and the documented type it validates describe the same thing.
  *
  * @module
@@ -84,7 +85,8 @@ export function invalidOption(
   return new InvalidOptionError(path, `${problem}, got ${describeValue(value)}`, ctx);
 }
 
-function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
+/** The value at `path` under `root`, or `undefined` where the path leaves the objects. */
+export function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
   let value = root;
   for (const key of path) {
     if (typeof value !== 'object' || value === null) return undefined;

@@ -3,7 +3,7 @@
  * allowed>, got <what was given>`, with values shown by kind, never whole.
  */
 import { describe, expect, it } from 'vitest';
-import { ResolvedOptions } from '../src/client/host-config.js';
+import { ResolvedOptions } from '../src/client/options/resolve.js';
 import { isInvalidOptionError } from '../src/errors.js';
 import { describeValue, optionPath } from '../src/option-checks.js';
 import { FixedWindow } from '../src/server/algorithms/fixed-window.js';

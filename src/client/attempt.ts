@@ -13,7 +13,7 @@ import { lookAtBody } from './body/look.js';
 import { type BodyLimits, mergeInfo } from './body/parse.js';
 import { type RouteCosts, routeOf, wantsLook } from './body/route-costs.js';
 import { type Cost, costOf, costProblem, MAX_COST } from './cost.js';
-import type { HostConfig } from './host-config.js';
+import type { HostConfig } from './options/resolve.js';
 import { type PreparedRequest, withoutCredentials } from './request.js';
 import { RequestView } from './request-view.js';
 import { defaultShouldRetry } from './retry/retry-rule.js';

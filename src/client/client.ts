@@ -6,7 +6,7 @@
 import { invalidOption } from '../option-checks.js';
 import { Engine, markWrapped, parseTarget, type Target, TargetCache } from './engine.js';
 import type { Listener } from './events.js';
-import type { LimitedClientOptions } from './options.js';
+import type { LimitedClientOptions } from './options/types.js';
 import { jsonInit } from './request.js';
 import type { ClientEvents, ClientStats, LimitedRequestInit } from './types.js';
 

@@ -10,7 +10,7 @@ export { LimitedClient } from './client.js';
 export type { CostVector } from './cost.js';
 export type { Listener } from './events.js';
 export { limitedInit } from './limited-init.js';
-export { DEFAULTS } from './option-schema.js';
+export { DEFAULTS } from './options/schema.js';
 export type {
   CircuitBreakerOptions,
   HostOptions,
@@ -18,7 +18,7 @@ export type {
   LimitedClientOptions,
   RetryBudgetOptions,
   RetryOptions,
-} from './options.js';
+} from './options/types.js';
 export type { CostContext, ReadonlyHeaders } from './request-view.js';
 export { defaultShouldRetry } from './retry/retry-rule.js';
 export type { CircuitState } from './rules/breaker.js';

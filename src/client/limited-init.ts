@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { parseInitOptions } from './option-schema.js';
+import { parseInitOptions } from './options/check.js';
 import type { LimitedInit, LimitedInitOptions } from './types.js';
 
 /**

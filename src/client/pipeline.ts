@@ -22,7 +22,6 @@ import { Admission } from './admission.js';
 import { type Call, readCall } from './attempt.js';
 import { RouteCosts } from './body/route-costs.js';
 import { CallRun } from './call-run.js';
-import type { HostConfig } from './host-config.js';
 import type {
   HostParts,
   HostWide,
@@ -34,6 +33,7 @@ import { HostReport } from './host-report.js';
 import { Slots } from './host-slots.js';
 import { HostStore } from './host-store.js';
 import { OpenBodies } from './open-bodies.js';
+import type { HostConfig } from './options/resolve.js';
 import type { PreparedRequest } from './request.js';
 import { CircuitBreaker } from './rules/breaker.js';
 import type { AdmitResult } from './rules/host-rules.js';

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { HostConfig } from './host-config.js';
+import type { HostConfig } from './options/resolve.js';
 import { RequestView } from './request-view.js';
 import type { LimitedRequestInit } from './types.js';
 

@@ -6,7 +6,7 @@
 import { invalidOption } from '../option-checks.js';
 import { Engine, markWrapped, parseTarget, TargetCache } from './engine.js';
 import type { Listener } from './events.js';
-import type { LimitedClientOptions } from './options.js';
+import type { LimitedClientOptions } from './options/types.js';
 import type { ClientEvents, ClientStats, LimitedRequestInit } from './types.js';
 
 /** A fetch function with the client's pipeline, plus its `stats`, events and `close`. */

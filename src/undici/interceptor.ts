@@ -6,7 +6,7 @@
 import type { Dispatcher } from 'undici';
 import { Engine, type Target, TargetCache } from '../client/engine.js';
 import type { Listener } from '../client/events.js';
-import type { LimitedClientOptions } from '../client/options.js';
+import type { LimitedClientOptions } from '../client/options/types.js';
 import type { ClientEvents, ClientStats } from '../client/types.js';
 import { invalidOption } from '../option-checks.js';
 import { InterceptedCall } from './call.js';

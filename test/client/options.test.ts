@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ResolvedOptions } from '../../src/client/host-config.js';
-import { DEFAULTS } from '../../src/client/option-schema.js';
+import { ResolvedOptions } from '../../src/client/options/resolve.js';
+import { DEFAULTS } from '../../src/client/options/schema.js';
 import { type InvalidOptionError, isInvalidOptionError } from '../../src/errors.js';
 
 function problem(options: unknown): InvalidOptionError {

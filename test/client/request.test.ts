@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ResolvedOptions } from '../../src/client/host-config.js';
+import { ResolvedOptions } from '../../src/client/options/resolve.js';
 import { isReplayableBody, jsonInit, prepareRequest } from '../../src/client/request.js';
 
 const policy = new ResolvedOptions({}).forHost('a.com', 'a.com');

@@ -20,29 +20,29 @@ describe('import cycles', () => {
   });
 
   it('finds a cycle, type-only and re-exports included, and leaves a tree alone', () => {
-    const dir = join(root, 'src/client');
-    const a = join(dir, 'options.ts');
-    const b = join(dir, 'option-schema.ts');
+    const dir = join(root, 'src/client/options');
+    const a = join(dir, 'resolve.ts');
+    const b = join(dir, 'parts.ts');
     const c = join(dir, 'types.ts');
     const d = join(dir, 'clock-free.ts');
     const text: Record<string, string> = {
-      [a]: "export { X } from './option-schema.js';\nimport './types.js';",
+      [a]: "export { X } from './parts.js';\nimport './types.js';",
       [b]: "import type { Y } from './types.js';",
-      [c]: "import type { Z } from './options.js';",
+      [c]: "import type { Z } from './resolve.js';",
       [d]: "import { q } from 'node:fs';",
     };
     const graph = importGraph([a, b, c, d], (f) => text[f] as string);
     expect(graph.get(b)).toEqual([c]);
     const found = cycles(graph).map((cycle) => drawCycle(dir, cycle));
-    expect(found).toEqual(['option-schema.ts -> types.ts -> options.ts -> option-schema.ts']);
+    expect(found).toEqual(['parts.ts -> types.ts -> resolve.ts -> parts.ts']);
     delete text[c];
     text[c] = 'export type Z = 1;';
     expect(cycles(importGraph([a, b, c, d], (f) => text[f] as string))).toEqual([]);
   });
 
   it('finds a file that imports itself', () => {
-    const a = join(root, 'src/client/options.ts');
-    const graph = importGraph([a], () => "import './options.js';");
+    const a = join(root, 'src/client/options/types.ts');
+    const graph = importGraph([a], () => "import './types.js';");
     expect(cycles(graph)).toEqual([[a, a]]);
   });
 });

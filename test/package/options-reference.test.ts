@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { DEFAULTS } from '../../src/client/option-schema.js';
+import { DEFAULTS } from '../../src/client/options/schema.js';
 import { MemoryStateStore } from '../../src/client/store.js';
 import { DEFAULTS as REDIS_STORE_DEFAULTS } from '../../src/redis/redis-store.js';
 import { CONCURRENCY_RETRY_AFTER_MS } from '../../src/server/algorithms/concurrency-limit.js';
@@ -92,7 +92,7 @@ function literal(cell: string): unknown {
 
 const program = ts.createProgram(
   [
-    'src/client/options.ts',
+    'src/client/options/types.ts',
     'src/client/types.ts',
     'src/client/store.ts',
     'src/server/http/config.ts',
@@ -219,8 +219,8 @@ clientDefaults.set('coldStart.initialWindow', DEFAULTS.initialWindow);
 
 // ---------------------------------------------------------------------------------------------
 
-const policy = optionPaths(typeNamed('src/client/options.ts', 'HostOptions'));
-const client = optionPaths(typeNamed('src/client/options.ts', 'LimitedClientOptions'));
+const policy = optionPaths(typeNamed('src/client/options/types.ts', 'HostOptions'));
+const client = optionPaths(typeNamed('src/client/options/types.ts', 'LimitedClientOptions'));
 const callInit = optionPaths(typeNamed('src/client/types.ts', 'LimitedRequestInit'));
 
 /** Each table: the options it must list, and the defaults its rows must state. */

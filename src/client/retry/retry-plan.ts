@@ -9,8 +9,8 @@
 import type { RateLimitInfo } from '../../headers/types.js';
 import { provesUnprocessed } from '../answer.js';
 import type { Call, Outcome } from '../attempt.js';
-import type { HostConfig } from '../host-config.js';
 import { isTransientNetworkError } from '../network-errors.js';
+import type { HostConfig } from '../options/resolve.js';
 import type { PreparedRequest } from '../request.js';
 import { pushbackWait } from '../rules/hold.js';
 import type { GiveUpReason, RetryContext, ShouldRetry } from '../types.js';

@@ -274,7 +274,7 @@ export interface LearnConfig {
 }
 
 /**
- * A host's options as the rules read them, resolved once per host (`host-config.ts`): each part
+ * A host's options as the rules read them, resolved once per host (`options/resolve.ts`): each part
  * `undefined` when its option turns it off.
  */
 export interface RuleInputs {

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Engine, parseTarget } from '../../../src/client/engine.js';
-import type { LimitedClientOptions } from '../../../src/client/options.js';
+import type { LimitedClientOptions } from '../../../src/client/options/types.js';
 import type { RuleModule, Ticket, WaitReason } from '../../../src/client/rules/contract.js';
 import { GO } from '../../../src/client/rules/contract.js';
 import {

@@ -5,25 +5,26 @@
  *
  * @module
  */
-import type { Clock } from '../clock.js';
-import type { CostVector } from './cost.js';
-import { HostMatcher } from './host-match.js';
-import { listedProvider } from './key-honour.js';
-import { DEFAULTS, parseOptions } from './option-schema.js';
+import type { Clock } from '../../clock.js';
+import type { CostVector } from '../cost.js';
+import { HostMatcher } from '../host-match.js';
+import { listedProvider } from '../key-honour.js';
+import type { WaitJitter } from '../retry/backoff.js';
+import type { BreakerConfig } from '../rules/breaker.js';
+import { FLIGHT_TTL_MS } from '../rules/flights.js';
+import { bindRules, type HostRulesConfig, type RuleSet } from '../rules/host-rules.js';
+import { type AnyRuleModule, RULES } from '../rules/registry.js';
+import type { StateStore } from '../store.js';
+import type { ShouldRetry } from '../types.js';
+import { parseOptions } from './check.js';
+import { DEFAULTS, OBJECT_OPTIONS } from './schema.js';
 import type {
   CircuitBreakerOptions,
   CostContext,
   HostOptions,
   IdempotencyOptions,
   RetryBudgetOptions,
-} from './options.js';
-import type { WaitJitter } from './retry/backoff.js';
-import type { BreakerConfig } from './rules/breaker.js';
-import { FLIGHT_TTL_MS } from './rules/flights.js';
-import { bindRules, type HostRulesConfig, type RuleSet } from './rules/host-rules.js';
-import { type AnyRuleModule, RULES } from './rules/registry.js';
-import type { StateStore } from './store.js';
-import type { ShouldRetry } from './types.js';
+} from './types.js';
 
 /** Resolved retry parameters. */
 export interface RetryPolicy {
@@ -80,16 +81,7 @@ function mergeObject<T extends object>(
   return { ...(base || {}), ...override } as T;
 }
 
-/** Options whose value is an object (or `false`/`true`): merged field by field, not replaced. */
-const OBJECT_OPTIONS: ReadonlySet<string> = new Set([
-  'retry',
-  'retryBudget',
-  'circuitBreaker',
-  'idempotency',
-  'waitJitter',
-  'coldStart',
-]);
-
+/** The layers, least specific first: an object option (the schema says which) merges field by field. */
 function merge(layers: readonly HostOptions[]): HostOptions {
   const out: Record<string, unknown> = {};
   for (const layer of layers) {
@@ -117,6 +109,19 @@ function withDefaults<T extends object>(defaults: Readonly<Required<T>>, given: 
   return out;
 }
 
+/** The options of one value that have a default. */
+type Scalars = Pick<
+  HostOptions,
+  | 'concurrency'
+  | 'maxQueue'
+  | 'queueTimeoutMs'
+  | 'maxRetryAfterMs'
+  | 'learnLimits'
+  | 'timeoutMs'
+  | 'attemptTimeoutMs'
+  | 'cost'
+>;
+
 function resolve(
   o: HostOptions,
   hostIdleMs: number,
@@ -141,12 +146,12 @@ function resolve(
     o.rate === undefined
       ? undefined
       : { rate: o.rate, burst: o.burst ?? Math.max(1, Math.ceil(o.rate)) };
-  const learn = o.learnLimits ?? d.learnLimits;
-  const maxRetryAfterMs = o.maxRetryAfterMs ?? d.maxRetryAfterMs;
+  // The options of one value, each with its default where it is unset.
+  const t = withDefaults<Scalars>(d, o);
+  const { concurrency, maxRetryAfterMs } = t;
   const jitter = withDefaults<{ ratio?: number; maxMs?: number }>(d.waitJitter, o.waitJitter);
-  const concurrency = o.concurrency ?? d.concurrency;
   const rules: HostRulesConfig = {
-    learn: learn
+    learn: t.learnLimits
       ? {
           initialWindow: cold ? (cold.initialWindow ?? d.initialWindow) : undefined,
           ...(Number.isFinite(concurrency) ? { openWindow: concurrency } : {}),
@@ -164,20 +169,15 @@ function resolve(
   };
   return {
     concurrency,
-    maxQueue: o.maxQueue ?? d.maxQueue,
-    queueTimeoutMs: o.queueTimeoutMs ?? d.queueTimeoutMs,
+    maxQueue: t.maxQueue,
+    queueTimeoutMs: t.queueTimeoutMs,
     maxRetryAfterMs,
-    timeoutMs: o.timeoutMs ?? d.timeoutMs,
-    attemptTimeoutMs: o.attemptTimeoutMs ?? d.attemptTimeoutMs,
-    cost: o.cost ?? d.cost,
+    timeoutMs: t.timeoutMs,
+    attemptTimeoutMs: t.attemptTimeoutMs,
+    cost: t.cost,
     maxCost: bucket ? bucket.burst : Number.POSITIVE_INFINITY,
     bodyLimits: o.bodyLimits,
-    retry: {
-      retries: retry.retries ?? d.retry.retries,
-      baseDelayMs: retry.baseDelayMs ?? d.retry.baseDelayMs,
-      maxDelayMs: retry.maxDelayMs ?? d.retry.maxDelayMs,
-      shouldRetry: retry.shouldRetry,
-    },
+    retry: { ...withDefaults(d.retry, retry), shouldRetry: retry.shouldRetry },
     jitter,
     idempotency: idem
       ? {

@@ -1,18 +1,18 @@
 /**
  * The client's options as users write them, documented field by field. The schema that checks
  * them, checked against these types at compile time both ways, and the one constant that holds
- * every default (`DEFAULTS`, read from the schema) are in `option-schema.ts`; the step that
- * resolves them per host is in `host-config.ts`.
+ * every default (`DEFAULTS`, read from the schema) are in `schema.ts`; the step that
+ * resolves them per host is in `resolve.ts`.
  *
  * @module
  */
-import type { Clock } from '../clock.js';
-import type { CostVector } from './cost.js';
-import type { CostContext } from './request-view.js';
-import type { StateStore } from './store.js';
-import type { ShouldRetry } from './types.js';
+import type { Clock } from '../../clock.js';
+import type { CostVector } from '../cost.js';
+import type { CostContext } from '../request-view.js';
+import type { StateStore } from '../store.js';
+import type { ShouldRetry } from '../types.js';
 
-export type { CostContext } from './request-view.js';
+export type { CostContext } from '../request-view.js';
 
 /** Retry options. */
 export interface RetryOptions {
@@ -140,7 +140,12 @@ export interface HostOptions {
    */
   coldStart?: boolean | { initialWindow?: number };
   /** Random extra on server-given waits, so a fleet does not wake at once. */
-  waitJitter?: { /** @default 0.05 */ ratio?: number /** @default 1000 */; maxMs?: number };
+  waitJitter?: {
+    /** Largest extra wait, as a fraction of the server's wait. @default 0.05 */
+    ratio?: number;
+    /** Largest extra wait, in milliseconds. @default 1000 */
+    maxMs?: number;
+  };
   /**
    * Limit per call, in milliseconds: from the call until the headers of the response it resolves
    * to, with the queue, holds, attempts and waits between them. Reading the body is not covered

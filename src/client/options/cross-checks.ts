@@ -4,9 +4,9 @@
  *
  * @module
  */
-import { invalidOption } from '../option-checks.js';
-import { HostMatcher } from './host-match.js';
-import type { HostOptions, LimitedClientOptions } from './options.js';
+import { invalidOption } from '../../option-checks.js';
+import { HostMatcher } from '../host-match.js';
+import type { HostOptions, LimitedClientOptions } from './types.js';
 
 /**
  * `burst` sizes the bucket of `rate`: without a rate it would be ignored, so it is refused. The
