@@ -39,10 +39,9 @@ import {
 
 const here = await chromiumHere();
 
-/** What the page may load: the build, the core's two dependencies, the scenario. */
+/** What the page may load: the build, the core's one dependency, the scenario. */
 const SERVED = new Map<string, string>([
   ['/dist/', join(ROOT, 'dist')],
-  ['/node_modules/zod/', join(ROOT, 'node_modules/zod')],
   ['/node_modules/structured-headers/', join(ROOT, 'node_modules/structured-headers')],
   ['/test/runtimes/', join(ROOT, 'test/runtimes')],
 ]);
@@ -51,7 +50,6 @@ const PAGE = `<!doctype html>
 <html><head><meta charset="utf-8"><title>limited-client in a browser</title>
 <script type="importmap">${JSON.stringify({
   imports: {
-    'zod/mini': '/node_modules/zod/mini/index.js',
     'structured-headers': '/node_modules/structured-headers/dist/index.js',
   },
 })}</script>

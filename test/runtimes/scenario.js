@@ -30,7 +30,6 @@ export const NODE_GLOBALS = [
 /** Marks of the core's own files (and its dependencies') in a stack trace. */
 const CORE_MARKS = [
   '/dist/',
-  '/node_modules/zod/',
   '/node_modules/structured-headers/',
   'limited-client-core.js',
 ];

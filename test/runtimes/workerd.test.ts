@@ -2,7 +2,7 @@
  * The built core in Cloudflare's workerd (issue 14, item 3), its binary from the npm package
  * `workerd` (a dev dependency). `workerd serve` runs a worker made of three modules: the scenario
  * (`scenario.js`, as every runtime runs it), a module that starts the watch on Node's globals, and
- * the core: `dist/index.js` with its two dependencies bundled by esbuild into one module, as
+ * the core: `dist/index.js` with its one dependency bundled by esbuild into one module, as
  * wrangler bundles a worker for deployment (the core's code is not changed). A request to the
  * worker runs the scenario against the mock server; the worker's outbound network allows the
  * loopback (workerd's default allows public addresses only). Without the `nodejs_compat` flag a
