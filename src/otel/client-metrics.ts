@@ -11,10 +11,13 @@ import type {
   MeterProvider,
   Observable,
 } from '@opentelemetry/api';
-import { metrics } from '@opentelemetry/api';
+import { createNoopMeter, metrics } from '@opentelemetry/api';
 import type { Listener } from '../client/events.js';
 import type { ClientEvents, ClientStats, EventBase, HostStats } from '../client/types.js';
-import { errorTypeOf, methodOf, OriginAttributes } from './attributes.js';
+import { errorTypeOf, OriginAttributes } from './attributes.js';
+import { CallSeries } from './call-series.js';
+
+export { MAX_SERIES } from './call-series.js';
 
 /** The name and version of the meter the metrics are made with. */
 export const METER_NAME = 'limited-client';
@@ -65,7 +68,9 @@ type Histogram = ReturnType<Meter['createHistogram']>;
  * histograms follow the client's events; queue depth, requests in flight, breaker state and the
  * remaining budget per learned policy are gauges read from `stats()` when the reader collects.
  *
- * Off by default: a client that is not instrumented builds no payload for these events.
+ * Off by default: a client that is not instrumented builds no payload for these events, and
+ * neither does one instrumented onto a meter that keeps nothing (the API's no-op meter, which the
+ * global provider gives until the application registers an SDK): then no listener is added.
  *
  * @param target a `LimitedClient`, a `wrapFetch` fetch or a `limited()` interceptor.
  * @param options where the meter comes from (the global provider by default).
@@ -159,50 +164,33 @@ export function instrument(
       'Remaining budget of each learned policy, as a ratio of its limit (lowest over partitions)',
   });
 
-  // The per-call path (`sent`, `answered`, `done`) reuses one attribute object per series, looked
-  // up by a string key, and counts calls and attempts here (read when the reader collects): a
-  // call costs two histogram records in the SDK, not four records and six attribute objects.
-  const series = new SeriesCache();
-  const callCounts = new Map<Attributes, number>();
-  const attemptCounts = new Map<Attributes, number>();
-  const base = (e: EventBase): Attributes =>
-    series.of(`${e.origin}\u0000${e.method}`, () => ({
-      ...origins.of(e.origin),
-      'http.request.method': methodOf(e.method),
-    }));
-  const outcome = (e: EventBase, status: number | undefined, error: unknown): Attributes => {
-    if (status !== undefined) {
-      return series.of(`${e.origin}\u0000${e.method}\u0000${status}`, () => ({
-        ...base(e),
-        'limited_client.outcome': 'response',
-        'http.response.status_code': status,
-      }));
-    }
-    const type = errorTypeOf(error);
-    return series.of(`${e.origin}\u0000${e.method}\u0000!${type}`, () => ({
-      ...base(e),
-      'limited_client.outcome': 'error',
-      'error.type': type,
-    }));
-  };
+  // A meter that keeps nothing (the API's no-op one: no SDK registered when instrument() ran; the
+  // API's global provider does not change its meters later) gets no listener and no callback, so
+  // the client builds no payload for these metrics.
+  const noop = createNoopMeter();
+  if (callDuration === noop.createHistogram('') && pushbacks === noop.createCounter('')) {
+    return { stop() {} };
+  }
+
+  // The per-call path (`sent`, `answered`, `done`) reuses one attribute object per series, found
+  // without building a key, and counts calls and attempts there (read when the reader collects):
+  // a call costs two histogram records in the SDK, not four records and six attribute objects.
+  const series = new CallSeries(origins);
+  const base = (e: EventBase): Attributes => series.base(e.origin, e.method);
   const waited = (e: EventBase, reason: string): Attributes =>
-    series.of(`${e.origin}\u0000${e.method}\u0000~${reason}`, () => ({
-      ...base(e),
-      'limited_client.wait.reason': reason,
-    }));
+    series.wait(e.origin, e.method, reason);
 
   const disposers: (() => void)[] = [];
   const on = <K extends keyof ClientEvents>(name: K, listener: Listener<ClientEvents[K]>) => {
     disposers.push(target.on(name, listener));
   };
   on('done', (e) => {
-    const attributes = outcome(e, e.status, e.error);
-    callCounts.set(attributes, (callCounts.get(attributes) ?? 0) + 1);
-    callDuration.record(e.durationMs / 1000, attributes);
+    const outcome = series.outcome(e.origin, e.method, e.status, e.error);
+    outcome.calls++;
+    callDuration.record(e.durationMs / 1000, outcome.attributes);
   });
   on('answered', (e) => {
-    const attributes = outcome(e, e.status, e.error);
-    attemptCounts.set(attributes, (attemptCounts.get(attributes) ?? 0) + 1);
+    series.outcome(e.origin, e.method, e.status, e.error).attempts++;
   });
   on('sent', (e) => waits.record(e.waitedMs / 1000, waited(e, e.waitReason ?? 'none')));
   on('rate-limited', (e) => {
@@ -244,8 +232,10 @@ export function instrument(
     remaining,
   ];
   const observe = (result: BatchObservableResult) => {
-    for (const [attributes, n] of callCounts) result.observe(calls, n, attributes);
-    for (const [attributes, n] of attemptCounts) result.observe(attempts, n, attributes);
+    for (const outcome of series.outcomes()) {
+      if (outcome.calls > 0) result.observe(calls, outcome.calls, outcome.attributes);
+      if (outcome.attempts > 0) result.observe(attempts, outcome.attempts, outcome.attributes);
+    }
     observeStats(target.stats(), origins, result, {
       queueDepth,
       inFlight,
@@ -264,26 +254,6 @@ export function instrument(
       meter.removeBatchObservableCallback(observe, observables);
     },
   };
-}
-
-/** Most attribute sets the per-call metrics keep; past it, new ones share one overflow set. */
-export const MAX_SERIES = 2000;
-
-/** The overflow set, as the OpenTelemetry SDK names its own. */
-const OVERFLOW: Attributes = Object.freeze({ 'otel.metric.overflow': true });
-
-/** One attribute object per series key, at most {@link MAX_SERIES}. */
-class SeriesCache {
-  readonly #sets = new Map<string, Attributes>();
-  of(key: string, make: () => Attributes): Attributes {
-    let attributes = this.#sets.get(key);
-    if (attributes === undefined) {
-      if (this.#sets.size >= MAX_SERIES) return OVERFLOW;
-      attributes = Object.freeze(make());
-      this.#sets.set(key, attributes);
-    }
-    return attributes;
-  }
 }
 
 interface Gauges {

@@ -8,7 +8,7 @@
  *
  *   npm run build && npm run bench:in-situ -- [--requests 1500] [--warmup 6000]
  *     [--lib dist/index.js, or dist/server/index.js with --server] [--functions 25] [--server]
- *     [--otel]
+ *     [--otel [--otel-before <another build>/index.js]]
  *
  * Needs valgrind (`apt-get install valgrind`); takes about three minutes (two processes at a time).
  *
@@ -60,6 +60,7 @@ const { values: flags } = parseArgs({
     functions: { type: 'string', default: '0' },
     server: { type: 'boolean', default: false },
     otel: { type: 'boolean', default: false },
+    'otel-before': { type: 'string' },
   },
 });
 const serverMode = flags.server === true;
@@ -111,6 +112,8 @@ interface Contender {
   options?: object;
   /** With mode `client`: `instrument()` it onto the API's no-op meter, or onto a real SDK's. */
   otel?: 'noop' | 'sdk';
+  /** Another build's `index.js` to run this contender with (`--otel-before`), instead of `--lib`. */
+  lib?: string;
 }
 
 /** The mock server without a limit, then with the server benchmark's fixed window. */
@@ -148,6 +151,18 @@ const OTEL: Contender[] = [
   { name: 'wrapFetch, instrument() (no SDK)', mode: 'client', options: {}, otel: 'noop' },
   { name: 'wrapFetch, instrument() (SDK)', mode: 'client', options: {}, otel: 'sdk' },
 ];
+/**
+ * `--otel-before <dir>/index.js`: the same two instrumented clients from another build (the tree
+ * before a change to src/otel, say), in the same run: the change's effect without a second run.
+ */
+const otelBefore = flags['otel-before'] ? resolve(flags['otel-before']) : undefined;
+if (otelBefore !== undefined) {
+  if (!existsSync(otelBefore)) throw new Error(`--otel-before: ${otelBefore} does not exist`);
+  OTEL.push(
+    { name: 'instrument() (no SDK), before', mode: 'client', otel: 'noop', lib: otelBefore },
+    { name: 'instrument() (SDK), before', mode: 'client', otel: 'sdk', lib: otelBefore },
+  );
+}
 
 const CONTENDERS = serverMode ? SERVERS : flags.otel ? OTEL : CLIENTS;
 /** What the first contender is, for the tables' captions. */
@@ -198,7 +213,7 @@ async function profile(c: Contender): Promise<Profile> {
     {
       env: {
         ...process.env,
-        LIB: lib,
+        LIB: c.lib ?? lib,
         MODE: c.mode,
         OPTIONS: JSON.stringify(c.options ?? {}),
         OTEL: c.otel ?? '',
@@ -367,7 +382,7 @@ if (flags.otel) {
   // The metrics' own cost: each instrumented client over the one without, the collector counted
   // too (what the metrics allocate shows there), in instructions per request.
   const off = profiles[1] as Profile;
-  for (const i of [2, 3]) {
+  for (let i = 2; i < profiles.length; i++) {
     const p = profiles[i] as Profile;
     console.log(
       `${CONTENDERS[i]?.name} over wrapFetch (defaults): instructions ${more(p.mutator.Ir, off.mutator.Ir)} without the collector, ${more(p.mutator.Ir + p.gc.Ir, off.mutator.Ir + off.gc.Ir)} with it; L2 misses ${more(l2(p.mutator), l2(off.mutator))}`,
