@@ -28,11 +28,7 @@ export const NODE_GLOBALS = [
 ];
 
 /** Marks of the core's own files (and its dependencies') in a stack trace. */
-const CORE_MARKS = [
-  '/dist/',
-  '/node_modules/structured-headers/',
-  'limited-client-core.js',
-];
+const CORE_MARKS = ['/dist/', '/node_modules/structured-headers/', 'limited-client-core.js'];
 
 /**
  * The one read of a Node global the core makes on purpose: `process`, by the function that looks
