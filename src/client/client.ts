@@ -4,13 +4,12 @@
  * @module
  */
 import { invalidOption } from '../option-checks.js';
-import { Engine, markWrapped, parseTarget, type Target, TargetCache } from './engine.js';
+import { Engine, markWrapped } from './engine.js';
+import { Entry } from './entry.js';
 import type { Listener } from './events.js';
 import type { LimitedClientOptions } from './options/types.js';
 import { jsonInit } from './request.js';
 import type { ClientEvents, ClientStats, LimitedRequestInit } from './types.js';
-
-const ABSOLUTE = /^[a-z][a-z0-9+.-]*:/i;
 
 /**
  * A fetch client that stays under the server's limits. Every request goes through the pipeline of
@@ -34,10 +33,7 @@ export class LimitedClient {
    * relative ones are resolved against the base URL.
    */
   readonly fetch: (input: RequestInfo | URL, init?: LimitedRequestInit) => Promise<Response>;
-  readonly #engine: Engine;
-  readonly #base: URL;
-  readonly #baseTarget: Target;
-  readonly #targets = new TargetCache();
+  readonly #entry: Entry;
 
   /**
    * @param baseUrl where relative paths go: `new LimitedClient('https://api.example.com/v1')`
@@ -50,14 +46,9 @@ export class LimitedClient {
    */
   constructor(baseUrl: string | URL, options?: LimitedClientOptions) {
     const base = httpUrl(baseUrl);
-    // A query or fragment on the base would end up in the middle of every URL: drop them.
-    base.search = '';
-    base.hash = '';
-    if (!base.pathname.endsWith('/')) base.pathname += '/';
-    this.#base = base;
-    this.#baseTarget = parseTarget(base);
-    this.#engine = new Engine(options, undefined);
-    this.fetch = markWrapped((input, init) => this.request(input, init), this.#engine);
+    const engine = new Engine(options, undefined);
+    this.#entry = new Entry(engine, base);
+    this.fetch = markWrapped((input, init) => this.request(input, init), engine);
   }
 
   /** Sends a GET. @param path relative to the base URL, or absolute. */
@@ -99,19 +90,12 @@ export class LimitedClient {
    * `Request`. The method is `init.method`, else the Request's, else GET.
    */
   request(input: RequestInfo | URL, init?: LimitedRequestInit): Promise<Response> {
-    try {
-      if (typeof input === 'object' && 'url' in input && !(input instanceof URL)) {
-        return this.#engine.dispatch(this.#targets.get(input.url), input, init);
-      }
-      return this.#engine.dispatch(this.#resolve(String(input)), undefined, init);
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    return this.#entry.call(input, init);
   }
 
   /** Counts and state per host, and totals. See {@link ClientStats}. */
   stats(): ClientStats {
-    return this.#engine.stats();
+    return this.#entry.stats();
   }
 
   /**
@@ -120,12 +104,12 @@ export class LimitedClient {
    * @example const stop = client.on('retry', (e) => console.log(e.url, e.delayMs)); stop();
    */
   on<K extends keyof ClientEvents>(name: K, listener: Listener<ClientEvents[K]>): () => void {
-    return this.#engine.events.on(name, listener);
+    return this.#entry.on(name, listener);
   }
 
   /** Removes a listener added with {@link on}. */
   off<K extends keyof ClientEvents>(name: K, listener: Listener<ClientEvents[K]>): void {
-    this.#engine.events.off(name, listener);
+    this.#entry.off(name, listener);
   }
 
   /**
@@ -136,21 +120,11 @@ export class LimitedClient {
    * another attempt. Releases the store if the client made it.
    */
   close(): Promise<void> {
-    return this.#engine.close();
+    return this.#entry.close();
   }
 
   #send(method: string, path: string, init: LimitedRequestInit | undefined) {
     return this.request(path, { ...init, method });
-  }
-
-  #resolve(path: string): Target {
-    if (ABSOLUTE.test(path)) return this.#targets.get(path);
-    const relative = path.startsWith('/') ? path.slice(1) : path;
-    if (relative === '' || relative.startsWith('?') || relative.startsWith('#')) {
-      return parseTarget(new URL(relative, this.#base));
-    }
-    const url = this.#base.href + relative;
-    return { ...this.#baseTarget, url };
   }
 }
 

@@ -1,6 +1,7 @@
 /**
- * What `LimitedClient` and `wrapFetch` share: the resolved options, the state store, the events,
- * the host registry, and `dispatch`, which finds the host's pipeline and runs a call through it.
+ * What `LimitedClient`, `wrapFetch` and the undici interceptor run (through `entry.ts`): the
+ * resolved options, the state store, the events, the host registry, and `dispatch`, which finds
+ * the host's pipeline and runs a call through it.
  *
  * @module
  */

@@ -4,7 +4,8 @@
  * @module
  */
 import { invalidOption } from '../option-checks.js';
-import { Engine, markWrapped, parseTarget, TargetCache } from './engine.js';
+import { Engine, markWrapped } from './engine.js';
+import { Entry, withSurface } from './entry.js';
 import type { Listener } from './events.js';
 import type { LimitedClientOptions } from './options/types.js';
 import type { ClientEvents, ClientStats, LimitedRequestInit } from './types.js';
@@ -55,21 +56,9 @@ export function wrapFetch(fetchImpl?: typeof fetch, options?: LimitedClientOptio
     );
   }
   const engine = new Engine(options, fetchImpl);
-  const targets = new TargetCache();
-  const wrapped = ((input: RequestInfo | URL, init?: LimitedRequestInit) => {
-    try {
-      if (typeof input === 'object' && 'url' in input && !(input instanceof URL)) {
-        return engine.dispatch(targets.get(input.url), input, init);
-      }
-      const target = input instanceof URL ? parseTarget(input) : targets.get(String(input));
-      return engine.dispatch(target, undefined, init);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-  }) as WrappedFetch;
-  wrapped.stats = () => engine.stats();
-  wrapped.on = (name, listener) => engine.events.on(name, listener);
-  wrapped.off = (name, listener) => engine.events.off(name, listener);
-  wrapped.close = () => engine.close();
+  const entry = new Entry(engine);
+  const wrapped = ((input: RequestInfo | URL, init?: LimitedRequestInit) =>
+    entry.call(input, init)) as WrappedFetch;
+  withSurface(wrapped, entry);
   return markWrapped(wrapped, engine);
 }

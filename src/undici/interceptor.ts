@@ -4,7 +4,8 @@
  * @module
  */
 import type { Dispatcher } from 'undici';
-import { Engine, type Target, TargetCache } from '../client/engine.js';
+import { Engine, type Target } from '../client/engine.js';
+import { DispatchTargets, Entry, withSurface } from '../client/entry.js';
 import type { Listener } from '../client/events.js';
 import type { LimitedClientOptions } from '../client/options/types.js';
 import type { ClientEvents, ClientStats } from '../client/types.js';
@@ -61,10 +62,10 @@ export function limited(options?: LimitedClientOptions): LimitedInterceptor {
       options.fetch,
     );
   }
-  const engine = new Engine(options, unused);
-  const targets = new RecentTargets();
-  // Stops what waits before the pipeline (a request body being read) when the interceptor closes.
-  const closing = new AbortController();
+  const entry = new Entry(new Engine(options, unused));
+  const engine = entry.engine;
+  const closing = entry.closing;
+  const targets = new DispatchTargets();
   const interceptor = ((dispatch: Dispatcher.Dispatch): Dispatcher.Dispatch => {
     if (typeof dispatch !== 'function') {
       throw new TypeError(
@@ -77,23 +78,16 @@ export function limited(options?: LimitedClientOptions): LimitedInterceptor {
       const call = new InterceptedCall(handler, dispatch, opts);
       let target: Target;
       try {
-        target = targetOf(opts, targets);
+        target = targets.get(opts);
       } catch (error) {
         call.fail(error);
         return true;
       }
-      call.run(engine, target, closing.signal);
+      call.run(engine, target, closing);
       return true;
     };
   }) as LimitedInterceptor;
-  interceptor.stats = () => engine.stats();
-  interceptor.on = (name, listener) => engine.events.on(name, listener);
-  interceptor.off = (name, listener) => engine.events.off(name, listener);
-  interceptor.close = () => {
-    closing.abort();
-    return engine.close();
-  };
-  return interceptor;
+  return withSurface(interceptor, entry);
 }
 
 /** The engine's own fetch: never called, every call brings its own (the dispatcher's). */
@@ -121,43 +115,5 @@ function checkHandler(handler: unknown): asserts handler is Dispatcher.DispatchH
     throw new TypeError(
       'limited-client/undici: a handler of the legacy API (onConnect, onHeaders, onData...) must be converted first: undici 7 converts it in dispatcher.compose(); with undici 8, wrap the dispatcher in new Dispatcher1Wrapper(dispatcher) (as the dispatcher option of the fetch built into Node needs)',
     );
-  }
-}
-
-/**
- * The request's URL: its `origin` and `path` (a `query` object is not part of it).
- * @throws TypeError without an origin (a `Client` or `Pool` composed with the interceptor must be
- *   given one in each request's options) or for a URL that does not parse.
- */
-function targetOf(opts: Dispatcher.DispatchOptions, targets: RecentTargets): Target {
-  const origin = opts.origin;
-  if (origin === undefined || origin === null || origin === '') {
-    throw new TypeError(
-      `limited-client/undici: ${opts.method} ${opts.path}: the request has no origin (compose onto an Agent, or give each request its origin)`,
-    );
-  }
-  const base = typeof origin === 'string' ? origin : origin.origin;
-  return targets.get(base, opts.path);
-}
-
-/**
- * A {@link TargetCache} that first compares the request's origin and path with the last ones it
- * saw: a run of requests to one URL then neither joins the two strings nor hashes the result
- * (the cache's lookup was 4% of the interceptor's CPU in `undici-micro.ts`; docs/hot-path.md).
- */
-class RecentTargets {
-  readonly #cache = new TargetCache();
-  #base: string | undefined;
-  #path: string | undefined;
-  #last: Target | undefined;
-
-  /** The target of `path` on `base` (an origin, with or without a trailing slash). */
-  get(base: string, path: string): Target {
-    if (base === this.#base && path === this.#path) return this.#last as Target;
-    const target = this.#cache.get((base.endsWith('/') ? base.slice(0, -1) : base) + path);
-    this.#base = base;
-    this.#path = path;
-    this.#last = target;
-    return target;
   }
 }

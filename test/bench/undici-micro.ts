@@ -9,9 +9,13 @@
  *
  *   npx tsx test/bench/undici-micro.ts [--requests 50000] [--rounds 7] [--concurrency 16]
  *     [--only limited]   (the contenders whose name starts so: for a CPU profile)
+ *     [--before <dir>/undici/index.ts]   (another checkout's `limited()` in the same rounds,
+ *     marked `(before)`, and the ratio of the two medians)
  *
  * @module
  */
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { type Dispatcher, interceptors } from 'undici';
 import { limited } from '../../src/undici/index.js';
@@ -23,6 +27,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '7' },
     concurrency: { type: 'string', default: '16' },
     only: { type: 'string' },
+    before: { type: 'string' },
   },
 });
 const requests = Number(values.requests);
@@ -98,6 +103,10 @@ const all: [string, Dispatcher.Dispatch][] = [
   ['interceptors.retry()', interceptors.retry()(answerAtOnce)],
   ['limited()', interceptor(answerAtOnce)],
 ];
+const beforeInterceptor: typeof interceptor | undefined = values.before
+  ? (await import(pathToFileURL(resolve(values.before)).href)).limited()
+  : undefined;
+if (beforeInterceptor) all.push(['limited() (before)', beforeInterceptor(answerAtOnce)]);
 const contenders = values.only
   ? all.filter(([name]) => name.startsWith(values.only as string))
   : all;
@@ -110,6 +119,7 @@ for (let round = 0; round < rounds; round++) {
   }
 }
 await interceptor.close();
+await beforeInterceptor?.close();
 const base = median(samples[0] as number[]);
 console.log(
   `undici-micro: ${requests} requests x ${rounds} rounds, ${concurrency} in flight, Node ${process.version}`,
@@ -120,3 +130,11 @@ contenders.forEach(([name], i) => {
   const m = median(samples[i] as number[]);
   console.log(`| ${name} | ${m.toFixed(2)} | ${(m - base).toFixed(2)} |`);
 });
+const now = contenders.findIndex(([name]) => name === 'limited()');
+const then = contenders.findIndex(([name]) => name === 'limited() (before)');
+if (now >= 0 && then >= 0) {
+  const over = (i: number) => median(samples[i] as number[]) - base;
+  console.log(
+    `\nlimited() over limited() (before), overhead over the dispatch alone: ${(over(now) / over(then)).toFixed(3)}`,
+  );
+}
