@@ -9,6 +9,8 @@
  *
  *   npx tsx test/bench/undici-micro.ts [--requests 50000] [--rounds 7] [--concurrency 16]
  *     [--only limited]   (the contenders whose name starts so: for a CPU profile)
+ *     [--before <dir>/undici/index.ts]   (another copy's `limited()` in the same rounds, and the
+ *                                         ratio of the two, round by round)
  *
  * @module
  */
@@ -23,6 +25,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '7' },
     concurrency: { type: 'string', default: '16' },
     only: { type: 'string' },
+    before: { type: 'string' },
   },
 });
 const requests = Number(values.requests);
@@ -98,6 +101,15 @@ const all: [string, Dispatcher.Dispatch][] = [
   ['interceptors.retry()', interceptors.retry()(answerAtOnce)],
   ['limited()', interceptor(answerAtOnce)],
 ];
+/** A copy of the package named on the command line (relative to the working directory). */
+const before = values.before
+  ? (
+      (await import(new URL(values.before, `file://${process.cwd()}/`).href)) as {
+        limited: typeof limited;
+      }
+    ).limited()
+  : undefined;
+if (before) all.push(['limited() (before)', before(answerAtOnce)]);
 const contenders = values.only
   ? all.filter(([name]) => name.startsWith(values.only as string))
   : all;
@@ -110,6 +122,7 @@ for (let round = 0; round < rounds; round++) {
   }
 }
 await interceptor.close();
+await before?.close();
 const base = median(samples[0] as number[]);
 console.log(
   `undici-micro: ${requests} requests x ${rounds} rounds, ${concurrency} in flight, Node ${process.version}`,
@@ -120,3 +133,13 @@ contenders.forEach(([name], i) => {
   const m = median(samples[i] as number[]);
   console.log(`| ${name} | ${m.toFixed(2)} | ${(m - base).toFixed(2)} |`);
 });
+const now = contenders.findIndex(([name]) => name === 'limited()');
+const then = contenders.findIndex(([name]) => name === 'limited() (before)');
+if (now >= 0 && then >= 0) {
+  const a = samples[now] as number[];
+  const b = samples[then] as number[];
+  const ratios = a.map((x, r) => x / (b[r] as number));
+  console.log(
+    `limited(): CPU this / before, median of rounds ${median(ratios).toFixed(3)} (range ${Math.min(...ratios).toFixed(3)}-${Math.max(...ratios).toFixed(3)})`,
+  );
+}
