@@ -23,16 +23,18 @@ import type { HostParts, OpenFlight } from './host-parts.js';
 import { learnKeys } from './key-honour.js';
 import type { BodySlot } from './open-bodies.js';
 import type { PreparedRequest } from './request.js';
+import {
+  type CallSoFar,
+  type NextAttempt,
+  planNext,
+  type Step,
+  waitForRetry,
+} from './retry/next-attempt.js';
 import { PacedRetries } from './retry/paced-retries.js';
-import { grantRetry } from './retry/retry-grant.js';
-import type { RetryPlan } from './retry/retry-plan.js';
 import { defaultShouldRetry } from './retry/retry-rule.js';
 import type { Ticket } from './rules/contract.js';
 import { settleInLane } from './scopes/lane-settle.js';
 import type { MaybePromise } from './store.js';
-
-/** The answer of a step: go on (with a value), or end the call with a response. */
-type Step<T> = { go: T } | { end: Response };
 
 /** See the module comment. */
 export class CallRun {
@@ -273,23 +275,37 @@ export class CallRun {
   async #next(outcome: Outcome): Promise<Response> {
     this.#host.between++;
     try {
-      let next: Step<RetryPlan & { retry: true }>;
+      let next: Step<NextAttempt>;
       try {
-        next = await this.#plan(outcome);
+        next = await planNext(this.#soFar(), outcome);
       } catch (error) {
         this.#letGo();
         throw error;
       }
       if ('end' in next) return this.#handOver(next.end);
+      // Waiting for the pace: behind the calls not tried yet (see `#behind`).
+      this.#behind = next.go.paced;
       // Another attempt goes: this answer's slot comes back before the next is asked for (its body
       // is let go when that attempt starts; if none can, the call returns it without a slot).
       this.#letGo();
-      await this.#waitForRetry(next.go);
+      await waitForRetry(this.#host, this.#call, this.#last, next.go.plan);
     } finally {
       this.#host.between--;
     }
     // The next round takes its place in line (or its slot) before it returns: the host stays busy.
     return this.run(this.#host.shared.clock.now());
+  }
+
+  /** What step 4 reads of the call (`retry/next-attempt.ts`). */
+  #soFar(): CallSoFar {
+    return {
+      host: this.#host,
+      req: this.#req,
+      call: this.#call,
+      attempts: this.#attempts,
+      deadline: this.#deadline,
+      paced: this.#paced,
+    };
   }
 
   /**
@@ -300,62 +316,6 @@ export class CallRun {
     this.#host.breaker?.release(this.#probe);
     await this.#giveBack(ticket);
     throw error;
-  }
-
-  /** Step 4: whether another attempt goes, and after what wait; or the end of the call. */
-  async #plan(outcome: Outcome): Promise<Step<RetryPlan & { retry: true }>> {
-    const call = this.#call;
-    const { response, error } = outcome;
-    const context = {
-      req: this.#req,
-      call,
-      attempts: this.#attempts,
-      deadline: this.#deadline,
-      policy: this.#host.policy,
-      random: this.#host.shared.clock.random(),
-      keysHonoured: this.#host.wide.keysHonoured,
-    };
-    const plan = this.#paced.plan(outcome, context, this.#host.policy.maxRetryAfterMs);
-    if (!plan.retry) {
-      if (plan.reason)
-        return { end: giveUp(this.#host, call, this.#attempts, plan.reason, outcome) };
-      if (response) return { end: response };
-      throw error;
-    }
-    const closed = this.#host.closed(call.ctx);
-    if (closed !== undefined) {
-      // The attempt was on the wire at close(): it may finish, but no retry starts.
-      letGoOf(outcome);
-      throw closed;
-    }
-    const now = this.#host.shared.clock.now();
-    const openUntil = this.#host.breaker?.openUntil(now);
-    if (openUntil !== undefined) return { end: this.#circuitOpen(openUntil) };
-    const granted = await grantRetry(this.#host, call, this.#attempts, outcome, plan, now);
-    if ('end' in granted) return granted;
-    if (granted.paced) this.#paced.granted(outcome.at);
-    // Waiting for the pace: behind the calls not tried yet (see `#behind`).
-    this.#behind = granted.paced;
-    return { go: plan };
-  }
-
-  /**
-   * Step 5: the wait before the retry. After a pushback the host is held until the server's time,
-   * and the retry waits for that hold at the front of the queue, so it goes first when the hold
-   * lifts (a separate sleep would wake on its own jitter, after the line had used the quota).
-   * Otherwise a sleep of the backoff.
-   */
-  async #waitForRetry(plan: RetryPlan & { retry: true }): Promise<void> {
-    if (plan.hold) return;
-    const call = this.#call;
-    try {
-      const closed = this.#host.closed(call.ctx);
-      if (closed !== undefined) throw closed;
-      await this.#host.sleepers.sleep(plan.delayMs, call.signal, call.ctx);
-    } catch (stopped) {
-      letGoOf(this.#last);
-      throw stopped;
-    }
   }
 
   /** Gives back an admission that will not be used, and its slot. */

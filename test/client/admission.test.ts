@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Admission, type AdmissionRequest } from '../../src/client/admission.js';
+import { Admission } from '../../src/client/admission.js';
+import type { AdmissionRequest } from '../../src/client/admission-deps.js';
 import { toCost } from '../../src/client/cost.js';
 import { Slots } from '../../src/client/host-slots.js';
 import type { Ticket } from '../../src/client/rules/contract.js';

@@ -9,19 +9,15 @@
  * know of a rule beyond its hooks (its wait reasons, whether it delays retries) it reads from the
  * rule's `RuleModule` when it binds the rules ({@link bindRules}), never by the rule's name.
  *
- * Before the rules take an answer in, the loop decides what it is: the mode it moves the host to
- * (policies declared, or answers without), and whether it is the server pushing back. A 429, a
- * 503 with `Retry-After` and a 403 with a rate-limit sign are, by their headers (`answer.ts`). A
- * 502, 503 or 504 without timing that comes back fast is a load shedder (nginx `limit_req`, a
- * gateway) while requests still get through: the host accepted one in the last 5 s and since the
- * pace was last cut, or the refused request was sent before that cut (too fast). Otherwise the
- * host accepts nothing, even slowed down: it is failing, and the answer is a failure for the
- * circuit breaker to count.
+ * Before the rules take an answer in, the loop decides what it is (`answer-kind.ts`): the mode it
+ * moves the host to (policies declared, or answers without), and whether it is the server pushing
+ * back.
  *
  * The circuit breaker (`breaker.ts`) is not one of these rules: see there for why.
  *
  * @module
  */
+import { declaredBy, isPushbackOf } from './answer-kind.js';
 import type { BucketState } from './bucket.js';
 import type { BudgetState } from './budget.js';
 import {
@@ -275,38 +271,8 @@ export function commit(w: Walk, replayed?: Ticket): Ticket {
   return ticket;
 }
 
-/** The policies an answer reports with counts, or `undefined` when it reports none. */
-function declaredBy(answer: Answer) {
-  const reported = answer.info?.policies.filter(
-    (q) => q.remaining !== undefined || q.limit !== undefined,
-  );
-  return reported && reported.length > 0 ? reported : undefined;
-}
-
-/** Statuses a load shedder answers with (nginx `limit_req` answers 503 by default). */
-const SHEDDING_STATUSES: ReadonlySet<number> = new Set([502, 503, 504]);
-/** A shedder answers fast: a 5xx that took longer than this (ms) is a failing host's. */
-const SHEDDING_FAST_MS = 2000;
-/** A shedder refuses some while it accepts others: an acceptance this recent, at most (ms). */
-const SHEDDING_RECENT_MS = 5000;
-
-/** Whether an answer is the server pushing back (see the module comment). */
-function isPushbackOf(state: HostState, answer: Answer): boolean {
-  const { status, info, ticket, now } = answer;
-  if (answer.pushback) return true;
-  if (status === undefined || !SHEDDING_STATUSES.has(status) || info?.retryAfterMs !== undefined) {
-    return false;
-  }
-  if (now - ticket.at > SHEDDING_FAST_MS) return false;
-  const { cutAt, okAt } = state.pace ?? {};
-  // Sent before the last cut, at the old rate: the refusal of an overshoot already answered.
-  if (cutAt !== undefined && ticket.at <= cutAt) return true;
-  // Accepted lately, and since the last cut: the host still lets some through.
-  return okAt !== undefined && now - okAt <= SHEDDING_RECENT_MS && okAt > (cutAt ?? -1);
-}
-
 /**
- * Takes an answer into every rule, in order, after deciding what it is (see the module comment).
+ * Takes an answer into every rule, in order, after deciding what it is (`answer-kind.ts`).
  * Returns the host's hold after it (epoch milliseconds, 0 for none), and whether the answer is a
  * pushback.
  */
@@ -318,7 +284,7 @@ export function settle(rules: RuleSet, state: HostState, answer: Answer): Settle
     if (view.declared) state.mode = 'declared';
     else if (state.mode !== 'declared') state.mode = 'blind';
     view.mode = state.mode;
-    view.pushback = isPushbackOf(state, answer);
+    view.pushback = isPushbackOf(state.pace, answer);
     view.explained = answer.info?.remaining === 0;
   }
   for (const b of rules.settling) {
