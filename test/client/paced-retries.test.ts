@@ -5,7 +5,7 @@
  * longer ends it (one call's refusals are that call's), so this bound is what ends it.
  */
 import { describe, expect, it } from 'vitest';
-import { LONGEST_PROBE_GAP_MS } from '../../src/client/rules/pace.js';
+import { LONGEST_PROBE_GAP_MS } from '../../src/client/rules/pace-curve.js';
 import { LimitedClient } from '../../src/index.js';
 import { FakeClock, respond, scriptedFetch } from './helpers.js';
 

@@ -1,6 +1,6 @@
 /**
  * No client source file over 350 lines (issue 25): past that, a file does more than one job and a
- * reader loses the way in it. The files other branches are splitting are allowed for now, by name.
+ * reader loses the way in it. No exceptions.
  */
 import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -12,16 +12,6 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 
 /** The most lines a file under src/client may have. */
 const MAX_LINES = 350;
-
-/**
- * Over the ceiling today, each being split on another branch (options/, pace.ts): the lead
- * removes this list once those are merged. A file here that is back under fails the test.
- */
-const WAITING: ReadonlySet<string> = new Set([
-  'src/client/option-schema.ts',
-  'src/client/types.ts',
-  'src/client/rules/pace.ts',
-]);
 
 /** Lines as `wc -l` counts them: the newlines, and a last line without one. */
 function lineCount(text: string): number {
@@ -43,15 +33,10 @@ describe('file size', () => {
 
   it(`no file under src/client is over ${MAX_LINES} lines`, () => {
     expect(files.length).toBeGreaterThan(50);
-    const offenders = overLong(files, read, MAX_LINES)
-      .filter(({ path }) => !WAITING.has(path))
-      .map(({ path, lines }) => `${path} (${lines})`);
+    const offenders = overLong(files, read, MAX_LINES).map(
+      ({ path, lines }) => `${path} (${lines})`,
+    );
     expect(offenders).toEqual([]);
-  });
-
-  it('allows only files that are still over', () => {
-    const over = new Set(overLong(files, read, MAX_LINES).map(({ path }) => path));
-    expect([...WAITING].filter((f) => !over.has(f))).toEqual([]);
   });
 
   it('counts lines as wc -l does, and names a file one line over', () => {

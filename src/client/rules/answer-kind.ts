@@ -12,7 +12,7 @@
  * @module
  */
 import type { Answer } from './contract.js';
-import type { PaceState } from './pace.js';
+import type { PaceState } from './pace-curve.js';
 
 /** The policies an answer reports with counts, or `undefined` when it reports none. */
 export function declaredBy(answer: Answer) {

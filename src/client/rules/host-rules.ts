@@ -35,7 +35,7 @@ import {
 } from './contract.js';
 import type { FlightsState } from './flights.js';
 import type { HoldState } from './hold.js';
-import type { PaceState } from './pace.js';
+import type { PaceState } from './pace-curve.js';
 import type { QuotaState } from './quota.js';
 import type { RampState } from './ramp.js';
 import type { RefusalState } from './refusal.js';

@@ -6,7 +6,7 @@ import {
   LONGEST_PROBE_GAP_MS,
   MIN_RATE,
   PACE_TTL_MS,
-} from '../../../src/client/rules/pace.js';
+} from '../../../src/client/rules/pace-curve.js';
 import { Host, ietf, open } from './harness.js';
 
 /** Sends `n` requests spread over the 900 ms before `until`, all accepted (the last second's rate). */
