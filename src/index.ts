@@ -11,6 +11,6 @@
  */
 
 export * from './client/index.js';
-export { type Clock, systemClock } from './clock.js';
-export * from './errors.js';
 export * from './headers/index.js';
+export { type Clock, systemClock } from './shared/clock.js';
+export * from './shared/errors.js';

@@ -4,10 +4,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ResolvedOptions } from '../src/client/options/resolve.js';
-import { isInvalidOptionError } from '../src/errors.js';
-import { describeValue, optionPath } from '../src/option-checks.js';
 import { FixedWindow } from '../src/server/algorithms/fixed-window.js';
 import { createMockServer } from '../src/server/http/server.js';
+import { isInvalidOptionError } from '../src/shared/errors.js';
+import { describeValue, optionPath } from '../src/shared/option-checks.js';
 
 function messageOf(fn: () => unknown): string {
   try {

@@ -6,10 +6,20 @@
  *
  * @module
  */
-export { LimitedClient } from './client.js';
-export type { CostVector } from './cost.js';
-export type { Listener } from './events.js';
-export { limitedInit } from './limited-init.js';
+
+export type { Listener } from '../shared/events.js';
+export type { CostVector } from './call/cost.js';
+export type { CostContext, ReadonlyHeaders } from './call/request-view.js';
+export { LimitedClient } from './entries/client.js';
+export { limitedInit } from './entries/limited-init.js';
+export { type WrappedFetch, wrapFetch } from './entries/wrap-fetch.js';
+export {
+  type MaybePromise,
+  MemoryStateStore,
+  type MemoryStateStoreOptions,
+  type StateStore,
+  type Transaction,
+} from './host/store.js';
 export { DEFAULTS } from './options/schema.js';
 export type {
   CircuitBreakerOptions,
@@ -19,16 +29,8 @@ export type {
   RetryBudgetOptions,
   RetryOptions,
 } from './options/types.js';
-export type { CostContext, ReadonlyHeaders } from './request-view.js';
 export { defaultShouldRetry } from './retry/retry-rule.js';
 export type { CircuitState } from './rules/breaker.js';
-export {
-  type MaybePromise,
-  MemoryStateStore,
-  type MemoryStateStoreOptions,
-  type StateStore,
-  type Transaction,
-} from './store.js';
 export type {
   ClientEvents,
   ClientStats,
@@ -44,4 +46,3 @@ export type {
   ShouldRetry,
   StoreOperation,
 } from './types.js';
-export { type WrappedFetch, wrapFetch } from './wrap-fetch.js';

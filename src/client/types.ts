@@ -5,11 +5,11 @@
  * @module
  */
 
-import type { CostVector } from './cost.js';
+import type { CostVector } from './call/cost.js';
 import type { CircuitState } from './rules/breaker.js';
 import type { WaitReason } from './rules/contract.js';
 
-export type { ClientStats, HostStats, PolicyStats, ScopeStats } from './stats-types.js';
+export type { ClientStats, HostStats, PolicyStats, ScopeStats } from './host/stats-types.js';
 
 /**
  * Options of one call, on top of `RequestInit`. Each overrides the client's option for this call;

@@ -12,8 +12,8 @@ import type {
   Observable,
 } from '@opentelemetry/api';
 import { createNoopMeter, metrics } from '@opentelemetry/api';
-import type { Listener } from '../client/events.js';
 import type { ClientEvents, ClientStats, EventBase, HostStats } from '../client/types.js';
+import type { Listener } from '../shared/events.js';
 import { errorTypeOf, OriginAttributes } from './attributes.js';
 import { CallSeries } from './call-series.js';
 

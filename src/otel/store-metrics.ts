@@ -6,7 +6,7 @@
  */
 import type { Attributes, Meter } from '@opentelemetry/api';
 import { metrics } from '@opentelemetry/api';
-import type { StateStore } from '../client/store.js';
+import type { StateStore } from '../client/host/store.js';
 import { errorTypeOf } from './attributes.js';
 import { type InstrumentOptions, METER_NAME } from './client-metrics.js';
 

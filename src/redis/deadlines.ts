@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { unrefTimer } from '../clock.js';
+import { unrefTimer } from '../shared/clock.js';
 
 /**
  * One call's wait: {@link Deadlines.start} makes one for a call, or the call is its own wait

@@ -5,7 +5,7 @@
  *
  * @module
  */
-export { isStoreUnavailableError, StoreUnavailableError } from '../errors.js';
+export { isStoreUnavailableError, StoreUnavailableError } from '../shared/errors.js';
 export type {
   EvalOptions,
   IoRedisScriptingClient,

@@ -5,14 +5,14 @@
  */
 
 import { z } from 'zod';
-import { Emitter, type Listener } from '../client/events.js';
+import { STATE_CHECK, type StateStore, type Transaction } from '../client/host/store.js';
 import { checkHostState } from '../client/rules/state-check.js';
-import { STATE_CHECK, type StateStore, type Transaction } from '../client/store.js';
-import { StoreUnavailableError } from '../errors.js';
 import { describe } from '../server/algorithms/logic.js';
 import { nonNegativeInteger, parseOptions, positiveInteger } from '../server/options.js';
 import type { LimiterSpec, RateLimitStore, StoreDecision, StoreRequest } from '../server/store.js';
 import type { TakeResult } from '../server/types.js';
+import { StoreUnavailableError } from '../shared/errors.js';
+import { Emitter, type Listener } from '../shared/events.js';
 import type { RunOptions } from './call.js';
 import { isStoreClient, NOT_A_CLIENT, type RedisStoreClient } from './clients.js';
 import { LIMITER_SCRIPTS, type LimiterScript } from './lua/index.js';

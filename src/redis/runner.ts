@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { StoreUnavailableError } from '../errors.js';
+import { StoreUnavailableError } from '../shared/errors.js';
 import { Call, type RunOptions, TIMED_OUT } from './call.js';
 import { type RedisStoreClient, type ScriptCalls, scriptCalls } from './clients.js';
 import { Deadlines } from './deadlines.js';

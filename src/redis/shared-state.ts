@@ -42,7 +42,11 @@
  * @module
  */
 import { randomUUID } from 'node:crypto';
-import { MemoryStateStore, type ReplayableTransaction, type Transaction } from '../client/store.js';
+import {
+  MemoryStateStore,
+  type ReplayableTransaction,
+  type Transaction,
+} from '../client/host/store.js';
 import { luaScript } from './lua/index.js';
 import type { RedisClock } from './redis-clock.js';
 import { maybeApplied, type ScriptRunner } from './runner.js';

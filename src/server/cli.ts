@@ -6,7 +6,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { isInvalidOptionError } from '../errors.js';
+import { isInvalidOptionError } from '../shared/errors.js';
 import {
   ALGORITHM_PARAMETERS,
   LIMIT_COMMON_PARAMETERS,

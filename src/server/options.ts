@@ -6,9 +6,9 @@
  * @module
  */
 import { z } from 'zod';
-import { CLOCK_PROBLEM, type Clock, isClock } from '../clock.js';
-import type { InvalidOptionError } from '../errors.js';
-import { optionError } from '../option-checks.js';
+import { CLOCK_PROBLEM, type Clock, isClock } from '../shared/clock.js';
+import type { InvalidOptionError } from '../shared/errors.js';
+import { optionError } from '../shared/option-checks.js';
 import type { RateLimitStore } from './store.js';
 
 const POSITIVE_INTEGER = 'must be a positive integer';

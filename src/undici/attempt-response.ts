@@ -21,8 +21,8 @@
  */
 
 import type { IncomingHttpHeaders } from 'node:http';
-import { REPORTS_BODY_END } from '../client/body-watch.js';
-import type { Slot } from '../client/open-bodies.js';
+import { REPORTS_BODY_END } from '../client/call/body-watch.js';
+import type { Slot } from '../client/call/open-bodies.js';
 import { RAW_FIELDS } from '../headers/field-map.js';
 
 /** What an attempt gives its response's body: a stream of what is still to be read. */

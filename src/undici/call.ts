@@ -22,12 +22,12 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
-import { SETTLES_ON_ABORT } from '../client/attempt.js';
-import type { Engine, Target } from '../client/engine.js';
-import { withoutCredentials } from '../client/request.js';
-import { AbortScope, onAbort } from '../client/signals.js';
+import { SETTLES_ON_ABORT } from '../client/call/attempt.js';
+import { withoutCredentials } from '../client/call/request.js';
+import { AbortScope, onAbort } from '../client/call/signals.js';
+import type { Engine, Target } from '../client/entries/engine.js';
 import type { LimitedRequestInit } from '../client/types.js';
-import { ClientClosedError, TimeoutError } from '../errors.js';
+import { ClientClosedError, TimeoutError } from '../shared/errors.js';
 import { AttemptResponse } from './attempt-response.js';
 import { CallSignal } from './call-signal.js';
 import { AttemptExchange, asError, type BodySink } from './exchange.js';

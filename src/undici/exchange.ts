@@ -18,9 +18,9 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
-import type { Slot } from '../client/open-bodies.js';
-import { onAbort } from '../client/signals.js';
-import { abortReason } from '../clock.js';
+import type { Slot } from '../client/call/open-bodies.js';
+import { onAbort } from '../client/call/signals.js';
+import { abortReason } from '../shared/clock.js';
 import { AttemptResponse, type BodySource } from './attempt-response.js';
 
 /** Bytes of a body an attempt holds while nobody reads it; past them it pauses the dispatcher. */

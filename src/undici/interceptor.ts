@@ -4,12 +4,12 @@
  * @module
  */
 import type { Dispatcher } from 'undici';
-import { Engine, type Target } from '../client/engine.js';
-import { DispatchTargets, Entry, withSurface } from '../client/entry.js';
-import type { Listener } from '../client/events.js';
+import { Engine, type Target } from '../client/entries/engine.js';
+import { DispatchTargets, Entry, withSurface } from '../client/entries/entry.js';
 import type { LimitedClientOptions } from '../client/options/types.js';
 import type { ClientEvents, ClientStats } from '../client/types.js';
-import { invalidOption } from '../option-checks.js';
+import type { Listener } from '../shared/events.js';
+import { invalidOption } from '../shared/option-checks.js';
 import { InterceptedCall } from './call.js';
 
 /**

@@ -17,8 +17,8 @@
  */
 
 import type { Dispatcher } from 'undici';
-import { onAbort } from '../client/signals.js';
-import { abortReason } from '../clock.js';
+import { onAbort } from '../client/call/signals.js';
+import { abortReason } from '../shared/clock.js';
 import { requestHeader } from './headers.js';
 
 type UndiciHeaders = Dispatcher.DispatchOptions['headers'];

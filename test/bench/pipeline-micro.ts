@@ -22,7 +22,7 @@
  * server does (the remaining count going down), for the cost of a host that declares its limits.
  * A third double answers with a two-byte body, which every call reads (`text()`): through the
  * client with its defaults, and with a `concurrency` cap, under which the call's slot lasts until
- * the body is read (the response is watched: `src/client/body-watch.ts`).
+ * the body is read (the response is watched: `src/client/call/body-watch.ts`).
  * The last column is the memory each call allocates over its double, in bytes: V8's sampling heap
  * profiler (through `node:inspector`, every 64 bytes on average, objects later collected included)
  * over a tenth of `--calls`, after the rounds. Unlike the CPU time it hardly moves with the load
@@ -32,7 +32,7 @@
 import diagnostics from 'node:diagnostics_channel';
 import { Session } from 'node:inspector/promises';
 import { parseArgs } from 'node:util';
-import { CHANNEL_NAMES } from '../../src/client/diag-channels.js';
+import { CHANNEL_NAMES } from '../../src/client/host/diag-channels.js';
 import { LimitedClient, wrapFetch } from '../../src/index.js';
 import { markdownTable } from './lib/table.js';
 

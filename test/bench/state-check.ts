@@ -13,7 +13,7 @@
  */
 import { parseArgs } from 'node:util';
 import { createClient } from 'redis';
-import { toCost } from '../../src/client/cost.js';
+import { toCost } from '../../src/client/call/cost.js';
 import { bindRules, type HostRulesConfig } from '../../src/client/rules/host-rules.js';
 import { checkHostState } from '../../src/client/rules/state-check.js';
 import { RedisStore } from '../../src/redis/index.js';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { Admission } from '../../src/client/admission.js';
-import type { AdmissionRequest } from '../../src/client/admission-deps.js';
-import { toCost } from '../../src/client/cost.js';
-import { Slots } from '../../src/client/host-slots.js';
+import { toCost } from '../../src/client/call/cost.js';
+import { Admission } from '../../src/client/queue/admission.js';
+import type { AdmissionRequest } from '../../src/client/queue/admission-deps.js';
+import { Slots } from '../../src/client/queue/host-slots.js';
 import type { Ticket } from '../../src/client/rules/contract.js';
 import { type AdmitResult, bindRules } from '../../src/client/rules/host-rules.js';
 import {
@@ -10,7 +10,7 @@ import {
   isQueueTimeoutError,
   isRateLimitError,
   type RateLimitError,
-} from '../../src/errors.js';
+} from '../../src/shared/errors.js';
 import { FakeClock, flush } from './helpers.js';
 
 function setup(options: { concurrency?: number; maxQueue?: number; queueTimeoutMs?: number } = {}) {

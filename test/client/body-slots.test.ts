@@ -6,7 +6,7 @@
  * `test/hostile/client-body-slots.test.ts`.
  */
 import { describe, expect, it } from 'vitest';
-import { BODY_GRACE_MS, OpenBodies } from '../../src/client/open-bodies.js';
+import { BODY_GRACE_MS, OpenBodies } from '../../src/client/call/open-bodies.js';
 import { LimitedClient, wrapFetch } from '../../src/index.js';
 import { FakeClock, flush, respond, scriptedFetch } from './helpers.js';
 

@@ -5,13 +5,13 @@
  * ours (a `RequestInit` has many) are left alone.
  */
 import { describe, expect, it } from 'vitest';
-import { InvalidOptionError, isInvalidOptionError } from '../../src/errors.js';
 import {
   LimitedClient,
   type LimitedClientOptions,
   type LimitedRequestInit,
   wrapFetch,
 } from '../../src/index.js';
+import { InvalidOptionError, isInvalidOptionError } from '../../src/shared/errors.js';
 import { FakeClock } from './helpers.js';
 
 const URL_ = 'https://api.example.com/x';

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { Emitter } from '../../src/client/events.js';
+import { Emitter } from '../../src/shared/events.js';
 
 interface E {
   a: { n: number };

@@ -1,7 +1,7 @@
 /**
  * Test doubles: a fake clock that moves only when told, and a scripted fetch.
  */
-import type { Clock } from '../../src/clock.js';
+import type { Clock } from '../../src/shared/clock.js';
 
 interface Timer {
   at: number;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HostMatcher, hostPatternProblem } from '../../src/client/host-match.js';
+import { HostMatcher, hostPatternProblem } from '../../src/client/host/host-match.js';
 
 describe('host patterns', () => {
   it('accepts hosts, host:port, IPv6 literals and *.domain', () => {

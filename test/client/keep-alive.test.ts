@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { KeepAlive } from '../../src/client/keep-alive.js';
+import { KeepAlive } from '../../src/client/queue/keep-alive.js';
 
 describe('KeepAlive', () => {
   it('counts waiting calls; each release is idempotent', () => {

@@ -5,8 +5,8 @@
  * share Redis; the first one's fetch never answers, as a dead process's never would.
  */
 import { describe, expect, it } from 'vitest';
-import type { Clock } from '../../src/clock.js';
 import { MemoryStateStore, wrapFetch } from '../../src/index.js';
+import type { Clock } from '../../src/shared/clock.js';
 import { FakeClock, respond, scriptedFetch } from './helpers.js';
 
 const URL_ = 'https://api.example.com/x';

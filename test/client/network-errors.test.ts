@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { isConnectionRefused, isTransientNetworkError } from '../../src/client/network-errors.js';
+import {
+  isConnectionRefused,
+  isTransientNetworkError,
+} from '../../src/client/call/network-errors.js';
 import { networkError } from './helpers.js';
 
 describe('isTransientNetworkError', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ResolvedOptions } from '../../src/client/options/resolve.js';
 import { DEFAULTS } from '../../src/client/options/schema.js';
-import { type InvalidOptionError, isInvalidOptionError } from '../../src/errors.js';
+import { type InvalidOptionError, isInvalidOptionError } from '../../src/shared/errors.js';
 
 function problem(options: unknown): InvalidOptionError {
   try {

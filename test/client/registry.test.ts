@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HostRegistry } from '../../src/client/registry.js';
+import { HostRegistry } from '../../src/client/host/registry.js';
 import { FakeClock } from './helpers.js';
 
 class Item {

@@ -5,7 +5,11 @@
  * Over HTTP, through the client: test/hostile/client-cost-input.test.ts.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { fitsUtf8, MAX_VIEWED_BODY_BYTES, RequestView } from '../../src/client/request-view.js';
+import {
+  fitsUtf8,
+  MAX_VIEWED_BODY_BYTES,
+  RequestView,
+} from '../../src/client/call/request-view.js';
 
 const URL_ = 'https://api.example.com/v1/chat/completions';
 const MAX = MAX_VIEWED_BODY_BYTES;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { isReplayableBody, jsonInit, prepareRequest } from '../../src/client/call/request.js';
 import { ResolvedOptions } from '../../src/client/options/resolve.js';
-import { isReplayableBody, jsonInit, prepareRequest } from '../../src/client/request.js';
 
 const policy = new ResolvedOptions({}).forHost('a.com', 'a.com');
 const noKeys = new ResolvedOptions({ idempotency: false }).forHost('a.com', 'a.com');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isPushback } from '../../src/client/answer.js';
+import { isPushback } from '../../src/client/call/answer.js';
 import { planRetry, type RetryInput } from '../../src/client/retry/retry-plan.js';
 import { defaultShouldRetry } from '../../src/client/retry/retry-rule.js';
 import { parseRateLimitHeaders } from '../../src/headers/index.js';

@@ -3,10 +3,10 @@
  * not processed, unless the host honours keys), and which hosts are known to honour keys.
  */
 import { describe, expect, it } from 'vitest';
-import { answerHonoursKey, listedProvider } from '../../src/client/key-honour.js';
+import { answerHonoursKey, listedProvider } from '../../src/client/call/key-honour.js';
 import { defaultShouldRetry } from '../../src/client/retry/retry-rule.js';
-import { TimeoutError } from '../../src/errors.js';
 import { isInvalidOptionError, LimitedClient, type RetryContext } from '../../src/index.js';
+import { TimeoutError } from '../../src/shared/errors.js';
 import { networkError } from './helpers.js';
 
 /** A POST's context: `unprocessed`, `pushback` and the host's keys as each case says. */

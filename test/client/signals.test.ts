@@ -4,7 +4,7 @@
  */
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { AbortScope } from '../../src/client/signals.js';
+import { AbortScope } from '../../src/client/call/signals.js';
 import { LimitedClient } from '../../src/index.js';
 import { FakeClock } from './helpers.js';
 

@@ -4,8 +4,8 @@ import {
   type StateStore,
   type Transaction,
   updateAt,
-} from '../../src/client/store.js';
-import type { Clock } from '../../src/clock.js';
+} from '../../src/client/host/store.js';
+import type { Clock } from '../../src/shared/clock.js';
 import { FakeClock } from './helpers.js';
 
 const inc: Transaction<number, number> = {

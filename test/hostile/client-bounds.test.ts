@@ -7,7 +7,7 @@
  * one listener on a shared signal (`client-shared-signal.test.ts`).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { TargetCache } from '../../src/client/engine.js';
+import { TargetCache } from '../../src/client/entries/engine.js';
 import { FLIGHT_TTL_MS, type FlightsState } from '../../src/client/rules/flights.js';
 import { MAX_POLICIES } from '../../src/client/rules/quota.js';
 import { SALESFORCE_MAX_MEMBERS } from '../../src/headers/vendor-quotas.js';

@@ -7,7 +7,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
-import { MAX_VIEWED_BODY_BYTES } from '../../src/client/request-view.js';
+import { MAX_VIEWED_BODY_BYTES } from '../../src/client/call/request-view.js';
 import { type CostContext, wrapFetch } from '../../src/index.js';
 import { closeAll, start } from '../client/integration/server.js';
 

@@ -3,7 +3,7 @@
  * messages, error fields, events. (Node's fetch refuses such URLs; a custom fetch may not.)
  */
 import { describe, expect, it } from 'vitest';
-import { withoutCredentials } from '../../src/client/request.js';
+import { withoutCredentials } from '../../src/client/call/request.js';
 import { wrapFetch } from '../../src/index.js';
 
 const SECRET = 's3cr3t';

@@ -5,7 +5,6 @@
  */
 import parse from 'parse-prometheus-text-format';
 import { describe, expect, it } from 'vitest';
-import { Emitter } from '../../src/client/events.js';
 import type { ClientEvents, ClientStats } from '../../src/client/types.js';
 import { MAX_CACHED_ORIGINS, OriginAttributes } from '../../src/otel/attributes.js';
 import { instrument, MAX_SERIES } from '../../src/otel/client-metrics.js';
@@ -16,6 +15,7 @@ import {
   MAX_NEAR_KEYS,
   ServerMetrics,
 } from '../../src/server/metrics/server-metrics.js';
+import { Emitter } from '../../src/shared/events.js';
 import { pointsOf, sumOf, testMeter } from './meter.js';
 
 const route = { label: '* /x', limits: [{ name: 'p' }], retryAfter: 'seconds' };

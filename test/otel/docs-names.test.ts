@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import type { Meter } from '@opentelemetry/api';
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { describe, expect, it } from 'vitest';
-import { CHANNEL_NAMES } from '../../src/client/diag-channels.js';
+import { CHANNEL_NAMES } from '../../src/client/host/diag-channels.js';
 import { LimitedClient, MemoryStateStore } from '../../src/index.js';
 import { instrument, instrumentStore } from '../../src/otel/index.js';
 import { createMockServer } from '../../src/server/index.js';

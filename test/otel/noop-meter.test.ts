@@ -6,9 +6,9 @@
 import { createNoopMeter } from '@opentelemetry/api';
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { describe, expect, it } from 'vitest';
-import { Emitter } from '../../src/client/events.js';
 import type { ClientEvents, ClientStats } from '../../src/client/types.js';
 import { instrument } from '../../src/otel/index.js';
+import { Emitter } from '../../src/shared/events.js';
 
 /** A target that writes down every event `instrument()` listens to and every `stats()` read. */
 function target() {

@@ -16,8 +16,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { MemoryStateStore } from '../../src/client/host/store.js';
 import { DEFAULTS } from '../../src/client/options/schema.js';
-import { MemoryStateStore } from '../../src/client/store.js';
 import { DEFAULTS as REDIS_STORE_DEFAULTS } from '../../src/redis/redis-store.js';
 import { CONCURRENCY_RETRY_AFTER_MS } from '../../src/server/algorithms/concurrency-limit.js';
 import {
@@ -94,7 +94,7 @@ const program = ts.createProgram(
   [
     'src/client/options/types.ts',
     'src/client/types.ts',
-    'src/client/store.ts',
+    'src/client/host/store.ts',
     'src/server/http/config.ts',
     'src/server/memory-store.ts',
     'src/redis/redis-store.ts',
@@ -269,7 +269,7 @@ const TABLES: { heading: string; options: Set<string>; defaults: Map<string, unk
   },
   {
     heading: 'MemoryStateStore',
-    options: optionPaths(typeNamed('src/client/store.ts', 'MemoryStateStoreOptions')),
+    options: optionPaths(typeNamed('src/client/host/store.ts', 'MemoryStateStoreOptions')),
     // Measured, not read: a constant in the core would cost its browser bundle bytes.
     defaults: new Map([['maxKeys', memoryStateStoreMaxKeys()]]),
   },

@@ -6,9 +6,9 @@
  * Over loopback and the real Redis; each "process" has its own connection, store and client.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type Clock, systemClock } from '../../src/clock.js';
 import { LimitedClient } from '../../src/index.js';
 import { RedisStore } from '../../src/redis/index.js';
+import { type Clock, systemClock } from '../../src/shared/clock.js';
 import { type ScriptedServer, scriptedServer } from '../hostile/helpers.js';
 import { type Connection, cleanUp, connect, describeRedis, uniquePrefix } from './helpers.js';
 

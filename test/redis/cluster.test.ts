@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { createCluster } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Transaction } from '../../src/client/store.js';
+import type { Transaction } from '../../src/client/host/store.js';
 import { RedisStore } from '../../src/redis/index.js';
 import { LIMITER_LIBRARY } from '../../src/redis/lua/index.js';
 import { FixedWindow, Gcra, type RateLimiter, TokenBucket } from '../../src/server/index.js';

@@ -11,7 +11,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RedisClientType } from 'redis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Transaction } from '../../src/client/store.js';
+import type { Transaction } from '../../src/client/host/store.js';
 import { isStoreUnavailableError, RedisStore } from '../../src/redis/index.js';
 import {
   createMockServer,

@@ -6,7 +6,6 @@
  */
 import type { RedisClientType } from 'redis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { isInvalidOptionError } from '../../src/errors.js';
 import { RedisStore } from '../../src/redis/index.js';
 import { LIMITER_LIBRARY, luaScript } from '../../src/redis/lua/index.js';
 import { ScriptRunner } from '../../src/redis/runner.js';
@@ -20,6 +19,7 @@ import {
   SlidingWindowCounter,
   TokenBucket,
 } from '../../src/server/index.js';
+import { isInvalidOptionError } from '../../src/shared/errors.js';
 import {
   type Connection,
   connect,

@@ -8,7 +8,7 @@
  */
 import type { RedisClientType } from 'redis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Transaction } from '../../src/client/store.js';
+import type { Transaction } from '../../src/client/host/store.js';
 import { wrapFetch } from '../../src/index.js';
 import { RedisStore } from '../../src/redis/index.js';
 import { REPLAY_CONCURRENCY } from '../../src/redis/shared-state.js';

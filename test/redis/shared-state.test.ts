@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RedisClientType } from 'redis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Transaction } from '../../src/client/store.js';
+import type { Transaction } from '../../src/client/host/store.js';
 import { RedisStore } from '../../src/redis/index.js';
 import { FixedWindow } from '../../src/server/index.js';
 import {

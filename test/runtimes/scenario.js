@@ -32,7 +32,7 @@ const CORE_MARKS = ['/dist/', '/node_modules/structured-headers/', 'limited-clie
 
 /**
  * The one read of a Node global the core makes on purpose: `process`, by the function that looks
- * for `process.getBuiltinModule('node:diagnostics_channel')` (src/client/diag-channels.ts), once
+ * for `process.getBuiltinModule('node:diagnostics_channel')` (src/client/host/diag-channels.ts), once
  * per load of the core. Counted apart (`probes`), and only when it is that function's own frame.
  */
 const DIAGNOSTICS_PROBE = { name: 'process', frame: 'findDiagnosticsChannel' };

@@ -8,10 +8,10 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isInvalidOptionError } from '../../src/errors.js';
 import { parseRateLimitHeaders } from '../../src/headers/index.js';
 import { type CliIo, parseCli, runCli } from '../../src/server/cli.js';
 import { createMockServer, type MockServerConfig } from '../../src/server/index.js';
+import { isInvalidOptionError } from '../../src/shared/errors.js';
 import { until } from './http/helpers.js';
 
 describe('parseCli', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidOptionError } from '../../src/errors.js';
 import { FixedWindow } from '../../src/server/index.js';
+import { InvalidOptionError } from '../../src/shared/errors.js';
 
 describe('FixedWindow', () => {
   it('seed: five at t=999 and five at t=1000 all pass a limit of 5 per second (the boundary burst)', async () => {

@@ -8,7 +8,7 @@
  */
 import { Agent, type Dispatcher, request, fetch as undiciFetch } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BODY_GRACE_MS } from '../../src/client/open-bodies.js';
+import { BODY_GRACE_MS } from '../../src/client/call/open-bodies.js';
 import type { LimitedClientOptions } from '../../src/index.js';
 import { type LimitedInterceptor, limited } from '../../src/undici/index.js';
 import { FakeClock, flush } from '../client/helpers.js';

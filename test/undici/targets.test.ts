@@ -1,7 +1,7 @@
 /**
  * Which host a request through the interceptor belongs to, when requests alternate between
  * origins and paths: the interceptor remembers the last origin and path it parsed
- * (`DispatchTargets` in `src/client/entry.ts`), and a request to another one must never take
+ * (`DispatchTargets` in `src/client/entries/entry.ts`), and a request to another one must never take
  * the last one's host or URL.
  */
 import type { Dispatcher } from 'undici';

@@ -9,9 +9,9 @@
  *
  * @module
  */
-import type { Clock } from '../../clock.js';
-import { REPORTS_BODY_END } from '../body-watch.js';
-import { onAbort } from '../signals.js';
+import type { Clock } from '../../shared/clock.js';
+import { REPORTS_BODY_END } from '../call/body-watch.js';
+import { onAbort } from '../call/signals.js';
 import { type BodyLimits, parseBodyLimits } from './parse.js';
 
 /** Most bytes of an answer's body read (64 KiB): a larger body is passed through unread. */

@@ -7,8 +7,8 @@
  *
  * @module
  */
-import type { Cost } from '../cost.js';
-import type { PreparedRequest } from '../request.js';
+import type { Cost } from '../call/cost.js';
+import type { PreparedRequest } from '../call/request.js';
 import { POINTS } from './parse.js';
 
 /** Routes whose cost a host remembers, at most; the least recently answered goes first. */

@@ -7,9 +7,9 @@
  *
  * @module
  */
-import { InvalidOptionError } from '../../errors.js';
-import { invalidOption } from '../../option-checks.js';
-import { hostPatternProblem } from '../host-match.js';
+import { InvalidOptionError } from '../../shared/errors.js';
+import { invalidOption } from '../../shared/option-checks.js';
+import { hostPatternProblem } from '../host/host-match.js';
 import type { LimitedInitOptions, LimitedRequestInit } from '../types.js';
 import { checkBurst, checkBurstHasRate } from './cross-checks.js';
 import { assertValid } from './parts.js';

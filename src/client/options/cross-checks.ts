@@ -4,8 +4,8 @@
  *
  * @module
  */
-import { invalidOption } from '../../option-checks.js';
-import { HostMatcher } from '../host-match.js';
+import { invalidOption } from '../../shared/option-checks.js';
+import { HostMatcher } from '../host/host-match.js';
 import type { HostOptions, LimitedClientOptions } from './types.js';
 
 /**

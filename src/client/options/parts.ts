@@ -10,9 +10,9 @@
  *
  * @module
  */
-import type { RequestContext } from '../../errors.js';
-import { InvalidOptionError } from '../../errors.js';
-import { invalidOption, optionPath, valueAt } from '../../option-checks.js';
+import type { RequestContext } from '../../shared/errors.js';
+import { InvalidOptionError } from '../../shared/errors.js';
+import { invalidOption, optionPath, valueAt } from '../../shared/option-checks.js';
 
 /** What is wrong with a value: where under it (`['retry', 'retries']`) and what is allowed. */
 export interface Problem {

@@ -5,16 +5,16 @@
  *
  * @module
  */
-import type { Clock } from '../../clock.js';
-import type { CostVector } from '../cost.js';
-import { HostMatcher } from '../host-match.js';
-import { listedProvider } from '../key-honour.js';
+import type { Clock } from '../../shared/clock.js';
+import type { CostVector } from '../call/cost.js';
+import { listedProvider } from '../call/key-honour.js';
+import { HostMatcher } from '../host/host-match.js';
+import type { StateStore } from '../host/store.js';
 import type { WaitJitter } from '../retry/backoff.js';
 import type { BreakerConfig } from '../rules/breaker.js';
 import { FLIGHT_TTL_MS } from '../rules/flights.js';
 import { bindRules, type HostRulesConfig, type RuleSet } from '../rules/host-rules.js';
 import { type AnyRuleModule, RULES } from '../rules/registry.js';
-import type { StateStore } from '../store.js';
 import type { ShouldRetry } from '../types.js';
 import { parseOptions } from './check.js';
 import { DEFAULTS, OBJECT_OPTIONS } from './schema.js';

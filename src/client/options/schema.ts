@@ -8,10 +8,10 @@
  *
  * @module
  */
-import { CLOCK_PROBLEM, type Clock, isClock } from '../../clock.js';
-import type { Same } from '../../option-checks.js';
-import { type CostVector, costOf, costProblem } from '../cost.js';
-import type { StateStore } from '../store.js';
+import { CLOCK_PROBLEM, type Clock, isClock } from '../../shared/clock.js';
+import type { Same } from '../../shared/option-checks.js';
+import { type CostVector, costOf, costProblem } from '../call/cost.js';
+import type { StateStore } from '../host/store.js';
 import type { LimitedInitOptions, LimitedRequestInit, ShouldRetry } from '../types.js';
 import {
   bool,

@@ -6,13 +6,13 @@
  *
  * @module
  */
-import type { Clock } from '../../clock.js';
-import type { CostVector } from '../cost.js';
-import type { CostContext } from '../request-view.js';
-import type { StateStore } from '../store.js';
+import type { Clock } from '../../shared/clock.js';
+import type { CostVector } from '../call/cost.js';
+import type { CostContext } from '../call/request-view.js';
+import type { StateStore } from '../host/store.js';
 import type { ShouldRetry } from '../types.js';
 
-export type { CostContext } from '../request-view.js';
+export type { CostContext } from '../call/request-view.js';
 
 /** Retry options. */
 export interface RetryOptions {

@@ -4,10 +4,10 @@
  *
  * @module
  */
-import type { Call, Outcome } from '../attempt.js';
-import { circuitOpen, giveUp, letGoOf } from '../call-end.js';
-import type { HostParts } from '../host-parts.js';
-import type { PreparedRequest } from '../request.js';
+import type { Call, Outcome } from '../call/attempt.js';
+import { circuitOpen, giveUp, letGoOf } from '../call/call-end.js';
+import type { PreparedRequest } from '../call/request.js';
+import type { HostParts } from '../host/host-parts.js';
 import type { PacedRetries } from './paced-retries.js';
 import { grantRetry } from './retry-grant.js';
 import type { RetryPlan } from './retry-plan.js';

@@ -11,7 +11,7 @@
  *
  * @module
  */
-import type { Outcome } from '../attempt.js';
+import type { Outcome } from '../call/attempt.js';
 import type { Ticket } from '../rules/contract.js';
 import { ownRefusal } from '../rules/pace.js';
 import { pacedRetry } from './retry-grant.js';

@@ -12,10 +12,10 @@
  *
  * @module
  */
-import { RetryBudgetExhaustedError } from '../../errors.js';
-import type { Call, Outcome } from '../attempt.js';
-import { giveUp } from '../call-end.js';
-import type { HostParts } from '../host-parts.js';
+import { RetryBudgetExhaustedError } from '../../shared/errors.js';
+import type { Call, Outcome } from '../call/attempt.js';
+import { giveUp } from '../call/call-end.js';
+import type { HostParts } from '../host/host-parts.js';
 import type { RetryPlan } from './retry-plan.js';
 
 /**

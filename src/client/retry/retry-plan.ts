@@ -7,11 +7,11 @@
  * @module
  */
 import type { RateLimitInfo } from '../../headers/types.js';
-import { provesUnprocessed } from '../answer.js';
-import type { Call, Outcome } from '../attempt.js';
-import { isTransientNetworkError } from '../network-errors.js';
+import { provesUnprocessed } from '../call/answer.js';
+import type { Call, Outcome } from '../call/attempt.js';
+import { isTransientNetworkError } from '../call/network-errors.js';
+import type { PreparedRequest } from '../call/request.js';
 import type { HostConfig } from '../options/resolve.js';
-import type { PreparedRequest } from '../request.js';
 import { pushbackWait } from '../rules/hold.js';
 import type { GiveUpReason, RetryContext, ShouldRetry } from '../types.js';
 import { fullJitter, serverWait, type WaitJitter } from './backoff.js';

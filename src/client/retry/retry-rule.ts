@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { isTimeoutError } from '../../errors.js';
+import { isTimeoutError } from '../../shared/errors.js';
 import type { RetryContext } from '../types.js';
 
 /** Methods RFC 9110 defines as idempotent (TRACE left out: nobody retries it). */

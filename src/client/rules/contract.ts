@@ -37,7 +37,7 @@
  */
 
 import type { QuotaPolicy, RateLimitInfo } from '../../headers/types.js';
-import type { UnitCosts } from '../cost.js';
+import type { UnitCosts } from '../call/cost.js';
 import type { WaitJitter } from '../retry/backoff.js';
 
 /** What the client has learned about a host: nothing yet, answers without policies, or policies. */

@@ -19,7 +19,7 @@
  * An answer that declares a concurrency policy (`qu="concurrent-requests"`) does not end its
  * request: the server counts it until its response ends, so it stays in flight (a slot taken)
  * until its body ends (`keepsFlightOpen`; the pipeline then settles {@link bodyEnd}'s ticket, see
- * `src/client/open-bodies.ts`), or until its time is up. Its units are `open` meanwhile: counted
+ * `src/client/call/open-bodies.ts`), or until its time is up. Its units are `open` meanwhile: counted
  * in `requests` (a concurrency policy waits for them, as a probe does) but not published as
  * `units`, since the server has counted them already (a report is not lowered by them again);
  * they are published as `open`. Each ticket carries what was in flight, open bodies included, when
@@ -28,7 +28,7 @@
  * @module
  */
 import type { RateLimitInfo } from '../../headers/types.js';
-import type { UnitCosts } from '../cost.js';
+import type { UnitCosts } from '../call/cost.js';
 import type { RuleModule, Ticket, View } from './contract.js';
 import { CONCURRENT } from './learned-policy.js';
 

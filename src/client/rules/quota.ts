@@ -23,7 +23,7 @@
  */
 import { compareRestrictiveness } from '../../headers/policy.js';
 import type { QuotaPolicy } from '../../headers/types.js';
-import { charge } from '../cost.js';
+import { charge } from '../call/cost.js';
 import {
   type Answer,
   GO,

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { ReplayableTransaction } from '../store.js';
+import type { ReplayableTransaction } from '../host/store.js';
 import type { Answer, Request } from './contract.js';
 import {
   type AdmitResult,

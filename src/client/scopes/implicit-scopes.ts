@@ -11,7 +11,7 @@
  * @module
  */
 import type { RateLimitInfo } from '../../headers/types.js';
-import type { PreparedRequest } from '../request.js';
+import type { PreparedRequest } from '../call/request.js';
 import { KNOWN_MODEL_ORIGINS, modelScopeOf, speaksModelDialect } from './model-scope.js';
 import { MAX_SCOPE_NAMES } from './route-scopes.js';
 import { RouteSplit, routeKey } from './route-split.js';

@@ -4,10 +4,10 @@
  *
  * @module
  */
-import type { RequestContext } from '../../errors.js';
-import type { Outcome } from '../attempt.js';
-import type { HostParts } from '../host-parts.js';
-import type { PreparedRequest } from '../request.js';
+import type { RequestContext } from '../../shared/errors.js';
+import type { Outcome } from '../call/attempt.js';
+import type { PreparedRequest } from '../call/request.js';
+import type { HostParts } from '../host/host-parts.js';
 import type { Ticket } from '../rules/contract.js';
 
 const noop = () => {};

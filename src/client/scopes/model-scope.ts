@@ -10,8 +10,8 @@
  * @module
  */
 import type { RateLimitInfo } from '../../headers/types.js';
-import type { PreparedRequest } from '../request.js';
-import { RequestView } from '../request-view.js';
+import type { PreparedRequest } from '../call/request.js';
+import { RequestView } from '../call/request-view.js';
 import { usable } from './answer-scope.js';
 
 /**

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { HostParts } from '../host-parts.js';
+import type { HostParts } from '../host/host-parts.js';
 
 /** Scope lanes kept per host pipeline at once (the host's own lane not counted). */
 export const MAX_SCOPES = 64;

@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { isPromise, type StateStore, type Transaction } from '../store.js';
+import { isPromise, type StateStore, type Transaction } from '../host/store.js';
 import { CONTROL_CHARACTERS, MAX_SCOPE_NAME } from './answer-scope.js';
 import { MAX_ROUTE_LENGTH } from './route-key.js';
 import { MAX_ROUTES, type RouteScopes, type SharedRoute } from './route-scopes.js';

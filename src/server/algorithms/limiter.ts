@@ -4,7 +4,7 @@
  * @module
  */
 import { z } from 'zod';
-import { type Clock, systemClock } from '../../clock.js';
+import { type Clock, systemClock } from '../../shared/clock.js';
 import { MemoryStore } from '../memory-store.js';
 import { clockSchema, storeSchema } from '../options.js';
 import type { LimiterSpec, RateLimitStore, StoreDecision } from '../store.js';

@@ -7,7 +7,7 @@
  * @module
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../shared/clock.js';
 import type { CompiledRoute } from '../http/compile.js';
 import { httpDate } from '../http/exchange.js';
 import type { MockServerStats, StatsRecorder } from '../http/stats.js';

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../shared/clock.js';
 import { ConcurrencyLimit } from '../algorithms/concurrency-limit.js';
 import { FixedWindow } from '../algorithms/fixed-window.js';
 import { Gcra } from '../algorithms/gcra.js';

@@ -6,9 +6,9 @@
  */
 import { validateHeaderValue } from 'node:http';
 import { z } from 'zod';
-import type { Clock } from '../../clock.js';
-import { InvalidOptionError } from '../../errors.js';
-import type { Same } from '../../option-checks.js';
+import type { Clock } from '../../shared/clock.js';
+import { InvalidOptionError } from '../../shared/errors.js';
+import type { Same } from '../../shared/option-checks.js';
 import { concurrencyLimitShape } from '../algorithms/concurrency-limit.js';
 import { fixedWindowShape } from '../algorithms/fixed-window.js';
 import { gcraShape } from '../algorithms/gcra.js';

@@ -4,7 +4,7 @@
  * @module
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../shared/clock.js';
 import type { Connections, Endable } from './connections.js';
 
 /** What an exchange's pending wait is aborted with: cheaper than the default DOMException. */

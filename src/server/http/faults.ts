@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../shared/clock.js';
 import type { FaultTrigger } from './config.js';
 import { FAULT_DEFAULTS } from './defaults.js';
 

@@ -5,8 +5,8 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { Emitter } from '../../client/events.js';
-import { type Clock, systemClock } from '../../clock.js';
+import { type Clock, systemClock } from '../../shared/clock.js';
+import { Emitter } from '../../shared/events.js';
 import type { Acquisition } from '../algorithms/limiter.js';
 import { Dashboard } from '../dashboard/serve.js';
 import { MemoryStore } from '../memory-store.js';

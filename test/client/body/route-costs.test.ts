@@ -7,8 +7,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RouteCosts, routeOf, wantsLook } from '../../../src/client/body/route-costs.js';
-import { ONE_REQUEST } from '../../../src/client/cost.js';
-import type { PreparedRequest } from '../../../src/client/request.js';
+import { ONE_REQUEST } from '../../../src/client/call/cost.js';
+import type { PreparedRequest } from '../../../src/client/call/request.js';
 import { wrapFetch } from '../../../src/index.js';
 
 const req = (url: string, method = 'POST', body?: unknown): PreparedRequest => ({

@@ -4,7 +4,7 @@
  * not count against the host's circuit breaker.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { isTransientNetworkError } from '../../../src/client/network-errors.js';
+import { isTransientNetworkError } from '../../../src/client/call/network-errors.js';
 import { LimitedClient } from '../../../src/index.js';
 import { closeAll, start } from './server.js';
 

@@ -6,9 +6,9 @@
  * a host that ignores keys: writes.int.test.ts.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { isTransientNetworkError } from '../../../src/client/network-errors.js';
-import { sleep } from '../../../src/clock.js';
+import { isTransientNetworkError } from '../../../src/client/call/network-errors.js';
 import { type CircuitState, LimitedClient } from '../../../src/index.js';
+import { sleep } from '../../../src/shared/clock.js';
 import { countingFetch, FakeClock, runOnFakeTime } from './fake-time.js';
 import { closeAll, pause, start } from './server.js';
 

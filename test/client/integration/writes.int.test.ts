@@ -8,9 +8,9 @@
  * Side effects are counted by the server (`stats()`), attempts by the client.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { isTimeoutError } from '../../../src/errors.js';
 import { LimitedClient, type LimitedClientOptions } from '../../../src/index.js';
 import type { FaultsConfig, MockServer } from '../../../src/server/index.js';
+import { isTimeoutError } from '../../../src/shared/errors.js';
 import { closeAll, pause, start } from './server.js';
 
 afterAll(closeAll);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chargeFor, toCost } from '../../../src/client/cost.js';
+import { chargeFor, toCost } from '../../../src/client/call/cost.js';
 import { findPolicy } from '../../../src/client/rules/quota.js';
 import { Host, open } from './harness.js';
 

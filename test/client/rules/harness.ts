@@ -3,8 +3,8 @@
  * on a state the test can look into.
  */
 
-import { isPushback } from '../../../src/client/answer.js';
-import type { Cost } from '../../../src/client/cost.js';
+import { isPushback } from '../../../src/client/call/answer.js';
+import type { Cost } from '../../../src/client/call/cost.js';
 import type { Again, Request, Ticket, Verdict } from '../../../src/client/rules/contract.js';
 import { bodyEnd } from '../../../src/client/rules/flights.js';
 import type { LearnConfig } from '../../../src/client/rules/host-rules.js';

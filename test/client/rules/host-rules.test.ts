@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { MemoryStateStore } from '../../../src/client/host/store.js';
 import type { Ticket } from '../../../src/client/rules/contract.js';
 import {
   type AdmitResult,
@@ -12,7 +13,6 @@ import {
   readTransaction,
   settleTransaction,
 } from '../../../src/client/rules/transactions.js';
-import { MemoryStateStore } from '../../../src/client/store.js';
 import { FakeClock } from '../helpers.js';
 
 const config: HostRulesConfig = {

@@ -6,7 +6,7 @@
  * server's, and a retry after a pushback waits for it (`retryAt`). On fake time.
  */
 import { describe, expect, it } from 'vitest';
-import { Engine, parseTarget } from '../../../src/client/engine.js';
+import { Engine, parseTarget } from '../../../src/client/entries/engine.js';
 import type { LimitedClientOptions } from '../../../src/client/options/types.js';
 import type { RuleModule, Ticket, WaitReason } from '../../../src/client/rules/contract.js';
 import { GO } from '../../../src/client/rules/contract.js';
@@ -19,7 +19,7 @@ import {
   walk,
 } from '../../../src/client/rules/host-rules.js';
 import { RULES } from '../../../src/client/rules/registry.js';
-import { isRateLimitError } from '../../../src/errors.js';
+import { isRateLimitError } from '../../../src/shared/errors.js';
 import { FakeClock, respond, scriptedFetch } from '../helpers.js';
 
 /** The window the host announced, epoch milliseconds: from `from`, until `until`. */

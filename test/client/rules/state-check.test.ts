@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { toCost } from '../../../src/client/cost.js';
+import { toCost } from '../../../src/client/call/cost.js';
 import {
   bindRules,
   type HostRulesConfig,

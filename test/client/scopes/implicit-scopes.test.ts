@@ -4,7 +4,7 @@
  * is in test/client/integration/scopes-models.int.test.ts and scopes-routes.int.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import type { PreparedRequest } from '../../../src/client/request.js';
+import type { PreparedRequest } from '../../../src/client/call/request.js';
 import { ImplicitScopes } from '../../../src/client/scopes/implicit-scopes.js';
 import { modelScopeOf } from '../../../src/client/scopes/model-scope.js';
 import { MAX_ROUTES, MAX_SCOPE_NAMES } from '../../../src/client/scopes/route-scopes.js';

@@ -3,8 +3,8 @@
  * listens.
  */
 import { describe, expect, it } from 'vitest';
-import { isInvalidOptionError } from '../../../src/errors.js';
 import { createMockServer } from '../../../src/server/index.js';
+import { isInvalidOptionError } from '../../../src/shared/errors.js';
 
 async function problem(config: unknown): Promise<{ option: string; message: string }> {
   try {

@@ -4,12 +4,12 @@
  * the server sends is visible here; the browser's side is test/runtimes/chromium.test.ts.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { isInvalidOptionError } from '../../../src/errors.js';
 import {
   createMockServer,
   type MockServer,
   type MockServerConfig,
 } from '../../../src/server/index.js';
+import { isInvalidOptionError } from '../../../src/shared/errors.js';
 
 /** What the routes of `start` may send: the IETF pair (their family), then the server's own. */
 const ALL_FIELDS = [

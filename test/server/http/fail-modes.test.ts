@@ -4,7 +4,6 @@
  * `test/redis/mock-server.test.ts` does the same with Redis paused.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { StoreUnavailableError } from '../../../src/errors.js';
 import { parseRateLimitHeaders } from '../../../src/headers/index.js';
 import { scaleLimit } from '../../../src/server/http/compile.js';
 import {
@@ -18,6 +17,7 @@ import {
   type StoreErrorEvent,
   type StoreRequest,
 } from '../../../src/server/index.js';
+import { StoreUnavailableError } from '../../../src/shared/errors.js';
 import { FakeClock } from './helpers.js';
 
 /** A memory store that throws `StoreUnavailableError` from every call while `down`. */

@@ -4,7 +4,7 @@
  */
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import type { Clock } from '../../../src/clock.js';
+import type { Clock } from '../../../src/shared/clock.js';
 
 interface Sleeper {
   until: number;

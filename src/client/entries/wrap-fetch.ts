@@ -3,12 +3,13 @@
  *
  * @module
  */
-import { invalidOption } from '../option-checks.js';
+
+import type { Listener } from '../../shared/events.js';
+import { invalidOption } from '../../shared/option-checks.js';
+import type { LimitedClientOptions } from '../options/types.js';
+import type { ClientEvents, ClientStats, LimitedRequestInit } from '../types.js';
 import { Engine, markWrapped } from './engine.js';
 import { Entry, withSurface } from './entry.js';
-import type { Listener } from './events.js';
-import type { LimitedClientOptions } from './options/types.js';
-import type { ClientEvents, ClientStats, LimitedRequestInit } from './types.js';
 
 /** A fetch function with the client's pipeline, plus its `stats`, events and `close`. */
 export interface WrappedFetch {

@@ -26,8 +26,8 @@
  *
  * @module
  */
-import type { Clock } from '../clock.js';
-import { Alarm, type InLine, Line } from './line.js';
+import type { Clock } from '../../shared/clock.js';
+import { Alarm, type InLine, Line } from '../queue/line.js';
 
 /**
  * How long a response body nobody reads keeps its request's slot, in milliseconds (see the module

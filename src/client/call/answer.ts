@@ -4,10 +4,11 @@
  *
  * @module
  */
-import { isTimeoutError } from '../errors.js';
-import type { RateLimitInfo } from '../headers/types.js';
+
+import type { RateLimitInfo } from '../../headers/types.js';
+import { isTimeoutError } from '../../shared/errors.js';
+import { comesBackNow } from '../rules/hold.js';
 import { isConnectionRefused, isTransientNetworkError } from './network-errors.js';
-import { comesBackNow } from './rules/hold.js';
 
 /** Statuses that count against the circuit breaker: the server failing, not refusing. */
 export const BREAKER_FAILURE_STATUSES: ReadonlySet<number> = new Set([500, 502, 503, 504]);

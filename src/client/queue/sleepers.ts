@@ -4,10 +4,10 @@
  *
  * @module
  */
-import type { Clock } from '../clock.js';
-import type { RequestContext } from '../errors.js';
+import type { Clock } from '../../shared/clock.js';
+import type { RequestContext } from '../../shared/errors.js';
+import { AbortScope } from '../call/signals.js';
 import type { KeepAlive } from './keep-alive.js';
-import { AbortScope } from './signals.js';
 
 /** See the module comment. */
 export class Sleepers {

@@ -17,16 +17,16 @@
  *
  * @module
  */
-import { abortReason } from '../clock.js';
-import { QueueFullError, QueueTimeoutError, type RequestContext } from '../errors.js';
+import { abortReason } from '../../shared/clock.js';
+import { QueueFullError, QueueTimeoutError, type RequestContext } from '../../shared/errors.js';
+import { onAbort } from '../call/signals.js';
+import type { MaybePromise } from '../host/store.js';
+import type { Ticket, WaitReason } from '../rules/contract.js';
+import type { AdmitResult } from '../rules/host-rules.js';
 import type { AdmissionDeps, AdmissionRequest } from './admission-deps.js';
 import type { Slots } from './host-slots.js';
 import { Alarm, type InLine, Line } from './line.js';
 import { refusalOf } from './refusals.js';
-import type { Ticket, WaitReason } from './rules/contract.js';
-import type { AdmitResult } from './rules/host-rules.js';
-import { onAbort } from './signals.js';
-import type { MaybePromise } from './store.js';
 
 /** How often a wait for "another answer" re-reads shared state (another process may answer). */
 export const POLL_MS = 250;

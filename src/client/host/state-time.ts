@@ -16,7 +16,7 @@
  *
  * @module
  */
-import type { Clock } from '../clock.js';
+import type { Clock } from '../../shared/clock.js';
 import type { StateStore } from './store.js';
 
 /** See the module comment. One per client, shared by its hosts. */

@@ -5,25 +5,25 @@
  *
  * @module
  */
-import { type Clock, systemClock } from '../clock.js';
-import { ClientClosedError, type RequestContext } from '../errors.js';
-import { invalidOption } from '../option-checks.js';
-import { Emitter } from './events.js';
-import type { PipelineShared } from './host-parts.js';
-import { KeepAlive } from './keep-alive.js';
-import { checkCallOptions } from './options/check.js';
-import { ResolvedOptions } from './options/resolve.js';
-import { MAX_PARTITION_LENGTH } from './options/schema.js';
-import type { LimitedClientOptions } from './options/types.js';
-import { HostPipeline } from './pipeline.js';
-import { HostRegistry } from './registry.js';
-import { mergeHeaders, prepareRequest, withoutCredentials } from './request.js';
-import { RequestView } from './request-view.js';
-import type { AnyRuleModule } from './rules/registry.js';
-import { StateTime } from './state-time.js';
-import { addCounters, type Counters, newCounters } from './stats.js';
-import { MemoryStateStore, type StateStore } from './store.js';
-import type { ClientEvents, ClientStats, HostStats, LimitedRequestInit } from './types.js';
+import { type Clock, systemClock } from '../../shared/clock.js';
+import { ClientClosedError, type RequestContext } from '../../shared/errors.js';
+import { Emitter } from '../../shared/events.js';
+import { invalidOption } from '../../shared/option-checks.js';
+import { mergeHeaders, prepareRequest, withoutCredentials } from '../call/request.js';
+import { RequestView } from '../call/request-view.js';
+import type { PipelineShared } from '../host/host-parts.js';
+import { HostPipeline } from '../host/pipeline.js';
+import { HostRegistry } from '../host/registry.js';
+import { StateTime } from '../host/state-time.js';
+import { addCounters, type Counters, newCounters } from '../host/stats.js';
+import { MemoryStateStore, type StateStore } from '../host/store.js';
+import { checkCallOptions } from '../options/check.js';
+import { ResolvedOptions } from '../options/resolve.js';
+import { MAX_PARTITION_LENGTH } from '../options/schema.js';
+import type { LimitedClientOptions } from '../options/types.js';
+import { KeepAlive } from '../queue/keep-alive.js';
+import type { AnyRuleModule } from '../rules/registry.js';
+import type { ClientEvents, ClientStats, HostStats, LimitedRequestInit } from '../types.js';
 
 /** Where a URL's host is, parsed once. */
 export interface Target {

@@ -6,9 +6,9 @@
  *
  * @module
  */
-import type { HostConfig } from './options/resolve.js';
+import type { HostConfig } from '../options/resolve.js';
+import type { LimitedRequestInit } from '../types.js';
 import { RequestView } from './request-view.js';
-import type { LimitedRequestInit } from './types.js';
 
 /** A call, ready for the pipeline. */
 export interface PreparedRequest {

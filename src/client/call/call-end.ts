@@ -6,19 +6,19 @@
  * @module
  */
 
-import type { RequestContext } from '../errors.js';
+import type { RequestContext } from '../../shared/errors.js';
 import {
   CircuitOpenError,
   isCostTooHighError,
   isQueueFullError,
   isQueueTimeoutError,
   isRateLimitError,
-} from '../errors.js';
+} from '../../shared/errors.js';
+import type { HostParts, OpenFlight } from '../host/host-parts.js';
+import type { Ticket } from '../rules/contract.js';
+import type { GiveUpReason } from '../types.js';
 import type { Call, Outcome } from './attempt.js';
-import type { HostParts, OpenFlight } from './host-parts.js';
 import type { BodySlot } from './open-bodies.js';
-import type { Ticket } from './rules/contract.js';
-import type { GiveUpReason } from './types.js';
 
 const noop = () => {};
 

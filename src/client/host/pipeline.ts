@@ -16,12 +16,27 @@
  *
  * @module
  */
-import { ClientClosedError, type RequestContext, TimeoutError } from '../errors.js';
-import type { RateLimitInfo } from '../headers/types.js';
-import { Admission } from './admission.js';
-import { type Call, readCall } from './attempt.js';
-import { RouteCosts } from './body/route-costs.js';
-import { CallRun } from './call-run.js';
+
+import type { RateLimitInfo } from '../../headers/types.js';
+import { ClientClosedError, type RequestContext, TimeoutError } from '../../shared/errors.js';
+import { RouteCosts } from '../body/route-costs.js';
+import { type Call, readCall } from '../call/attempt.js';
+import { CallRun } from '../call/call-run.js';
+import { OpenBodies } from '../call/open-bodies.js';
+import type { PreparedRequest } from '../call/request.js';
+import { AbortScope } from '../call/signals.js';
+import type { HostConfig } from '../options/resolve.js';
+import { Admission } from '../queue/admission.js';
+import { Slots } from '../queue/host-slots.js';
+import { Sleepers } from '../queue/sleepers.js';
+import { CircuitBreaker } from '../rules/breaker.js';
+import type { AdmitResult } from '../rules/host-rules.js';
+import { scopeOfAnswer } from '../scopes/answer-scope.js';
+import { ImplicitScopes } from '../scopes/implicit-scopes.js';
+import { RouteScopes } from '../scopes/route-scopes.js';
+import { ScopeLanes } from '../scopes/scope-lanes.js';
+import { SharedRoutes } from '../scopes/shared-routes.js';
+import type { HostStats, LimitedRequestInit } from '../types.js';
 import type {
   HostParts,
   HostWide,
@@ -30,22 +45,8 @@ import type {
   ScopeOutcome,
 } from './host-parts.js';
 import { HostReport } from './host-report.js';
-import { Slots } from './host-slots.js';
 import { HostStore } from './host-store.js';
-import { OpenBodies } from './open-bodies.js';
-import type { HostConfig } from './options/resolve.js';
-import type { PreparedRequest } from './request.js';
-import { CircuitBreaker } from './rules/breaker.js';
-import type { AdmitResult } from './rules/host-rules.js';
-import { scopeOfAnswer } from './scopes/answer-scope.js';
-import { ImplicitScopes } from './scopes/implicit-scopes.js';
-import { RouteScopes } from './scopes/route-scopes.js';
-import { ScopeLanes } from './scopes/scope-lanes.js';
-import { SharedRoutes } from './scopes/shared-routes.js';
-import { AbortScope } from './signals.js';
-import { Sleepers } from './sleepers.js';
 import { hostStats, stateStats } from './stats.js';
-import type { HostStats, LimitedRequestInit } from './types.js';
 
 /** What separates a scope's name from its host's in a store key (never in a scope's name). */
 const SCOPE_SEPARATOR = '\u001f';

@@ -3,13 +3,14 @@
  *
  * @module
  */
-import { invalidOption } from '../option-checks.js';
+
+import type { Listener } from '../../shared/events.js';
+import { invalidOption } from '../../shared/option-checks.js';
+import { jsonInit } from '../call/request.js';
+import type { LimitedClientOptions } from '../options/types.js';
+import type { ClientEvents, ClientStats, LimitedRequestInit } from '../types.js';
 import { Engine, markWrapped } from './engine.js';
 import { Entry } from './entry.js';
-import type { Listener } from './events.js';
-import type { LimitedClientOptions } from './options/types.js';
-import { jsonInit } from './request.js';
-import type { ClientEvents, ClientStats, LimitedRequestInit } from './types.js';
 
 /**
  * A fetch client that stays under the server's limits. Every request goes through the pipeline of

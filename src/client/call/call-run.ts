@@ -5,8 +5,21 @@
  *
  * @module
  */
-import { abortReason } from '../clock.js';
-import { isClientClosedError, isLimitedClientError } from '../errors.js';
+import { abortReason } from '../../shared/clock.js';
+import { isClientClosedError, isLimitedClientError } from '../../shared/errors.js';
+import type { HostParts, OpenFlight } from '../host/host-parts.js';
+import type { MaybePromise } from '../host/store.js';
+import {
+  type CallSoFar,
+  type NextAttempt,
+  planNext,
+  type Step,
+  waitForRetry,
+} from '../retry/next-attempt.js';
+import { PacedRetries } from '../retry/paced-retries.js';
+import { defaultShouldRetry } from '../retry/retry-rule.js';
+import type { Ticket } from '../rules/contract.js';
+import { settleInLane } from '../scopes/lane-settle.js';
 import { healthOf } from './answer.js';
 import { type Call, endAttempt, type Outcome, type Sending, startAttempt } from './attempt.js';
 import { watchBody } from './body-watch.js';
@@ -19,22 +32,9 @@ import {
   letGoOf,
   refusalReason,
 } from './call-end.js';
-import type { HostParts, OpenFlight } from './host-parts.js';
 import { learnKeys } from './key-honour.js';
 import type { BodySlot } from './open-bodies.js';
 import type { PreparedRequest } from './request.js';
-import {
-  type CallSoFar,
-  type NextAttempt,
-  planNext,
-  type Step,
-  waitForRetry,
-} from './retry/next-attempt.js';
-import { PacedRetries } from './retry/paced-retries.js';
-import { defaultShouldRetry } from './retry/retry-rule.js';
-import type { Ticket } from './rules/contract.js';
-import { settleInLane } from './scopes/lane-settle.js';
-import type { MaybePromise } from './store.js';
 
 /** See the module comment. */
 export class CallRun {

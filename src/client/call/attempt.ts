@@ -4,21 +4,22 @@
  *
  * @module
  */
-import { abortReason, type Clock } from '../clock.js';
-import { type RequestContext, TimeoutError } from '../errors.js';
-import { parseRateLimitHeaders } from '../headers/parse.js';
-import type { RateLimitInfo } from '../headers/types.js';
-import { invalidOption } from '../option-checks.js';
-import { lookAtBody } from './body/look.js';
-import { type BodyLimits, mergeInfo } from './body/parse.js';
-import { type RouteCosts, routeOf, wantsLook } from './body/route-costs.js';
+
+import { parseRateLimitHeaders } from '../../headers/parse.js';
+import type { RateLimitInfo } from '../../headers/types.js';
+import { abortReason, type Clock } from '../../shared/clock.js';
+import { type RequestContext, TimeoutError } from '../../shared/errors.js';
+import { invalidOption } from '../../shared/option-checks.js';
+import { lookAtBody } from '../body/look.js';
+import { type BodyLimits, mergeInfo } from '../body/parse.js';
+import { type RouteCosts, routeOf, wantsLook } from '../body/route-costs.js';
+import type { HostConfig } from '../options/resolve.js';
+import { defaultShouldRetry } from '../retry/retry-rule.js';
+import type { LimitedRequestInit, ShouldRetry } from '../types.js';
 import { type Cost, costOf, costProblem, MAX_COST } from './cost.js';
-import type { HostConfig } from './options/resolve.js';
 import { type PreparedRequest, withoutCredentials } from './request.js';
 import { RequestView } from './request-view.js';
-import { defaultShouldRetry } from './retry/retry-rule.js';
 import { AbortScope, onAbort } from './signals.js';
-import type { LimitedRequestInit, ShouldRetry } from './types.js';
 
 /** Per-call options read from the caller's init. */
 export interface Call {

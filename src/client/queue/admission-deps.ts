@@ -5,13 +5,13 @@
  *
  * @module
  */
-import type { Clock } from '../clock.js';
-import type { RequestContext } from '../errors.js';
-import type { Cost } from './cost.js';
+import type { Clock } from '../../shared/clock.js';
+import type { RequestContext } from '../../shared/errors.js';
+import type { Cost } from '../call/cost.js';
+import type { MaybePromise } from '../host/store.js';
+import type { Ticket, WaitReason } from '../rules/contract.js';
+import type { AdmitResult, RuleSet } from '../rules/host-rules.js';
 import type { Slots } from './host-slots.js';
-import type { Ticket, WaitReason } from './rules/contract.js';
-import type { AdmitResult, RuleSet } from './rules/host-rules.js';
-import type { MaybePromise } from './store.js';
 
 /** What the queue needs from its host. */
 export interface AdmissionDeps {

@@ -5,23 +5,24 @@
  *
  * @module
  */
-import type { Clock } from '../clock.js';
-import type { RequestContext } from '../errors.js';
-import type { RateLimitInfo } from '../headers/types.js';
-import type { Admission } from './admission.js';
-import type { Emitter } from './events.js';
+
+import type { RateLimitInfo } from '../../headers/types.js';
+import type { Clock } from '../../shared/clock.js';
+import type { RequestContext } from '../../shared/errors.js';
+import type { Emitter } from '../../shared/events.js';
+import type { OpenBodies } from '../call/open-bodies.js';
+import type { PreparedRequest } from '../call/request.js';
+import type { HostConfig } from '../options/resolve.js';
+import type { Admission } from '../queue/admission.js';
+import type { KeepAlive } from '../queue/keep-alive.js';
+import type { Sleepers } from '../queue/sleepers.js';
+import type { CircuitBreaker } from '../rules/breaker.js';
+import type { Ticket } from '../rules/contract.js';
+import type { ClientEvents } from '../types.js';
 import type { HostReport } from './host-report.js';
 import type { HostStore } from './host-store.js';
-import type { KeepAlive } from './keep-alive.js';
-import type { OpenBodies } from './open-bodies.js';
-import type { HostConfig } from './options/resolve.js';
-import type { PreparedRequest } from './request.js';
-import type { CircuitBreaker } from './rules/breaker.js';
-import type { Ticket } from './rules/contract.js';
-import type { Sleepers } from './sleepers.js';
 import type { StateTime } from './state-time.js';
 import type { StateStore } from './store.js';
-import type { ClientEvents } from './types.js';
 
 /** What every pipeline shares with its client. */
 export interface PipelineShared {

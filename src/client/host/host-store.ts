@@ -10,24 +10,25 @@
  *
  * @module
  */
-import type { Clock } from '../clock.js';
-import type { RequestContext } from '../errors.js';
-import type { RateLimitInfo } from '../headers/types.js';
-import { isPushback } from './answer.js';
-import type { Cost } from './cost.js';
-import type { HostReport } from './host-report.js';
-import type { HostConfig } from './options/resolve.js';
-import type { Again, Ticket } from './rules/contract.js';
-import { bodyEnd, flights, keepsFlightOpen } from './rules/flights.js';
-import type { AdmitResult, HostState, RuleSet, Settled } from './rules/host-rules.js';
-import type { checkHostState } from './rules/state-check.js';
+
+import type { RateLimitInfo } from '../../headers/types.js';
+import type { Clock } from '../../shared/clock.js';
+import type { RequestContext } from '../../shared/errors.js';
+import { isPushback } from '../call/answer.js';
+import type { Cost } from '../call/cost.js';
+import type { HostConfig } from '../options/resolve.js';
+import type { Again, Ticket } from '../rules/contract.js';
+import { bodyEnd, flights, keepsFlightOpen } from '../rules/flights.js';
+import type { AdmitResult, HostState, RuleSet, Settled } from '../rules/host-rules.js';
+import type { checkHostState } from '../rules/state-check.js';
 import {
   admitTransaction,
   adoptTransaction,
   readTransaction,
   settleTransaction,
   type TransactionParts,
-} from './rules/transactions.js';
+} from '../rules/transactions.js';
+import type { HostReport } from './host-report.js';
 import type { StateTime } from './state-time.js';
 import {
   isPromise,

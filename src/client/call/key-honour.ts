@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { HostMatcher } from './host-match.js';
+import { HostMatcher } from '../host/host-match.js';
 
 /**
  * Providers whose API references document that they deduplicate requests by an `Idempotency-Key`

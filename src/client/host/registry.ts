@@ -10,7 +10,7 @@
  *
  * @module
  */
-import type { Clock } from '../clock.js';
+import type { Clock } from '../../shared/clock.js';
 
 /** What the registry needs from what it holds. */
 export interface Evictable {

@@ -16,7 +16,7 @@
  *
  * @module
  */
-import { abortReason, type Clock } from '../clock.js';
+import { abortReason, type Clock } from '../../shared/clock.js';
 
 const noop = () => {};
 

@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { type Clock, systemClock } from '../clock.js';
+import { type Clock, systemClock } from '../../shared/clock.js';
 
 /** A value, or a promise of it: stores may answer synchronously (memory) or not (network). */
 export type MaybePromise<T> = T | Promise<T>;

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { Clock } from '../clock.js';
+import type { Clock } from '../../shared/clock.js';
 
 /** What an entry of a {@link Line} carries. */
 export interface InLine {

@@ -5,15 +5,16 @@
  *
  * @module
  */
-import type { Clock } from '../clock.js';
-import type { RequestContext } from '../errors.js';
-import type { RateLimitInfo } from '../headers/types.js';
+
+import type { RateLimitInfo } from '../../headers/types.js';
+import type { Clock } from '../../shared/clock.js';
+import type { RequestContext } from '../../shared/errors.js';
+import type { Emitter } from '../../shared/events.js';
+import type { CircuitState } from '../rules/breaker.js';
+import type { WaitReason } from '../rules/contract.js';
+import type { ClientEvents, EventBase, GiveUpReason, StoreOperation } from '../types.js';
 import { type EventOutlet, eventOutlet } from './diag-channels.js';
-import type { Emitter } from './events.js';
-import type { CircuitState } from './rules/breaker.js';
-import type { WaitReason } from './rules/contract.js';
 import { type Counters, newCounters } from './stats.js';
-import type { ClientEvents, EventBase, GiveUpReason, StoreOperation } from './types.js';
 
 /** The events that concern one request, and what each carries besides the request's fields. */
 type RequestEvents = Exclude<keyof ClientEvents, 'circuit-state'>;

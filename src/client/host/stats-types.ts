@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { CircuitState } from './rules/breaker.js';
+import type { CircuitState } from '../rules/breaker.js';
 
 /** What the client knows of one of the server's policies, for `stats()`. */
 export interface PolicyStats {

@@ -7,8 +7,8 @@
  *
  * @module
  */
-import { CostTooHighError, RateLimitError, type RequestContext } from '../errors.js';
-import type { Wait } from './rules/contract.js';
+import { CostTooHighError, RateLimitError, type RequestContext } from '../../shared/errors.js';
+import type { Wait } from '../rules/contract.js';
 
 /**
  * The error a request held by `result` gets at once, or `undefined` when it should wait.

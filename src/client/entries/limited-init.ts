@@ -4,8 +4,8 @@
  *
  * @module
  */
-import { parseInitOptions } from './options/check.js';
-import type { LimitedInit, LimitedInitOptions } from './types.js';
+import { parseInitOptions } from '../options/check.js';
+import type { LimitedInit, LimitedInitOptions } from '../types.js';
 
 /**
  * A call's own options, checked and frozen, typed as fetch options without the fields an SDK sets

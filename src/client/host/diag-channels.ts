@@ -13,8 +13,8 @@
  *
  * @module
  */
-import type { Emitter } from './events.js';
-import type { ClientEvents } from './types.js';
+import type { Emitter } from '../../shared/events.js';
+import type { ClientEvents } from '../types.js';
 
 /** The channel name of each client event; `circuit-state` is the host's, the others a call's. */
 export const CHANNEL_NAMES = {

@@ -5,11 +5,11 @@
  * @module
  */
 
-import type { CircuitState } from './rules/breaker.js';
-import { availableRetries } from './rules/budget.js';
-import type { HostRulesConfig, HostState } from './rules/host-rules.js';
-import { newCounts } from './rules/sliding-counts.js';
-import type { HostStats, ScopeStats } from './types.js';
+import type { CircuitState } from '../rules/breaker.js';
+import { availableRetries } from '../rules/budget.js';
+import type { HostRulesConfig, HostState } from '../rules/host-rules.js';
+import { newCounts } from '../rules/sliding-counts.js';
+import type { HostStats, ScopeStats } from '../types.js';
 
 /** The counters of one host: the counting part of {@link HostStats} (see it for their meaning). */
 export type Counters = Pick<

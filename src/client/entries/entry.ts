@@ -6,9 +6,10 @@
  *
  * @module
  */
+
+import type { Listener } from '../../shared/events.js';
+import type { ClientEvents, ClientStats, LimitedRequestInit } from '../types.js';
 import { type Engine, parseTarget, type Target, TargetCache } from './engine.js';
-import type { Listener } from './events.js';
-import type { ClientEvents, ClientStats, LimitedRequestInit } from './types.js';
 
 /** A string that starts with a scheme: not resolved against the base URL. */
 const ABSOLUTE = /^[a-z][a-z0-9+.-]*:/i;
