@@ -10,6 +10,7 @@ const FIELDS = [
   'unit',
   'partitionKey',
   'scope',
+  'refill',
 ] as const satisfies readonly (keyof QuotaPolicy)[];
 
 /**

@@ -150,6 +150,8 @@ function apply(
     if (q.limit !== undefined) p.limit = q.limit;
     if (q.windowMs !== undefined) p.windowMs = q.windowMs;
     if (q.unit !== undefined) p.unit = q.unit;
+    // Said by the format, not learned: a refusal while paced still makes it a window (`refill.ts`).
+    if (q.refill !== undefined && p.refill === undefined) p.refill = q.refill;
     if (!fresh) continue;
     if (q.remaining !== undefined) {
       const before = p.remaining;

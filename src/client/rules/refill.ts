@@ -73,6 +73,8 @@ export interface RefillFields {
   trialAt?: number;
   /** Known to refill at once, its announced reset gave back only some units (a sliding log). */
   partialReset?: true;
+  /** When `remaining` was last reported, epoch milliseconds: a gradual one refills from there. */
+  reportedAt?: number;
 }
 
 /** The unit of a concurrency limit, which no time refills. */
@@ -108,7 +110,15 @@ export function refilledAt(p: RefillFields, need: number): number | undefined {
   if (rate === undefined) return undefined;
   const ruledOut = (t: number) => p.notBefore !== undefined && t <= p.notBefore;
   if (gradual(p)) {
-    if (p.paceAt === undefined) return undefined;
+    if (p.paceAt === undefined) {
+      // Not spent by the server's word, short of `need` by the estimate: what is missing comes
+      // back at the rate from the last report (OpenAI's, said gradual by the format).
+      const { reportedAt, remaining } = p;
+      if (reportedAt === undefined || remaining === undefined) return undefined;
+      // Never past the reset, when it is full again by the server's word.
+      const back = reportedAt + (Math.max(0, need - remaining) / rate) * PACE_MARGIN;
+      return Math.min(back, p.resetAt ?? back);
+    }
     const paced = p.paceAt + (Math.max(1, need) - 1) / rate;
     return ruledOut(paced) ? (p.resetAt ?? paced) : paced;
   }
@@ -184,6 +194,7 @@ export function learnRefill(p: RefillFields, report: RefillReport): void {
   const rate = rateOf(p);
   if (rate === undefined) return;
   const { before, remaining, need, inFlight, now } = report;
+  p.reportedAt = now;
   if (report.accepted) p.peak = Math.max(p.peak ?? 0, remaining + need);
   else if (p.refill === 'gradual') {
     // Refused while paced: its units do not come back at the declared rate after all (a

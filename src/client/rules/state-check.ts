@@ -84,6 +84,7 @@ const POLICY: Spec<LearnedPolicy> = {
   notBefore: new Opt(SERVER),
   trialAt: new Opt(SERVER),
   partialReset: new Opt([true] as const),
+  reportedAt: new Opt(PAST),
   // Where its reset runs late (late-reset.ts).
   windowBoundMs: new Opt('amount'),
   windowFirstAt: new Opt(PAST),
