@@ -10,7 +10,6 @@ const FIELDS = [
   'unit',
   'partitionKey',
   'scope',
-  'refill',
 ] as const satisfies readonly (keyof QuotaPolicy)[];
 
 /**

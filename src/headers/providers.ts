@@ -115,24 +115,7 @@ export function parseSuffixed(fields: FieldMap, now: number): QuotaPolicy[] | un
     else policy[kind] = parseRepeated(value, parseCount);
     byName.set(suffix, policy);
   }
-  for (const p of byName.values()) fillWindow(p);
   return byName.size > 0 ? finishPolicies([...byName.values()]) : undefined;
-}
-
-/**
- * OpenAI's token limits refill continuously and their reset says when full again (to the
- * millisecond): what is missing comes back over that time, so the whole limit over
- * `limit * reset / missing`, the window `refill.ts` paces a spent policy by. Nothing when full;
- * requests are left to be learned (a server of this dialect may count them in fixed windows).
- */
-function fillWindow(p: QuotaPolicy): void {
-  const { limit, remaining, resetMs } = p;
-  if (p.unit !== 'tokens' || limit === undefined || remaining === undefined) return;
-  if (resetMs === undefined) return;
-  if (remaining < limit && resetMs > 0) {
-    p.windowMs = Math.round((limit * resetMs) / (limit - remaining));
-    p.refill = 'gradual';
-  }
 }
 
 const ANTHROPIC = /^anthropic-ratelimit-(.+)-(limit|remaining|reset)$/;

@@ -68,11 +68,6 @@ export interface QuotaPolicy {
   partitionKey?: string;
   /** A provider-specific scope: Discord's `user` / `global` / `shared`. */
   scope?: string;
-  /**
-   * `'gradual'` where the format says units come back one by one, continuously (OpenAI's: its
-   * reset is when the policy is full again, its `windowMs` the time to fill it from empty).
-   */
-  refill?: 'gradual';
 }
 
 /**

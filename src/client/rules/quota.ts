@@ -32,6 +32,7 @@ import {
   type Verdict,
   type View,
 } from './contract.js';
+import { learnFillWindow } from './fill-window.js';
 import { learnLateReset } from './late-reset.js';
 import {
   CONCURRENT,
@@ -150,10 +151,9 @@ function apply(
     if (q.limit !== undefined) p.limit = q.limit;
     if (q.windowMs !== undefined) p.windowMs = q.windowMs;
     if (q.unit !== undefined) p.unit = q.unit;
-    // Said by the format, not learned: a refusal while paced still makes it a window (`refill.ts`).
-    if (q.refill !== undefined && p.refill === undefined) p.refill = q.refill;
     if (!fresh) continue;
     if (q.remaining !== undefined) {
+      learnFillWindow(p, q);
       const before = p.remaining;
       const inFlight = inFlightFor(p, view);
       p.remaining =

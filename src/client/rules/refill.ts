@@ -112,7 +112,7 @@ export function refilledAt(p: RefillFields, need: number): number | undefined {
   if (gradual(p)) {
     if (p.paceAt === undefined) {
       // Not spent by the server's word, short of `need` by the estimate: what is missing comes
-      // back at the rate from the last report (OpenAI's, said gradual by the format).
+      // back at the rate from the last report (a token bucket's, learned by `fill-window.ts`).
       const { reportedAt, remaining } = p;
       if (reportedAt === undefined || remaining === undefined) return undefined;
       // Never past the reset, when it is full again by the server's word.

@@ -85,6 +85,9 @@ const POLICY: Spec<LearnedPolicy> = {
   trialAt: new Opt(SERVER),
   partialReset: new Opt([true] as const),
   reportedAt: new Opt(PAST),
+  // Where a token policy's window is inferred from its answers (fill-window.ts).
+  fillWindowMs: new Opt('amount'),
+  fillMissing: new Opt('amount'),
   // Where its reset runs late (late-reset.ts).
   windowBoundMs: new Opt('amount'),
   windowFirstAt: new Opt(PAST),
