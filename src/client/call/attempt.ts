@@ -121,7 +121,8 @@ export function readCall(
     : typeof p.cost === 'function'
       ? p.cost(req.view ?? viewOf(req))
       : // The host's default cost, on a call in its model's scope: that call's tokens.
-        p.cost === 1 && scope !== undefined && scope === req.model
+        // (No model, no estimate: `scope` and `req.model` both undefined leave the cost 1.)
+        p.cost === 1 && scope === req.model
         ? (req.estimate ?? 1)
         : p.cost;
   const cost = costOf(given, p.maxCost);

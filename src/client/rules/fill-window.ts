@@ -16,44 +16,37 @@ export interface FillWindowFields {
   unit?: string;
   refill?: 'gradual' | 'at-once';
   /** The window the last answer implied, in milliseconds (`limit * reset / missing`). */
-  fillWindowMs?: number;
-  /** The units missing at that answer (`limit - remaining`), to bound its rounding. */
-  fillMissing?: number;
+  fillMs?: number;
 }
 
-/** Relative drift two answers' windows may show and still be one bucket's (its own arithmetic). */
-const DRIFT = 0.01;
+/** Relative drift two answers' windows may show and still be one bucket's: each reset's rounding
+ * (1 % at most, {@link MIN_RESET_MS}) and the bucket's own arithmetic. */
+const DRIFT = 0.03;
+
+/** The shortest reset compared, in milliseconds: its rounding to the millisecond is 1 % at most. */
+const MIN_RESET_MS = 100;
 
 /**
- * Reads one fresh report of a policy that declares no window (`reported.windowMs` absent): where
- * its window agrees with the previous answer's, sets `windowMs` and, unless learned otherwise,
- * `refill: 'gradual'`. A reset is exact to the millisecond, so each window is `limit / missing` ms
- * uncertain; beyond that, 1 %.
+ * Reads one fresh report of a policy with no window (none declared, none found yet): where
+ * its window agrees with the previous answer's, sets `windowMs` and `refill: 'gradual'` (a
+ * refusal while paced later makes it a window: `refill.ts`).
  */
 export function learnFillWindow(
   p: FillWindowFields,
-  reported: { windowMs?: number; remaining?: number; resetMs?: number },
+  reported: { remaining?: number; resetMs?: number },
 ): void {
   const { limit } = p;
-  const { remaining, resetMs } = reported;
-  if (p.unit !== 'tokens' || reported.windowMs !== undefined || limit === undefined) return;
-  if (remaining === undefined || resetMs === undefined) return;
+  // A declared window, or one found already, or a refill already learned: nothing to infer.
+  if (p.unit !== 'tokens' || p.windowMs !== undefined || p.refill || !limit) return;
+  const { remaining = limit, resetMs = 0 } = reported;
   const missing = limit - remaining;
-  if (missing <= 0 || resetMs <= 0 || !(limit > 0)) {
-    // Full: nothing to compare; the next short answer starts again.
-    delete p.fillWindowMs;
-    delete p.fillMissing;
-    return;
-  }
+  const prev = p.fillMs;
+  delete p.fillMs;
+  // Full, or a reset too short for its millisecond to be within 1 %: the next answer starts again.
+  if (missing <= 0 || resetMs < MIN_RESET_MS) return;
   const w = (limit * resetMs) / missing;
-  const prev = p.fillWindowMs;
-  const prevMissing = p.fillMissing;
-  p.fillWindowMs = w;
-  p.fillMissing = missing;
-  if (prev === undefined || prevMissing === undefined) return;
-  const slack = limit / missing + limit / prevMissing + DRIFT * Math.max(w, prev);
-  if (Math.abs(w - prev) > slack) return;
+  p.fillMs = w;
+  if (prev === undefined || Math.abs(w - prev) > DRIFT * Math.max(w, prev)) return;
   p.windowMs = Math.round(w);
-  // A refusal while paced has made it a window (`refill.ts`): that stays learned.
-  if (p.refill === undefined) p.refill = 'gradual';
+  p.refill = 'gradual';
 }

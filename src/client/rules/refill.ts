@@ -74,7 +74,7 @@ export interface RefillFields {
   /** Known to refill at once, its announced reset gave back only some units (a sliding log). */
   partialReset?: true;
   /** When `remaining` was last reported, epoch milliseconds: a gradual one refills from there. */
-  reportedAt?: number;
+  heardAt?: number;
 }
 
 /** The unit of a concurrency limit, which no time refills. */
@@ -113,10 +113,10 @@ export function refilledAt(p: RefillFields, need: number): number | undefined {
     if (p.paceAt === undefined) {
       // Not spent by the server's word, short of `need` by the estimate: what is missing comes
       // back at the rate from the last report (a token bucket's, learned by `fill-window.ts`).
-      const { reportedAt, remaining } = p;
-      if (reportedAt === undefined || remaining === undefined) return undefined;
+      if (p.heardAt === undefined) return undefined;
       // Never past the reset, when it is full again by the server's word.
-      const back = reportedAt + (Math.max(0, need - remaining) / rate) * PACE_MARGIN;
+      // (Not short after all: a moment past, which lets it go.)
+      const back = p.heardAt + ((need - (p.remaining ?? 0)) / rate) * PACE_MARGIN;
       return Math.min(back, p.resetAt ?? back);
     }
     const paced = p.paceAt + (Math.max(1, need) - 1) / rate;
@@ -194,7 +194,7 @@ export function learnRefill(p: RefillFields, report: RefillReport): void {
   const rate = rateOf(p);
   if (rate === undefined) return;
   const { before, remaining, need, inFlight, now } = report;
-  p.reportedAt = now;
+  p.heardAt = now;
   if (report.accepted) p.peak = Math.max(p.peak ?? 0, remaining + need);
   else if (p.refill === 'gradual') {
     // Refused while paced: its units do not come back at the declared rate after all (a

@@ -84,10 +84,9 @@ const POLICY: Spec<LearnedPolicy> = {
   notBefore: new Opt(SERVER),
   trialAt: new Opt(SERVER),
   partialReset: new Opt([true] as const),
-  reportedAt: new Opt(PAST),
+  heardAt: new Opt(PAST),
   // Where a token policy's window is inferred from its answers (fill-window.ts).
-  fillWindowMs: new Opt('amount'),
-  fillMissing: new Opt('amount'),
+  fillMs: new Opt('amount'),
   // Where its reset runs late (late-reset.ts).
   windowBoundMs: new Opt('amount'),
   windowFirstAt: new Opt(PAST),
