@@ -110,6 +110,7 @@ export function readCall(
   p: HostConfig,
   send: typeof fetch,
   costs?: RouteCosts,
+  scope?: string,
 ): Call {
   // What errors and events show: never the URL's credentials.
   const ctx = { method: req.method, url: withoutCredentials(req.url) };
@@ -119,7 +120,11 @@ export function readCall(
     ? init.cost
     : typeof p.cost === 'function'
       ? p.cost(req.view ?? viewOf(req))
-      : p.cost;
+      : // The host's default cost, on a call in its model's scope: that call's tokens.
+        // (No model, no estimate: `scope` and `req.model` both undefined leave the cost 1.)
+        p.cost === 1 && scope === req.model
+        ? (req.estimate ?? 1)
+        : p.cost;
   const cost = costOf(given, p.maxCost);
   if (cost === undefined) {
     // The real bound: the host's burst when it has one below the most any cost may be.

@@ -8,6 +8,7 @@
  */
 import type { HostConfig } from '../options/resolve.js';
 import type { LimitedRequestInit } from '../types.js';
+import type { CostVector } from './cost.js';
 import { RequestView } from './request-view.js';
 
 /** A call, ready for the pipeline. */
@@ -33,6 +34,8 @@ export interface PreparedRequest {
    * names none. Read only on hosts that limit per model.
    */
   model?: string | null;
+  /** The tokens its model call is charged without a cost of its own (`scopes/model-scope.ts`). */
+  estimate?: CostVector;
 }
 
 const BODYLESS = new Set(['GET', 'HEAD']);

@@ -248,13 +248,13 @@ export class HostPipeline {
     send?: typeof fetch,
   ) {
     let call: Call;
+    const lane = this.#laneOf(req);
     try {
-      call = readCall(req, init, this.policy, send ?? this.#shared.fetch, this.#costs);
+      call = readCall(req, init, this.policy, send ?? this.#shared.fetch, this.#costs, lane.scope);
     } catch (error) {
       return Promise.reject(error);
     }
     this.report.counters.requests++;
-    const lane = this.#laneOf(req);
     const result = Number.isFinite(call.timeoutMs)
       ? this.#runWithin(lane, req, call, now)
       : new CallRun(lane, req, call, Number.POSITIVE_INFINITY).run(now);

@@ -6,6 +6,7 @@
  * @module
  */
 import { GO, type Verdict } from './contract.js';
+import type { FillWindowFields } from './fill-window.js';
 import { type LateResetFields, lateResetAt } from './late-reset.js';
 import { isPaced, paceSpent, type RefillFields, refilledAt, trialWait } from './refill.js';
 
@@ -13,7 +14,7 @@ import { isPaced, paceSpent, type RefillFields, refilledAt, trialWait } from './
  * What the client knows about one of the server's policies (and how it refills: `refill.ts`, or
  * without a window, whether its reset runs late: `late-reset.ts`).
  */
-export interface LearnedPolicy extends RefillFields, LateResetFields {
+export interface LearnedPolicy extends RefillFields, LateResetFields, FillWindowFields {
   /** The policy's key: its name, or `#w<windowMs>` for an unnamed one. */
   key: string;
   /** The server's name for the policy, when it has one. */

@@ -32,6 +32,7 @@ import {
   type Verdict,
   type View,
 } from './contract.js';
+import { learnFillWindow } from './fill-window.js';
 import { learnLateReset } from './late-reset.js';
 import {
   CONCURRENT,
@@ -152,6 +153,7 @@ function apply(
     if (q.unit !== undefined) p.unit = q.unit;
     if (!fresh) continue;
     if (q.remaining !== undefined) {
+      learnFillWindow(p, q);
       const before = p.remaining;
       const inFlight = inFlightFor(p, view);
       p.remaining =

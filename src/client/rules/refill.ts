@@ -73,6 +73,8 @@ export interface RefillFields {
   trialAt?: number;
   /** Known to refill at once, its announced reset gave back only some units (a sliding log). */
   partialReset?: true;
+  /** When `remaining` was last reported, epoch milliseconds: a gradual one refills from there. */
+  heardAt?: number;
 }
 
 /** The unit of a concurrency limit, which no time refills. */
@@ -108,7 +110,15 @@ export function refilledAt(p: RefillFields, need: number): number | undefined {
   if (rate === undefined) return undefined;
   const ruledOut = (t: number) => p.notBefore !== undefined && t <= p.notBefore;
   if (gradual(p)) {
-    if (p.paceAt === undefined) return undefined;
+    if (p.paceAt === undefined) {
+      // Not spent by the server's word, short of `need` by the estimate: what is missing comes
+      // back at the rate from the last report (a token bucket's, learned by `fill-window.ts`).
+      if (p.heardAt === undefined) return undefined;
+      // Never past the reset, when it is full again by the server's word.
+      // (Not short after all: a moment past, which lets it go.)
+      const back = p.heardAt + ((need - (p.remaining ?? 0)) / rate) * PACE_MARGIN;
+      return Math.min(back, p.resetAt ?? back);
+    }
     const paced = p.paceAt + (Math.max(1, need) - 1) / rate;
     return ruledOut(paced) ? (p.resetAt ?? paced) : paced;
   }
@@ -184,6 +194,7 @@ export function learnRefill(p: RefillFields, report: RefillReport): void {
   const rate = rateOf(p);
   if (rate === undefined) return;
   const { before, remaining, need, inFlight, now } = report;
+  p.heardAt = now;
   if (report.accepted) p.peak = Math.max(p.peak ?? 0, remaining + need);
   else if (p.refill === 'gradual') {
     // Refused while paced: its units do not come back at the declared rate after all (a

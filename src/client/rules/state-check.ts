@@ -84,6 +84,9 @@ const POLICY: Spec<LearnedPolicy> = {
   notBefore: new Opt(SERVER),
   trialAt: new Opt(SERVER),
   partialReset: new Opt([true] as const),
+  heardAt: new Opt(PAST),
+  // Where a token policy's window is inferred from its answers (fill-window.ts).
+  fillMs: new Opt('amount'),
   // Where its reset runs late (late-reset.ts).
   windowBoundMs: new Opt('amount'),
   windowFirstAt: new Opt(PAST),

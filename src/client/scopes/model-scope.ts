@@ -10,6 +10,7 @@
  * @module
  */
 import type { RateLimitInfo } from '../../headers/types.js';
+import { type CostVector, MAX_COST } from '../call/cost.js';
 import type { PreparedRequest } from '../call/request.js';
 import { RequestView } from '../call/request-view.js';
 import { usable } from './answer-scope.js';
@@ -26,6 +27,19 @@ export const KNOWN_MODEL_ORIGINS: ReadonlySet<string> = new Set([
 /** Whether an answer's fields are OpenAI's or Anthropic's: limits kept per model. */
 export function speaksModelDialect(info: RateLimitInfo): boolean {
   return info.source === 'openai' || info.source === 'anthropic';
+}
+
+/**
+ * The tokens a model call is charged when it names no cost (`docs/how-it-works.md`, "Token
+ * budgets"): its prompt as the body's length / 4 characters a token, its answer as its
+ * `max_tokens` (`max_completion_tokens`), which OpenAI counts as spent when sent and Anthropic
+ * limits apart. Each amount at most `MAX_COST`.
+ */
+function estimateOf(body: Record<string, unknown>, length: number): CostVector {
+  const max = body.max_tokens ?? body.max_completion_tokens;
+  const output = typeof max === 'number' && max > 0 ? Math.min(Math.floor(max), MAX_COST) : 0;
+  const input = Math.ceil(length / 4);
+  return { tokens: input + output, 'input-tokens': input, 'output-tokens': output };
 }
 
 /**
@@ -47,7 +61,10 @@ export function modelScopeOf(req: PreparedRequest): string | undefined {
         typeof json === 'object' && json !== null && !Array.isArray(json)
           ? (json as { model?: unknown }).model
           : undefined;
-      if (usable(value)) model = `model:${value}`;
+      if (usable(value)) {
+        model = `model:${value}`;
+        req.estimate = estimateOf(json as Record<string, unknown>, text.length);
+      }
     }
     req.model = model;
   }

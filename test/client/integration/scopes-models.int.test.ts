@@ -10,7 +10,13 @@
 import { describe, expect, it } from 'vitest';
 import { LimitedClient, wrapFetch } from '../../../src/index.js';
 import { createMockServer } from '../../../src/server/index.js';
-import { ANTHROPIC, OPENAI, startAnthropic, startOpenAI } from '../../peers/provider-shapes.js';
+import {
+  ANTHROPIC,
+  OPENAI,
+  shapeScenarios,
+  startAnthropic,
+  startOpenAI,
+} from '../../peers/provider-shapes.js';
 import { countingFetch, FakeClock, runOnFakeTime } from './fake-time.js';
 
 /** Requests per model per window, and the window. */
@@ -238,4 +244,80 @@ describe('the OpenAI and Anthropic simulations (test/peers/provider-shapes.ts), 
       await server.close();
     }, 120_000);
   }
+});
+
+describe('token budgets: a model call that names no cost is charged its estimate (issue 26)', () => {
+  // The shapes' own limits, where tokens bind (gpt-4o-mini, Claude's output tokens): charged
+  // nothing, the first calls overran them (3 refusals each); waiting for OpenAI's reset ("full
+  // again") took a continuous refill for a window (1.8 times the least time).
+  for (const id of ['openai', 'anthropic'] as const) {
+    it(`${id}: within 1.2 times the least time, at most 2 refusals`, async () => {
+      const scenario = shapeScenarios().find((s) => s.id === id);
+      if (scenario === undefined) throw new Error(`no shape ${id}`);
+      const clock = new FakeClock(Math.ceil(Date.now() / 1000) * 1000);
+      const wire = countingFetch();
+      const server = await scenario.start({ now: () => clock.now() });
+      const fetchLimited = wrapFetch(wire.fetch, { clock });
+      const start = clock.now();
+      const finished = new Map<string, number>();
+      const work = Promise.all(
+        scenario.workers.map(async (worker) => {
+          let next = 0;
+          await Promise.all(
+            Array.from({ length: worker.concurrency }, async () => {
+              while (next < worker.calls) {
+                const call = worker.call(next++);
+                const r = await fetchLimited(`${server.url}${call.path}`, {
+                  method: call.method,
+                  headers: { 'content-type': 'application/json' },
+                  body: JSON.stringify(call.body),
+                });
+                await r.text();
+                expect(r.status).toBe(200);
+              }
+            }),
+          );
+          finished.set(worker.name, clock.now() - start);
+        }),
+      );
+      await runOnFakeTime(clock, wire, work, { maxMs: 120_000, stepMs: 1 });
+      await work;
+      console.log(`${id} tokens, fake ms:`, Object.fromEntries(finished), server.refusals());
+      expect(server.refusals()).toBeLessThanOrEqual(2);
+      for (const worker of scenario.workers) {
+        expect(finished.get(worker.name)).toBeLessThanOrEqual(worker.leastMs * 1.2);
+      }
+      await fetchLimited.close();
+      await server.close();
+    }, 120_000);
+  }
+
+  it('a cost of its own wins: charged no tokens, as before', async () => {
+    const scenario = shapeScenarios().find((s) => s.id === 'openai');
+    if (scenario === undefined) throw new Error('no openai shape');
+    const clock = new FakeClock(Math.ceil(Date.now() / 1000) * 1000);
+    const wire = countingFetch();
+    const server = await scenario.start({ now: () => clock.now() });
+    const fetchLimited = wrapFetch(wire.fetch, { clock });
+    const body = JSON.stringify({ model: 'gpt-4o-mini', max_tokens: 600, messages: [] });
+    const send = () =>
+      fetchLimited(`${server.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+        cost: 1,
+        retry: false,
+      });
+    const work = (async () => {
+      // The first answer teaches the dialect; then four calls of 600 tokens, 2,000 a window:
+      // charged none, all four go at once and the fourth is refused.
+      await (await send()).text();
+      const r = await Promise.all([send(), send(), send()]);
+      return r.map((x) => x.status);
+    })();
+    await runOnFakeTime(clock, wire, work, { maxMs: 60_000, stepMs: 1 });
+    expect((await work).filter((status) => status === 429)).toHaveLength(1);
+    await fetchLimited.close();
+    await server.close();
+  }, 60_000);
 });

@@ -1,0 +1,88 @@
+/**
+ * A token policy's window inferred from its answers (`rules/fill-window.ts`): a bucket's
+ * `limit * reset / missing` holds still from answer to answer, a sliding log's or a fixed
+ * window's jumps; only the first is paced as refilling continuously, and never past its reset.
+ */
+import { describe, expect, it } from 'vitest';
+import { type FillWindowFields, learnFillWindow } from '../../../src/client/rules/fill-window.js';
+import { type RefillFields, refilledAt } from '../../../src/client/rules/refill.js';
+
+const tokens = (limit: number): FillWindowFields => ({ limit, unit: 'tokens' });
+
+describe('a token window inferred from successive answers', () => {
+  it('a bucket (1,000 a minute): the same window twice, so paced at that rate', () => {
+    const p = tokens(1000);
+    // 100 missing, full in 6 s; then 150 missing, full in 9 s: 60 s each time.
+    learnFillWindow(p, { remaining: 900, resetMs: 6000 });
+    expect(p.refill).toBeUndefined();
+    learnFillWindow(p, { remaining: 850, resetMs: 9000 });
+    expect(p).toMatchObject({ windowMs: 60_000, refill: 'gradual' });
+  });
+
+  it('a reset rounded to the millisecond still agrees; one under 100 ms is not compared', () => {
+    const p = tokens(150_000);
+    // 2.5 tokens a ms: 16 missing is 6.4 ms (said 7), 20 missing is 8 ms: 14 % apart.
+    learnFillWindow(p, { remaining: 149_984, resetMs: 7 });
+    learnFillWindow(p, { remaining: 149_980, resetMs: 8 });
+    expect(p.refill).toBeUndefined();
+    // 251 missing is 100.4 ms (said 101), 300 missing is 120 ms.
+    learnFillWindow(p, { remaining: 149_749, resetMs: 101 });
+    learnFillWindow(p, { remaining: 149_700, resetMs: 120 });
+    expect(p.refill).toBe('gradual');
+  });
+
+  it('a sliding log (600 per 10 s, full again 10 s after its newest entry): not gradual', () => {
+    const p = tokens(600);
+    learnFillWindow(p, { remaining: 550, resetMs: 10_000 });
+    learnFillWindow(p, { remaining: 500, resetMs: 10_000 });
+    learnFillWindow(p, { remaining: 450, resetMs: 10_000 });
+    expect(p.refill).toBeUndefined();
+    expect(p.windowMs).toBeUndefined();
+  });
+
+  it('a fixed window (600 per 10 s, answers 100 ms apart): not gradual', () => {
+    const p = tokens(600);
+    learnFillWindow(p, { remaining: 550, resetMs: 10_000 });
+    learnFillWindow(p, { remaining: 500, resetMs: 9900 });
+    expect(p.refill).toBeUndefined();
+  });
+
+  it('a declared window, requests, or a window learned to refill at once are left alone', () => {
+    const declared: FillWindowFields = { ...tokens(1000), windowMs: 10_000 };
+    learnFillWindow(declared, { remaining: 900, resetMs: 6000 });
+    learnFillWindow(declared, { remaining: 850, resetMs: 9000 });
+    expect(declared.refill).toBeUndefined();
+    const requests: FillWindowFields = { limit: 1000, unit: 'requests' };
+    learnFillWindow(requests, { remaining: 900, resetMs: 6000 });
+    learnFillWindow(requests, { remaining: 850, resetMs: 9000 });
+    expect(requests.refill).toBeUndefined();
+    const window: FillWindowFields = { ...tokens(1000), refill: 'at-once' };
+    learnFillWindow(window, { remaining: 900, resetMs: 6000 });
+    learnFillWindow(window, { remaining: 850, resetMs: 9000 });
+    expect(window.refill).toBe('at-once');
+  });
+
+  it('a full answer between two short ones starts the comparison again', () => {
+    const p = tokens(1000);
+    learnFillWindow(p, { remaining: 900, resetMs: 6000 });
+    learnFillWindow(p, { remaining: 1000, resetMs: 0 });
+    learnFillWindow(p, { remaining: 850, resetMs: 9000 });
+    expect(p.refill).toBeUndefined();
+  });
+
+  it('short of a call by the estimate, it waits for what is missing at that rate, capped at the reset', () => {
+    const p: RefillFields = {
+      limit: 1000,
+      unit: 'tokens',
+      windowMs: 60_000,
+      refill: 'gradual',
+      remaining: 850,
+      heardAt: 100_000,
+      resetAt: 109_000,
+    };
+    // 50 missing at 1,000 a minute: 3 s (a thousandth slower).
+    expect(refilledAt(p, 900)).toBeCloseTo(103_003, 0);
+    // 1,000 missing would be 9 s 9 ms: the server said full at 9 s.
+    expect(refilledAt({ ...p, remaining: 0 }, 1000)).toBe(109_000);
+  });
+});
