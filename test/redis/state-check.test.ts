@@ -3,7 +3,8 @@
  * shape in a host's state key (the realistic cause: two versions of the package sharing one Redis
  * in a rolling deploy), a state of another format, one nested 100,000 deep, one past the size
  * bound: each is reported (`store-error`, `health().corrupt`), read as no state and written over,
- * and the call goes as it would to a new host. A moment past its bound is brought back to it.
+ * and the call goes as it would to a new host. A moment past its bound is brought back to it. A
+ * field this version does not know (a later release of the same format) is dropped, not the state.
  * Over loopback against the mock server, and the real Redis.
  */
 import type { RedisClientType } from 'redis';
@@ -120,6 +121,23 @@ describeRedis('a host state key holding what this version does not write', (kind
     expect(retryAfterMs).toBeGreaterThan(1000);
     expect(retryAfterMs).toBeLessThanOrEqual(2001);
     expect(server.stats().admitted).toBe(0);
+    await client.close();
+  });
+
+  it("a later version's field is dropped, not the state: its hold still holds", async () => {
+    // A rolling deploy: a newer writer of the same format added a field at the top and in the hold.
+    const until = Date.now() + 60_000;
+    const json = blind(`,"later":{"x":1},"hold":{"until":${until},"laterToo":2}`);
+    const { reported, store, client } = await clientOn('later-field', json, {
+      maxRetryAfterMs: 100,
+    });
+    server.resetStats();
+    const refusal = await client.get('/a').catch((error: unknown) => error);
+    // Before: the state was refused as corrupt and the call went to the host.
+    expect(isRateLimitError(refusal)).toBe(true);
+    expect(server.stats().admitted).toBe(0);
+    expect(reported).toEqual([]);
+    expect(store.health().corrupt).toBe(0);
     await client.close();
   });
 });

@@ -186,12 +186,13 @@ function fieldsOf(spec: Obj): Fields {
   return fields;
 }
 
-/** Checks an object of `spec`'s fields, and no other (see {@link check}). */
+/**
+ * Checks an object of `spec`'s fields. A field `spec` does not list is left out of the copy, not
+ * refused: within one format version fields are only added, and optional, so an older reader in a
+ * rolling deploy keeps the rest of a newer writer's state (its holds above all) instead of none.
+ */
 function object(value: unknown, spec: Obj, b: Bounds): Record<string, unknown> {
   if (!isObject(value)) refuse('is not an object');
-  for (const key of Object.keys(value)) {
-    if (!Object.hasOwn(spec, key)) within(new Refusal('is not a field of the state'), key);
-  }
   const out: Record<string, unknown> = {};
   for (const [key, field, optional] of fieldsOf(spec)) {
     const item = value[key];
