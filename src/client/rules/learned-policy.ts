@@ -27,6 +27,8 @@ export interface LearnedPolicy extends RefillFields, LateResetFields, FillWindow
   unit?: string;
   /** Units that may still be sent before `resetAt` (may go negative: the client is over). */
   remaining?: number;
+  /** The server's `remaining` in the report applied last (`quota.ts`: answers overtaken). */
+  reported?: number;
   /** Epoch milliseconds at which the server makes more quota available. */
   resetAt?: number;
   /** Requests sent past the reset without a fresh report yet. */

@@ -8,7 +8,9 @@
  * holds requests until its reset; after the reset, one probe goes (how much came back depends on
  * the server's algorithm, which the headers do not say) and its answer tells the rest (the check of
  * one policy: `learned-policy.ts`). A report is applied only if its request was sent after the one
- * whose report was applied last, so answers that overtake each other never raise the estimate. A concurrency policy (`qu="concurrent-requests"`)
+ * whose report was applied last, so answers that overtake each other never raise the estimate
+ * above what the server had left; an overtaken answer whose report shows the server counted it
+ * first gives back the units the newer report took off twice. A concurrency policy (`qu="concurrent-requests"`)
  * counts slots: a request's slot comes back when it ends, and requests wait for that rather than
  * for a time; its report, written when the server admitted the request, is read with the caller's
  * requests that ended since as free (`slots.ts`). A reset (like a hold) is recorded for `maxHoldMs`
@@ -118,6 +120,21 @@ function setReset(p: LearnedPolicy, now: number, resetMs: number, maxHoldMs: num
 }
 
 /**
+ * An answer overtaken by the report applied last (sent before it, answered after it): that report
+ * took this request's units off as in flight. If the server had more left when it counted this
+ * request, it counted it before that report, whose `remaining` has its units already: they were
+ * taken off twice, and without this the estimate stays that low until the reset (concurrent
+ * requests answered out of order, on a loaded machine, cost a whole window). Giving them back
+ * never raises the estimate above what the server had left (a refill, or a reset, in between
+ * only left it more). Not for a request already taken as lost (no longer counted in flight).
+ */
+function giveBackOvertaken(p: LearnedPolicy, q: QuotaPolicy, answer: Answer, view: View): void {
+  if (p.unit === CONCURRENT || !view.counted || p.remaining === undefined) return;
+  if (q.remaining === undefined || p.reported === undefined || q.remaining <= p.reported) return;
+  p.remaining += charge(answer.ticket.cost, answer.ticket.units, p.unit, p.name) ?? 0;
+}
+
+/**
  * Takes a report in: every policy it names is updated (its counts only when the report is `fresh`);
  * a policy it no longer names is forgotten once its reset has passed, so a policy the server
  * stopped describing cannot hold the host forever. `view`: what is still in flight (a concurrency
@@ -151,7 +168,10 @@ function apply(
     if (q.limit !== undefined) p.limit = q.limit;
     if (q.windowMs !== undefined) p.windowMs = q.windowMs;
     if (q.unit !== undefined) p.unit = q.unit;
-    if (!fresh) continue;
+    if (!fresh) {
+      giveBackOvertaken(p, q, answer, view);
+      continue;
+    }
     if (q.remaining !== undefined) {
       learnFillWindow(p, q);
       const before = p.remaining;
@@ -160,6 +180,8 @@ function apply(
         p.unit === CONCURRENT
           ? slotsLeft(q.remaining, ticket, inFlight, view.open, p.limit)
           : q.remaining - inFlight;
+      if (p.unit === CONCURRENT) delete p.reported;
+      else p.reported = q.remaining;
       const report = {
         before,
         remaining: q.remaining,

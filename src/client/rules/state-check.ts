@@ -72,6 +72,7 @@ const POLICY: Spec<LearnedPolicy> = {
   windowMs: new Opt('amount'),
   unit: new Opt('text'),
   remaining: new Opt('number'),
+  reported: new Opt('number'),
   // A reset is capped at `maxHoldMs`; the timed quota's is the end of a hold (jitter included).
   resetAt: new Opt(HOLD),
   probes: 'count',

@@ -4,6 +4,7 @@
  * clock's milliseconds, the same on a quiet machine and a loaded one, so a test can bound it
  * without flaking: a slow round trip costs real time, never fake time.
  */
+import type { Clock } from '../../../src/shared/clock.js';
 import { FakeClock, flush } from '../helpers.js';
 
 /** A fetch that counts its requests in flight, each until its body has been read whole. */
@@ -71,6 +72,47 @@ async function quiet(wire: CountingFetch): Promise<void> {
     for (let i = 0; i < 3; i++) await flush();
     if (wire.inFlight === 0) return;
   }
+}
+
+/**
+ * Waits (in real time) until `condition` holds, checking every millisecond: for an event of the
+ * wire or the server (a request reached its handler, an aborted attempt left the wire), never for
+ * a duration. Throws past {@link STUCK_MS}, naming `what` (a hang detector, not a speed bound).
+ */
+export async function until(condition: () => boolean, what: string): Promise<void> {
+  const since = Date.now();
+  while (!condition()) {
+    if (Date.now() - since > STUCK_MS) throw new Error(`waited ${STUCK_MS} ms for ${what}`);
+    await pause(1);
+  }
+}
+
+/** The mock server's side of a shared {@link FakeClock}, counting the sleeps it holds. */
+export interface ServerClock extends Clock {
+  /** Sleeps pending now: requests the server holds on the clock (a handler's `latencyMs`). */
+  readonly sleeping: number;
+}
+
+/**
+ * `clock` for the mock server: the same time, with its pending sleeps counted, so that a test can
+ * tell a request held by the server on the fake clock (it waits for time to move) from one still
+ * on its way (it waits for the wire).
+ */
+export function serverClock(clock: FakeClock): ServerClock {
+  let sleeping = 0;
+  return {
+    now: () => clock.now(),
+    random: () => clock.random(),
+    sleep(ms, signal) {
+      sleeping++;
+      return clock.sleep(ms, signal).finally(() => {
+        sleeping--;
+      });
+    },
+    get sleeping() {
+      return sleeping;
+    },
+  };
 }
 
 /**

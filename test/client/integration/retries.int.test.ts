@@ -8,8 +8,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { isTransientNetworkError } from '../../../src/client/call/network-errors.js';
 import { type CircuitState, LimitedClient } from '../../../src/index.js';
-import { sleep } from '../../../src/shared/clock.js';
-import { countingFetch, FakeClock, runOnFakeTime } from './fake-time.js';
+import { countingFetch, FakeClock, runOnFakeTime, serverClock, until } from './fake-time.js';
 import { closeAll, pause, start } from './server.js';
 
 afterAll(closeAll);
@@ -63,13 +62,23 @@ describe.concurrent('retries against the mock server', () => {
   });
 
   it('a POST whose attempt timed out while a server that honours keys still runs it gets the stored answer, not a 409', async () => {
+    // Fake time shared by the server (the handler's 600 ms) and the client (its 200 ms attempt
+    // timeout, its backoff), over real HTTP: a loaded machine cannot change which comes first.
+    const clock = new FakeClock();
+    const held = serverClock(clock);
     const server = await start({
+      clock: held,
       routes: [{ method: 'POST', path: '/pay', faults: { latencyMs: 600 } }],
     });
-    // Real time, pinned chance: retries after 50, 100, 200, 200... ms of backoff.
-    const clock = { now: () => Date.now(), sleep, random: () => 0.5 };
+    const wire = countingFetch();
+    // Pinned chance: retries after 50, 100, 200, 200... ms of backoff.
     const client = new LimitedClient(server.url, {
-      clock,
+      clock: {
+        now: () => clock.now(),
+        sleep: (ms, signal) => clock.sleep(ms, signal),
+        random: () => 0.5,
+      },
+      fetch: wire.fetch,
       coldStart: false,
       attemptTimeoutMs: 200,
       retry: { retries: 8, maxDelayMs: 400 },
@@ -77,8 +86,16 @@ describe.concurrent('retries against the mock server', () => {
     });
     const statuses: (number | undefined)[] = [];
     client.on('retry', (e) => statuses.push(e.status));
-    const response = await client.post('/pay', { amount: 100 });
+    const call = client.post('/pay', { amount: 100 });
+    // The first attempt is held by the handler; it times out at 200 ms, the handler goes on.
+    await until(() => held.sleeping === 1, 'the handler to start');
+    await clock.advance(200);
+    await until(() => wire.inFlight === 0, 'the timed-out attempt to leave the wire');
+    // From here no request is held: a retry gets a 409 while the handler runs, then its answer.
+    await runOnFakeTime(clock, wire, call);
+    const response = await call;
     expect(response.status).toBe(200);
+    expect(response.headers.get('idempotent-replayed')).toBe('true');
     expect(statuses).toContain(409);
     expect(server.stats().routes['POST /pay']).toMatchObject({ sideEffects: 1 });
     await client.close();

@@ -5,30 +5,30 @@
  * connection reset after it each leave exactly one side effect; a fast plain 503 that the host's
  * rules take for a load shedder does not replay a write either. On a host that honours keys
  * (declared, learned from an answer, or listed) the retried write runs once and the call succeeds.
- * Side effects are counted by the server (`stats()`), attempts by the client.
+ * Side effects are counted by the server (`stats()`), attempts by the client. The attempt timeouts
+ * run on a fake clock that the client and the server share (`fake-time.ts`): the handler's 300 ms
+ * and the attempt's 100 ms are the clock's, so a loaded machine cannot reorder them.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { LimitedClient, type LimitedClientOptions } from '../../../src/index.js';
 import type { FaultsConfig, MockServer } from '../../../src/server/index.js';
 import { isTimeoutError } from '../../../src/shared/errors.js';
-import { closeAll, pause, start } from './server.js';
+import { countingFetch, FakeClock, runOnFakeTime, serverClock, until } from './fake-time.js';
+import { closeAll, start } from './server.js';
 
 afterAll(closeAll);
 
-type Fault = { name: string; faults: FaultsConfig; options?: LimitedClientOptions };
+type Fault = { name: string; faults: FaultsConfig };
 
-/** Every way a write can fail after its side effect ran, each firing on the first request only. */
+/**
+ * Every way a write can fail once its side effect ran, each firing on the first request only (an
+ * attempt timeout while the handler runs: {@link timedOutWrite}).
+ */
 const AFTER_HANDLER: Fault[] = [
   ...([500, 502, 503, 504] as const).map((status) => ({
     name: `a plain ${status}`,
     faults: { serverError: { status, when: 'after-handler' as const, times: 1 } },
   })),
-  {
-    // The handler works 300 ms; the attempt gives up after 100 ms while it goes on.
-    name: 'an attempt timeout',
-    faults: { latencyMs: 300 },
-    options: { attemptTimeoutMs: 100, retry: { retries: 10, maxDelayMs: 200 } },
-  },
   {
     name: 'a connection reset',
     faults: { reset: { when: 'after-handler' as const, times: 1 } },
@@ -40,14 +40,44 @@ function payServer(faults: FaultsConfig, idempotency: boolean): Promise<MockServ
   return start({ routes: [{ method: 'POST', path: '/pay', idempotency, faults }] });
 }
 
+/** The route's side effects. Every call here makes one, so more than one is a repeat. */
+function sideEffects(server: MockServer): number {
+  return server.stats().routes['POST /pay']?.sideEffects ?? 0;
+}
+
+/** The handler's work and the attempt timeout, in milliseconds of the fake clock. */
+const HANDLER_MS = 300;
+const ATTEMPT_TIMEOUT_MS = 100;
+
 /**
- * The route's side effects, once there is one: a handler outlives an attempt that timed out, so
- * wait for it (real time, bounded). Every call here makes one, so more than one is a repeat.
+ * A POST on `/pay` whose attempt times out while its handler runs, on one fake clock for the
+ * client and the server: sent, held by the handler for {@link HANDLER_MS}, given up by the client
+ * after {@link ATTEMPT_TIMEOUT_MS} while the handler goes on. Resolves once that attempt has left
+ * the wire, the call still running (its retries are the caller's to drive).
  */
-async function sideEffects(server: MockServer): Promise<number> {
-  const count = () => server.stats().routes['POST /pay']?.sideEffects ?? 0;
-  for (let i = 0; i < 200 && count() === 0; i++) await pause(10);
-  return count();
+async function timedOutWrite(idempotency: boolean, options: LimitedClientOptions = {}) {
+  const clock = new FakeClock();
+  const held = serverClock(clock);
+  const server = await start({
+    clock: held,
+    routes: [{ method: 'POST', path: '/pay', idempotency, faults: { latencyMs: HANDLER_MS } }],
+  });
+  const wire = countingFetch();
+  const client = new LimitedClient(server.url, {
+    clock,
+    fetch: wire.fetch,
+    attemptTimeoutMs: ATTEMPT_TIMEOUT_MS,
+    retry: { retries: 10, maxDelayMs: 200 },
+    ...options,
+  });
+  let done = false;
+  const outcome = settle(client.post('/pay', { amount: 42 })).finally(() => {
+    done = true;
+  });
+  await until(() => held.sleeping === 1, 'the handler to start');
+  await clock.advance(ATTEMPT_TIMEOUT_MS);
+  await until(() => wire.inFlight === 0, 'the timed-out attempt to leave the wire');
+  return { clock, server, wire, client, outcome, done: () => done };
 }
 
 /** The call's response, or what it rejected with. */
@@ -56,22 +86,31 @@ function settle(call: Promise<Response>): Promise<Response | unknown> {
 }
 
 describe.concurrent('a write to a host that ignores keys runs once', () => {
-  for (const { name, faults, options } of AFTER_HANDLER) {
+  for (const { name, faults } of AFTER_HANDLER) {
     it(`with the defaults, after ${name} (the side effect done): one attempt, one side effect`, async () => {
       const server = await payServer(faults, false);
-      const client = new LimitedClient(server.url, options);
+      const client = new LimitedClient(server.url);
       const outcome = await settle(client.post('/pay', { amount: 42 }));
-      if (outcome instanceof Response) {
-        expect(outcome.status).toBeGreaterThanOrEqual(500);
-      } else if (name === 'an attempt timeout') {
-        expect(isTimeoutError(outcome)).toBe(true);
-      }
+      if (outcome instanceof Response) expect(outcome.status).toBeGreaterThanOrEqual(500);
       expect(client.stats().totals.attempts).toBe(1);
-      expect(await sideEffects(server)).toBe(1);
+      expect(sideEffects(server)).toBe(1);
       expect(server.stats().admitted).toBe(1);
       await client.close();
     });
   }
+
+  it('with the defaults, after an attempt timeout (the handler still running): one attempt, one side effect', async () => {
+    const { clock, server, wire, client, outcome, done } = await timedOutWrite(false);
+    // The handler ends at 300 ms. A retry would be on the wire within 5 s: its backoff is 200 ms
+    // at most, and the attempt given up counts as in flight for a second or two after it.
+    await clock.advance(5_000);
+    await until(() => done() || wire.inFlight > 0, 'the call to end or send again');
+    expect(client.stats().totals.attempts).toBe(1);
+    expect(server.stats().admitted).toBe(1);
+    expect(isTimeoutError(await outcome)).toBe(true);
+    expect(sideEffects(server)).toBe(1);
+    await client.close();
+  });
 
   it('a fast plain 503 the rules take for a load shedder slows the host, but a write without a key runs once', async () => {
     const server = await start({
@@ -99,7 +138,10 @@ describe.concurrent('a write to a host that ignores keys runs once', () => {
   });
 
   it('is sent again when the answer proves it was not processed: a 429, a 503 with Retry-After', async () => {
+    // On fake time: the second call meets the window the first one's retry spent, whatever the load.
+    const clock = new FakeClock();
     const server = await start({
+      clock,
       routes: [
         {
           method: 'POST',
@@ -111,11 +153,17 @@ describe.concurrent('a write to a host that ignores keys runs once', () => {
       ],
     });
     // Learning off, so that the second call is sent into the spent window and refused.
-    const client = new LimitedClient(server.url, { learnLimits: false });
+    const wire = countingFetch();
+    const client = new LimitedClient(server.url, { learnLimits: false, clock, fetch: wire.fetch });
+    const post = async (n: number) => {
+      const call = client.post('/pay', { n });
+      await runOnFakeTime(clock, wire, call);
+      return (await call).status;
+    };
     // The first is refused by the fault (503, Retry-After: 1) before its handler, then goes.
-    expect((await client.post('/pay', { n: 1 })).status).toBe(200);
+    expect(await post(1)).toBe(200);
     // The second is refused by the limit (429, Retry-After), then goes in the next window.
-    expect((await client.post('/pay', { n: 2 })).status).toBe(200);
+    expect(await post(2)).toBe(200);
     expect(server.stats().routes['POST /pay']).toMatchObject({
       sideEffects: 2,
       unavailable: 1,
@@ -137,20 +185,32 @@ describe.concurrent('a write to a host that ignores keys runs once', () => {
 });
 
 describe.concurrent('a write to a host that honours keys is retried and runs once', () => {
-  for (const { name, faults, options } of AFTER_HANDLER) {
+  for (const { name, faults } of AFTER_HANDLER) {
     it(`declared (idempotency.honoured), after ${name}: the call succeeds, one side effect`, async () => {
       const server = await payServer(faults, true);
-      const client = new LimitedClient(server.url, {
-        ...options,
-        idempotency: { honoured: true },
-      });
+      const client = new LimitedClient(server.url, { idempotency: { honoured: true } });
       const answer = await client.post('/pay', { amount: 42 });
       expect(answer.status).toBe(200);
       expect(client.stats().totals.attempts).toBeGreaterThan(1);
-      expect(await sideEffects(server)).toBe(1);
+      expect(sideEffects(server)).toBe(1);
       await client.close();
     });
   }
+
+  it('declared (idempotency.honoured), after an attempt timeout: the call succeeds, one side effect', async () => {
+    const { clock, server, wire, client, outcome } = await timedOutWrite(true, {
+      idempotency: { honoured: true },
+    });
+    // The retries get a 409 while the handler runs, then its stored answer: none is held.
+    await runOnFakeTime(clock, wire, outcome);
+    const answer = await outcome;
+    expect(answer).toBeInstanceOf(Response);
+    expect((answer as Response).status).toBe(200);
+    expect((answer as Response).headers.get('idempotent-replayed')).toBe('true');
+    expect(client.stats().totals.attempts).toBeGreaterThan(1);
+    expect(sideEffects(server)).toBe(1);
+    await client.close();
+  });
 
   it('learned from a failing answer that echoes the key: the 503 itself teaches, the retry gets the replay', async () => {
     const server = await payServer(
