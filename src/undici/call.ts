@@ -227,7 +227,10 @@ export class InterceptedCall implements Dispatcher.DispatchController, BodySink 
       this.rawHeaders = (raw as Buffer[] | undefined) ?? null;
       if (legacy !== undefined && raw !== undefined) {
         // What undici 7's wrapper does with a controller, without its conversion of the headers.
-        const go = legacy.onHeaders(exchange.status, raw, this.#resumeFn, exchange.statusMessage);
+        // The arrow is made here, unnamed: tsx (esbuild's keepNames) wraps a named one (a class
+        // field, a const) in a `__name` call each time it is made.
+        const status = exchange.status;
+        const go = legacy.onHeaders(status, raw, () => this.resume(), exchange.statusMessage);
         if (go === false) this.pause();
       } else {
         this.#handler.onResponseStart?.(
@@ -299,9 +302,6 @@ export class InterceptedCall implements Dispatcher.DispatchController, BodySink 
     this.#current?.abort(error);
     queueMicrotask(() => this.fail(error));
   }
-
-  /** The `resume` a caller of the legacy API is given with the headers. */
-  readonly #resumeFn = () => this.resume();
 
   /** Holds the body: the attempt being delivered pauses its dispatcher. */
   pause(): void {
