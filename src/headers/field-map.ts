@@ -13,8 +13,16 @@ export type HeaderRecord = Readonly<
 /** What the parsers accept: a fetch `Headers` (or anything with its `forEach`), or a plain object. */
 export type HeadersInput = Headers | HeaderRecord;
 
-const RELEVANT =
+/** The field names the parsers read (any case); a prefix, or a whole name where it ends in `$`. */
+export const RELEVANT =
   /^(?:ratelimit|x-ratelimit|x-rate-limit|retry-after|anthropic-ratelimit|x-ms-r|x-hubspot-ratelimit-|x-shopify-shop-api-call-limit$|sforce-limit-info$|date$)/i;
+
+/**
+ * The first letters (lower case) of every name {@link RELEVANT} matches: a reader of raw header
+ * bytes (the undici interceptor's) skips any other name without decoding it. A test checks it
+ * against the pattern.
+ */
+export const RELEVANT_INITIALS = 'rxasd';
 
 /** Lower-cased field name to value; repeated fields joined with `", "` as `Headers.get()` does. */
 export type FieldMap = Map<string, string>;
@@ -45,8 +53,9 @@ function collect(this: Collected, value: unknown, name: unknown): void {
 
 /**
  * Where a `Headers` that has not been filled yet keeps the plain header object it will be filled
- * from (the undici interceptor's attempts: see `undici/attempt-response.ts`). Read instead of the
- * `Headers`, so that nothing fills it just to parse it; the same fields either way.
+ * from, or a reader of undici's raw list with a `Headers`' `forEach` (the undici interceptor's
+ * attempts: see `undici/attempt-response.ts`). Read instead of the `Headers`, so that nothing fills
+ * it just to parse it; the same fields either way.
  */
 export const RAW_FIELDS: unique symbol = Symbol('limited-client.raw-fields');
 
@@ -63,7 +72,7 @@ function isHeadersLike(input: object): input is Headers {
  */
 export function readFields(input: HeadersInput | null | undefined): FieldMap | undefined {
   if (typeof input !== 'object' || input === null) return undefined;
-  const raw = (input as { [RAW_FIELDS]?: HeaderRecord })[RAW_FIELDS];
+  const raw = (input as { [RAW_FIELDS]?: HeadersInput })[RAW_FIELDS];
   if (raw !== undefined) input = raw;
   const found: Collected = { fields: undefined, date: undefined };
   if (isHeadersLike(input)) {

@@ -6,7 +6,8 @@
  *
  * The pipeline reads an attempt's status and its rate-limit fields, and touches the body only to
  * let go of an answer it will not return (a retried 429). The rate-limit fields are read from
- * undici's header object directly (see `RAW_FIELDS` in `headers/field-map.ts`); the answer a call
+ * undici's header object, or its raw list, directly (see `RAW_FIELDS` in `headers/field-map.ts`
+ * and `raw-headers.ts`); the answer a call
  * ends with goes to the caller's handler straight from the dispatcher's callbacks. So the common
  * call builds no `Response`, no `Headers` (filling one checks every name and value: more than
  * the rest of the adapter) and no `ReadableStream`. A hook that reads the headers
@@ -23,7 +24,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { REPORTS_BODY_END } from '../client/call/body-watch.js';
 import type { Slot } from '../client/call/open-bodies.js';
-import { RAW_FIELDS } from '../headers/field-map.js';
+import { type HeadersInput, RAW_FIELDS } from '../headers/field-map.js';
+import { appendRaw, RawFields, type RawHeaders } from './raw-headers.js';
 
 /** What an attempt gives its response's body: a stream of what is still to be read. */
 export interface BodySource {
@@ -45,30 +47,38 @@ const INSPECT = Symbol.for('nodejs.util.inspect.custom');
  * makes an empty `Headers` (and its list and map) for every attempt, which nothing may read.
  */
 export class AttemptHeaders {
-  #raw: IncomingHttpHeaders | undefined;
+  #raw: IncomingHttpHeaders | RawHeaders | undefined;
   #real: Headers | undefined;
 
   /**
-   * @param raw undici's response headers (lower-case names; a repeated field as an array). A
-   *   name or value `Headers` refuses (undici let it through) is left out when it is filled,
-   *   rather than failing the request.
+   * @param raw undici's response headers: its object (lower-case names; a repeated field as an
+   *   array), or its raw list (see `raw-headers.ts`). A name or value `Headers` refuses (undici
+   *   let it through) is left out when it is filled, rather than failing the request.
    */
-  constructor(raw: IncomingHttpHeaders) {
+  constructor(raw: IncomingHttpHeaders | RawHeaders) {
     this.#raw = raw;
   }
 
-  /** undici's header object while the real `Headers` is not made (nobody read or changed it). */
-  get [RAW_FIELDS](): IncomingHttpHeaders | undefined {
-    return this.#raw;
+  /** undici's headers while the real `Headers` is not made (nobody read or changed it). */
+  get [RAW_FIELDS](): HeadersInput | undefined {
+    const raw = this.#raw;
+    return Array.isArray(raw)
+      ? (new RawFields(raw) as unknown as Headers)
+      : (raw as IncomingHttpHeaders | undefined);
   }
 
-  /** The real `Headers`, made and filled from undici's object once. */
+  /** The real `Headers`, made and filled from undici's headers once. */
   #filled(): Headers {
     if (this.#real !== undefined) return this.#real;
     const real = new Headers();
-    const raw = this.#raw as IncomingHttpHeaders;
+    const given = this.#raw;
     this.#raw = undefined;
     this.#real = real;
+    if (Array.isArray(given)) {
+      appendRaw(real, given as RawHeaders);
+      return real;
+    }
+    const raw = given as IncomingHttpHeaders;
     for (const name of Object.keys(raw)) {
       const value = raw[name];
       if (value === undefined) continue;
@@ -141,7 +151,7 @@ export class AttemptResponse {
   readonly #source: BodySource;
   readonly #status: number;
   readonly #statusText: string;
-  readonly #raw: IncomingHttpHeaders;
+  readonly #raw: IncomingHttpHeaders | RawHeaders;
   #headers: Headers | undefined;
   #full: Response | undefined;
 
@@ -149,13 +159,13 @@ export class AttemptResponse {
    * @param status any status undici reports (200 to 999); one past 599 is kept as it is on
    *   `status` (and `ok` is false), and reads 200 on the `Response` made for its body.
    * @param statusText the reason phrase; one the `Response` constructor would refuse reads `''`.
-   * @param headers undici's response headers (see {@link AttemptHeaders}).
+   * @param headers undici's response headers, object or raw list (see {@link AttemptHeaders}).
    */
   constructor(
     source: BodySource,
     status: number,
     statusText: string,
-    headers: IncomingHttpHeaders,
+    headers: IncomingHttpHeaders | RawHeaders,
   ) {
     this.#source = source;
     this.#status = status;

@@ -32,6 +32,7 @@ import { AttemptResponse } from './attempt-response.js';
 import { CallSignal } from './call-signal.js';
 import { AttemptExchange, asError, type BodySink } from './exchange.js';
 import { requestHeadersInit } from './headers.js';
+import { headersOf, type RawHeaders } from './raw-headers.js';
 import { isSmallStream, MAX_REPLAYABLE_BODY_BYTES, readBody } from './request-body.js';
 
 /** See the module comment. */
@@ -51,6 +52,8 @@ export class InterceptedCall implements Dispatcher.DispatchController, BodySink 
   #pipelineHeaders: HeadersInit | undefined;
 
   readonly #handler: Dispatcher.DispatchHandler;
+  /** The caller's handler of the legacy API, when `#handler` is undici 7's wrapper of one. */
+  readonly #legacy: LegacyHandler | undefined;
   readonly #dispatch: Dispatcher.Dispatch;
   #opts: Dispatcher.DispatchOptions;
   constructor(
@@ -59,9 +62,16 @@ export class InterceptedCall implements Dispatcher.DispatchController, BodySink 
     opts: Dispatcher.DispatchOptions,
   ) {
     this.#handler = handler;
+    this.#legacy = legacyUnder(handler);
     this.#dispatch = dispatch;
     this.#opts = opts;
   }
+
+  /**
+   * The delivered answer's headers as undici's raw list, where the dispatcher gave them (a caller
+   * of undici 8 asking for raw headers reads them on its controller, as undici's own carry them).
+   */
+  rawHeaders: Buffer[] | null = null;
 
   /** Whether the caller aborted. */
   get aborted(): boolean {
@@ -180,7 +190,9 @@ export class InterceptedCall implements Dispatcher.DispatchController, BodySink 
     this.#current = exchange;
     const signal = init?.signal;
     const own = signal === (this.#signal as unknown) ? undefined : signal;
-    return exchange.send(this.#dispatch, this.#attemptOptions(init), own);
+    // A caller of the legacy API (under undici 7's wrapper) gets the raw headers its attempts get.
+    const legacy = this.#legacy !== undefined;
+    return exchange.send(this.#dispatch, this.#attemptOptions(init), own, legacy);
   });
 
   /** The dispatch options of an attempt: the caller's, with the headers the pipeline set. */
@@ -210,12 +222,24 @@ export class InterceptedCall implements Dispatcher.DispatchController, BodySink 
     this.#delivering = exchange;
     if (this.#paused) exchange.pause();
     try {
-      this.#handler.onResponseStart?.(
-        this,
-        exchange.status,
-        exchange.headers,
-        exchange.statusMessage,
-      );
+      const legacy = this.#legacy;
+      const raw = exchange.rawHeaders;
+      this.rawHeaders = (raw as Buffer[] | undefined) ?? null;
+      if (legacy !== undefined && raw !== undefined) {
+        // What undici 7's wrapper does with a controller, without its conversion of the headers.
+        // The arrow is made here, unnamed: tsx (esbuild's keepNames) wraps a named one (a class
+        // field, a const) in a `__name` call each time it is made.
+        const status = exchange.status;
+        const go = legacy.onHeaders(status, raw, () => this.resume(), exchange.statusMessage);
+        if (go === false) this.pause();
+      } else {
+        this.#handler.onResponseStart?.(
+          this,
+          exchange.status,
+          exchange.headers,
+          exchange.statusMessage,
+        );
+      }
     } catch (error) {
       this.#stopWith(error);
       return;
@@ -229,18 +253,24 @@ export class InterceptedCall implements Dispatcher.DispatchController, BodySink 
   data(chunk: Buffer): void {
     if (this.#done || this.#aborted) return;
     try {
-      this.#handler.onResponseData?.(this, chunk);
+      const legacy = this.#legacy;
+      if (legacy === undefined) this.#handler.onResponseData?.(this, chunk);
+      else if (legacy.onData(chunk) === false) this.pause();
     } catch (error) {
       this.#stopWith(error);
     }
   }
 
   /** {@link BodySink}: the delivered body ended; the caller hears `onResponseEnd` (once). */
-  end(trailers: IncomingHttpHeaders): void {
+  end(trailers: IncomingHttpHeaders | RawHeaders): void {
     if (this.#done || this.#aborted) return;
     this.#done = true;
     try {
-      this.#handler.onResponseEnd?.(this, trailers);
+      const legacy = this.#legacy;
+      if (Array.isArray(trailers)) {
+        if (legacy !== undefined) legacy.onComplete(trailers as RawHeaders);
+        else this.#handler.onResponseEnd?.(this, headersOf(trailers as RawHeaders));
+      } else this.#handler.onResponseEnd?.(this, trailers as IncomingHttpHeaders);
     } catch (error) {
       rethrowLater(error);
     }
@@ -293,6 +323,32 @@ export class InterceptedCall implements Dispatcher.DispatchController, BodySink 
     this.#signal.abort(reason);
     this.fail(reason);
   }
+}
+
+/** The callbacks of undici's legacy handler API that a call delivers an answer through. */
+interface LegacyHandler {
+  onHeaders(status: number, raw: RawHeaders, resume: () => void, message: string): unknown;
+  onData(chunk: Buffer): unknown;
+  onComplete(trailers: RawHeaders): unknown;
+}
+
+/**
+ * `handler` as the legacy handler it wraps, when it is undici 7's `WrapHandler` (what undici 7's
+ * `compose()` hands an interceptor for `request`, `stream`, `pipeline`): its legacy callbacks
+ * pass straight to the caller's, and its new ones convert the headers to get there (see
+ * `raw-headers.ts`). Known by its class name (undici does not export it): another handler, or a
+ * bundle that renamed it, is delivered to through the new API, as before.
+ */
+function legacyUnder(handler: Dispatcher.DispatchHandler): LegacyHandler | undefined {
+  const h = handler as unknown as Record<string, unknown>;
+  const wrapper = h.constructor as { name?: unknown; wrap?: unknown } | undefined;
+  return wrapper?.name === 'WrapHandler' &&
+    typeof wrapper.wrap === 'function' &&
+    typeof h.onHeaders === 'function' &&
+    typeof h.onData === 'function' &&
+    typeof h.onComplete === 'function'
+    ? (handler as unknown as LegacyHandler)
+    : undefined;
 }
 
 /** Marks `send` as settling when its signal aborts (see `client/attempt.ts`). */

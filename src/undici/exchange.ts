@@ -22,6 +22,8 @@ import type { Slot } from '../client/call/open-bodies.js';
 import { onAbort } from '../client/call/signals.js';
 import { abortReason } from '../shared/clock.js';
 import { AttemptResponse, type BodySource } from './attempt-response.js';
+import { LegacyPort } from './legacy-port.js';
+import { headersOf, type RawHeaders } from './raw-headers.js';
 
 /** Bytes of a body an attempt holds while nobody reads it; past them it pauses the dispatcher. */
 export const HELD_BYTES = 64 * 1024;
@@ -31,7 +33,8 @@ export interface BodySink {
   /** Whether the caller paused: nothing more is handed to it until it resumes. */
   readonly paused: boolean;
   data(chunk: Buffer): void;
-  end(trailers: IncomingHttpHeaders): void;
+  /** The body's end, with its trailers as the dispatcher gave them (object, or raw list). */
+  end(trailers: IncomingHttpHeaders | RawHeaders): void;
   fail(error: unknown): void;
 }
 
@@ -52,10 +55,15 @@ const NO_HEADERS: IncomingHttpHeaders = Object.freeze({});
 
 /** See the module comment. */
 export class AttemptExchange implements Dispatcher.DispatchHandler, BodySource {
-  /** The status, headers and reason phrase, once they arrived. */
+  /** The status and reason phrase, once they arrived. */
   status = 0;
-  headers: IncomingHttpHeaders = NO_HEADERS;
   statusMessage = '';
+  /**
+   * The headers as undici's raw list: what the legacy API gave, or what the controller carries
+   * (undici's controllers do, for a caller that asks for raw headers).
+   */
+  rawHeaders: RawHeaders | undefined;
+  #headers: IncomingHttpHeaders = NO_HEADERS;
   #mode: Mode = 'held';
   #controller: Dispatcher.DispatchController | undefined;
   /** An abort asked for before the dispatcher started the request. */
@@ -70,7 +78,7 @@ export class AttemptExchange implements Dispatcher.DispatchHandler, BodySource {
   /** This attempt paused the dispatcher because it holds {@link HELD_BYTES}. */
   #full = false;
   #ended = false;
-  #trailers: IncomingHttpHeaders = NO_HEADERS;
+  #trailers: IncomingHttpHeaders | RawHeaders = NO_HEADERS;
   #error: unknown;
   #sink: BodySink | undefined;
   /** The call's slot, once the call returns this attempt's response. */
@@ -80,15 +88,26 @@ export class AttemptExchange implements Dispatcher.DispatchHandler, BodySource {
   #wake: () => void = noop;
   #stopWatching: () => void = noop;
 
+  /** The headers as undici's object (made from the raw list on first use, if that is what came). */
+  get headers(): IncomingHttpHeaders {
+    if (this.#headers === NO_HEADERS && this.rawHeaders !== undefined) {
+      this.#headers = headersOf(this.rawHeaders);
+    }
+    return this.#headers;
+  }
+
   /**
    * Sends the attempt. `signal`, when given, aborts it, before its response or while its body
    * arrives (the call aborts its attempts itself; this is for the pipeline's attempt timeout).
+   * @param legacy send it with a handler of undici's legacy API (see `raw-headers.ts`): only for
+   *   a dispatch of undici 7, which takes both.
    * @returns the response, when its status and headers arrived.
    */
   send(
     dispatch: Dispatcher.Dispatch,
     opts: Dispatcher.DispatchOptions,
     signal?: AbortSignal | null,
+    legacy = false,
   ): Promise<Response> {
     const response = new Promise<Response>((resolve, reject) => {
       this.#resolve = resolve;
@@ -96,7 +115,10 @@ export class AttemptExchange implements Dispatcher.DispatchHandler, BodySource {
     });
     if (signal) this.#stopWatching = onAbort(signal, () => this.abort(abortReason(signal)));
     try {
-      dispatch(opts, this);
+      dispatch(
+        opts,
+        legacy ? (new LegacyPort(this) as unknown as Dispatcher.DispatchHandler) : this,
+      );
     } catch (error) {
       this.onResponseError(undefined, error as Error);
     }
@@ -270,14 +292,28 @@ export class AttemptExchange implements Dispatcher.DispatchHandler, BodySource {
     headers: IncomingHttpHeaders,
     statusMessage?: string,
   ): void {
+    this.started(controller, statusCode, headers, undefined, statusMessage);
+  }
+
+  /** {@link onResponseStart}, with the headers as undici's object or (legacy API) its raw list. */
+  started(
+    controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: IncomingHttpHeaders | undefined,
+    raw: RawHeaders | undefined,
+    statusMessage?: string,
+  ): void {
     // Informational answers (103 Early Hints...) say nothing the pipeline or the caller needs.
     if (statusCode < 200 || this.#answered || this.#ended) return;
     this.#controller = controller;
     this.#answered = true;
     this.status = statusCode;
-    this.headers = headers;
+    if (headers !== undefined) this.#headers = headers;
+    const carried = (controller as { rawHeaders?: unknown }).rawHeaders;
+    this.rawHeaders = raw ?? (Array.isArray(carried) ? (carried as RawHeaders) : undefined);
     this.statusMessage = statusMessage ?? '';
-    this.#resolve(new AttemptResponse(this, statusCode, this.statusMessage, headers).asResponse());
+    const given = (raw ?? headers) as IncomingHttpHeaders | RawHeaders;
+    this.#resolve(new AttemptResponse(this, statusCode, this.statusMessage, given).asResponse());
   }
 
   /** A chunk of the body: to the caller when delivered and not paused, else held. */
@@ -310,7 +346,10 @@ export class AttemptExchange implements Dispatcher.DispatchHandler, BodySource {
   }
 
   /** The end of the body (after what is held, for a reader). */
-  onResponseEnd(_controller: Dispatcher.DispatchController, trailers: IncomingHttpHeaders): void {
+  onResponseEnd(
+    _controller: Dispatcher.DispatchController,
+    trailers: IncomingHttpHeaders | RawHeaders,
+  ): void {
     if (!this.#answered) {
       this.onResponseError(
         undefined,

@@ -4,7 +4,7 @@
  * `Headers` or a plain object; `Date` kept with the fields it dates.
  */
 import { describe, expect, it } from 'vitest';
-import { readFields } from '../../src/headers/field-map.js';
+import { RELEVANT, RELEVANT_INITIALS, readFields } from '../../src/headers/field-map.js';
 
 describe('readFields', () => {
   it('gives no map for a response whose only relevant field is Date', () => {
@@ -41,5 +41,16 @@ describe('readFields', () => {
     headers.append('RateLimit', '"a";r=1');
     headers.append('ratelimit', '"b";r=2');
     expect(readFields(headers)?.get('ratelimit')).toBe('"a";r=1, "b";r=2');
+  });
+});
+
+describe('RELEVANT_INITIALS', () => {
+  it('holds the first letter of every name the parsers read (a raw reader skips the others)', () => {
+    // The alternatives of the pattern, each a prefix or a whole name: their first letters.
+    const inner = RELEVANT.source.replace(/^\^\(\?:/, '').replace(/\)$/, '');
+    const firsts = inner.split('|').map((alternative) => alternative.charAt(0).toLowerCase());
+    expect(firsts.length).toBeGreaterThan(5);
+    for (const first of firsts) expect(RELEVANT_INITIALS).toContain(first);
+    expect(RELEVANT.flags).toContain('i');
   });
 });

@@ -109,6 +109,29 @@ describe.concurrent('undici.request through the interceptor', () => {
     expect(await firstBody).toBe('first');
   });
 
+  it('the caller gets the headers as a bare Agent gives them: raw, in the server’s case, repeated fields apart', async () => {
+    // undici 7's request() takes the raw list (its legacy handler API): the answer goes to it as
+    // the parser made it, not converted to an object and back (which lower-cases every name and
+    // nests a repeated field's values in one entry). undici 8's reads the list on its controller.
+    const { url } = await startPlain((_req, res) => {
+      res.setHeader('X-Mixed-Case', 'v');
+      res.setHeader('Set-Cookie', ['a=1', 'b=2']);
+      res.setHeader('RateLimit-Policy', '"min";q=100;w=60');
+      res.end('ok');
+    });
+    const raw = async (dispatcher: Dispatcher) => {
+      const r = await request(`${url}/raw`, { dispatcher, responseHeaders: 'raw' });
+      await r.body.dump();
+      const headers = r.headers as unknown as string[];
+      // The date moves between the two calls; the rest is the same list.
+      return headers.map((item, i) => (headers[i - 1] === 'Date' ? '(date)' : item));
+    };
+    const { agent } = limitedAgent();
+    const expected = await raw(bareAgent());
+    expect(expected).toContain('X-Mixed-Case');
+    expect(await raw(agent)).toEqual(expected);
+  });
+
   it('stays under a declared limit: every call answered, 0 x 429 (a bare Agent gets 429s)', async () => {
     // The server and the interceptor on one fake clock: the server's refills come at the times
     // the client paced for, whatever the machine's load does to loopback.
