@@ -5,7 +5,8 @@
  *   npm run bench -- [results.json] [--quick] [--only peers|overhead|goodput|outage|wild|undici|scopes]
  *     [--concurrency 1,16,50,200] [--host quiet,declared] [--built] [--before <dir>/index.ts]
  *     (the overhead and undici sections; `--before`: a second copy of the package in the same
- *     rounds)
+ *     rounds; in goodput and wild, a comma-separated list: each copy's LimitedClient beside this
+ *     one's, at the same time) [--mine] (goodput, wild: LimitedClient and `--before` copies only)
  *     [--scenario <name part>] (the wild and scopes sections: only the scenarios whose name contains it)
  *
  * Sections (each prints a markdown table of ratios; the raw numbers go to the JSON file):
@@ -42,7 +43,7 @@
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
-import type { LimitedClientOptions } from '../../src/index.js';
+import type { LimitedClient, LimitedClientOptions } from '../../src/index.js';
 import {
   createMockServer,
   type HeaderFamily,
@@ -78,6 +79,7 @@ const { values, positionals } = parseArgs({
     before: { type: 'string' },
     scenario: { type: 'string' },
     apart: { type: 'boolean', default: false },
+    mine: { type: 'boolean', default: false },
     rounds: { type: 'string', default: '1' },
   },
 });
@@ -95,13 +97,18 @@ const limitedClient = (name?: string, options?: LimitedClientOptions): Contender
   limitedClientContender(name, options);
 
 type Factory = () => Contender;
-const peers: Factory[] = [
-  limitedClient,
-  () => kyRetry,
-  () => gotRetry,
-  undiciRetryAgent,
-  () => pRetryLoop,
-];
+// `--before a/index.ts,b/index.ts` in the goodput and wild sections: LimitedClient of each copy
+// beside this one's, in the same scenarios at the same time, named by the copy's directory.
+const copies: Factory[] = [];
+for (const path of values.before?.split(',') ?? []) {
+  const href = new URL(path.trim(), `file://${process.cwd()}/`).href;
+  const copy = (await import(href)) as { LimitedClient: typeof LimitedClient };
+  const dir = path.trim().split('/').slice(0, -2).pop() ?? path;
+  copies.push(() => limitedClientContender(`LimitedClient (${dir})`, {}, copy.LimitedClient));
+}
+const peers: Factory[] = values.mine
+  ? [limitedClient, ...copies]
+  : [limitedClient, ...copies, () => kyRetry, () => gotRetry, undiciRetryAgent, () => pRetryLoop];
 
 const timeout = <T>(ms: number, promise: Promise<T>, what: string): Promise<T> =>
   Promise.race([

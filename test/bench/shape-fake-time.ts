@@ -8,7 +8,10 @@
  * from; whether anything holds GitHub's ordinary calls beside the searches).
  *
  *   npx tsx test/bench/shape-fake-time.ts [--shape stripe] [--concurrency n] [--calls n] [--log]
- *   (`--concurrency` and `--calls` replace those of every worker of the shape)
+ *     [--rate n]
+ *   (`--concurrency` and `--calls` replace those of every worker of the shape; `--rate`, Stripe's
+ *   rate and bucket per second, for the cold-start ramp's crossing at other sizes: the least time
+ *   printed is then the shape's own, not that rate's)
  */
 import { parseArgs } from 'node:util';
 import { wrapFetch } from '../../src/index.js';
@@ -21,12 +24,16 @@ const { values } = parseArgs({
     calls: { type: 'string' },
     concurrency: { type: 'string' },
     log: { type: 'boolean', default: false },
+    rate: { type: 'string' },
   },
 });
 const scenario = shapeScenarios().find((s) => s.id === values.shape);
 if (scenario === undefined) throw new Error(`--shape: no shape ${values.shape}`);
 const clock = new FakeClock(1_800_000_000_000);
-const server = await scenario.start({ now: () => clock.now() });
+const server = await scenario.start({
+  now: () => clock.now(),
+  ...(values.rate === undefined ? {} : { rate: Number(values.rate) }),
+});
 const t0 = clock.now();
 const log: string[] = [];
 const wire = countingFetch(async (input, init) => {

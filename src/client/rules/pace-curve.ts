@@ -127,14 +127,18 @@ export function nextAt(state: PaceState, now: number): number {
 /**
  * Cuts the pace at `now` after a refusal: to {@link ACCEPTED_SHARE} of what the host accepted over
  * the last second (a secondary limit of 2 a second, found with 10 requests in flight, is paced at
- * 1.8, not 7), and never above the rate that was refused (what was sent over the last second, or
- * the pace when less was sent). Nothing accepted in that second: {@link MIN_RATE}. The cubic curve
- * then runs from the new pace back to the refused rate.
+ * 1.8, not 7), and to at most that share of the rate that was refused (what was sent over the last
+ * second, or the pace when less was sent). Nothing accepted in that second: {@link MIN_RATE}. The
+ * cubic curve then runs from the new pace back to the refused rate.
  */
 export function cut(state: PaceState, now: number): void {
   const sending = Math.max(1, sendingRate(state, now));
   const refused = Math.max(MIN_RATE, Math.min(state.rate ?? sending, sending));
-  const rate = Math.max(MIN_RATE, Math.min(refused, ACCEPTED_SHARE * acceptedRate(state, now)));
+  // Under the rate refused too: after a burst, the last second's acceptances count the burst
+  // (Stripe's bucket of 25 and its refill: over 30 a second), and a cut to the rate refused was
+  // none (over HTTP a refusal every 240 ms, until the burst left the second).
+  const accepted = Math.min(refused, acceptedRate(state, now));
+  const rate = Math.max(MIN_RATE, ACCEPTED_SHARE * accepted);
   if (state.rate !== undefined) {
     state.ceiling = refused;
   } else {

@@ -4,7 +4,7 @@
  * or that enforces one it does not declare (GitHub's secondary limits), reveals its rate only by
  * refusing. So the client measures the rate it sends at and the rate the host accepts, and at a
  * refusal it cannot explain, it cuts its own rate to {@link ACCEPTED_SHARE} of the rate the host
- * accepted over the last second (never faster than it sent) and grows back along a cubic curve:
+ * accepted over the last second (of the rate it sent when less) and grows back along a cubic curve:
  * slowly near the rate that was refused, faster away from it. This is AWS SDK v3's adaptive retry
  * mode (CUBIC, from TCP) over the client's own token bucket, with the cut taken from what the host
  * accepted, as Google's SRE book's client-side adaptive throttling counts accepts: a limiter

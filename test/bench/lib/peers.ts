@@ -39,15 +39,18 @@ export interface LimitedContender extends Contender {
 }
 
 /**
- * LimitedClient as a contender: one client per contender instance, defaults unless told. A call
+ * LimitedClient as a contender: one client per contender instance, defaults unless told (and this
+ * copy of the package unless given another's class). A call
  * that rejects, or resolves to a response whose body cannot be read, counts as status 0 and is
  * recorded in `problems`.
  */
 export function limitedClientContender(
   name = 'LimitedClient',
   options: LimitedClientOptions = {},
+  /** Another copy's class (bench.ts `--before`), for a before/after in the same run. */
+  Client: typeof LimitedClient = LimitedClient,
 ): LimitedContender {
-  const client = new LimitedClient('http://127.0.0.1', options);
+  const client = new Client('http://127.0.0.1', options);
   const problems = new Map<string, number>();
   const note = (problem: string) => problems.set(problem, (problems.get(problem) ?? 0) + 1);
   async function call(url: string, init?: RequestInit): Promise<number> {

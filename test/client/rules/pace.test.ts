@@ -44,13 +44,32 @@ describe('adaptive pace', () => {
     expect(h.state.pace?.rate).toBeCloseTo(1.8, 6);
   });
 
-  it('never cuts above the rate that was refused, whatever was accepted', () => {
+  it('cuts below the rate that was refused, whatever was accepted', () => {
     const h = new Host(open);
     // Ten slow requests sent long ago, accepted within the last second; one sent since, refused.
     const slow = Array.from({ length: 10 }, () => h.send(8000));
     for (const t of slow) h.answer(t, 200, {}, 9900);
     h.answer(h.send(9950), 429, {}, 9951);
-    expect(h.state.pace?.rate).toBe(1); // sent at 1 a second, not 0.9 x 10
+    expect(h.state.pace?.rate).toBeCloseTo(ACCEPTED_SHARE * 1, 6); // sent at 1 a second, not 0.9 x 10
+  });
+
+  it('after a burst, a refusal at the pace cuts it even while the burst still counts as accepted', () => {
+    // Stripe's shape: a bucket of 25 taken at once, 6 more refused: the first cut, to 22.5 a second.
+    const h = new Host(open);
+    for (const t of Array.from({ length: 25 }, () => h.send(10_000))) h.answer(t, 200, {}, 10_001);
+    for (const t of Array.from({ length: 6 }, () => h.send(10_001))) h.answer(t, 429, {}, 10_002);
+    expect(h.state.pace?.rate).toBeCloseTo(ACCEPTED_SHARE * 25, 6);
+    // Paced and accepted for 300 ms, then one refused: the last second still holds the 25 of the
+    // burst, more than the rate refused. The cut goes under that rate (it stayed at it before).
+    let t = 10_002;
+    while (t < 10_300) {
+      t++;
+      if (h.check(1, t).ok) h.answer(h.send(t), 200, {}, t);
+    }
+    while (!h.check(1, t).ok) t++;
+    const refusedAt = h.state.pace?.rate ?? 0;
+    h.answer(h.send(t), 429, {}, t);
+    expect(h.state.pace?.rate).toBeLessThanOrEqual(ACCEPTED_SHARE * refusedAt + 1e-9);
   });
 
   it('cuts once per overshoot: refusals of requests sent before the cut say nothing new', () => {
