@@ -142,17 +142,19 @@ describeRedis('RedisStore as a StateStore', (kind) => {
   it('a write Redis applied but answered too late is not applied again by the replay', async () => {
     // The real client, with its replies held back past the store's timeout while `slow` is set:
     // Redis applies each write, and the store sees a timeout.
+    // The timeout leaves room for a loaded machine (at 50 ms a plain write timed out once in CI,
+    // and the counts below were off by one); the held replies come well past it.
     let slow = false;
     const late = (reply: Promise<unknown>) =>
-      slow ? reply.then((value) => sleep(150).then(() => value)) : reply;
+      slow ? reply.then((value) => sleep(1000).then(() => value)) : reply;
     const lateClient = (clients[3] as Connection).intercept((call) => late(call.send()));
-    const store = new RedisStore(lateClient, { prefix, timeoutMs: 50, recheckMs: 0 });
+    const store = new RedisStore(lateClient, { prefix, timeoutMs: 400, recheckMs: 0 });
     for (let i = 0; i < 3; i++) await store.update('late', increment, 60_000);
     slow = true;
     // Timed out here (run locally, logged), applied on Redis all the same.
     expect(await store.update('late', increment, 60_000)).toBe(4);
     slow = false;
-    await sleep(200);
+    await sleep(1100);
     // The next write learns that the logged update was applied, and does not replay it.
     expect(await store.update('late', increment, 60_000)).toBe(5);
     expect(JSON.parse((await admin.hGet(`${prefix}state:{late}`, 's')) as string)).toEqual({
