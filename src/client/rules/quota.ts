@@ -173,7 +173,7 @@ function apply(
       continue;
     }
     if (q.remaining !== undefined) {
-      learnFillWindow(p, q);
+      learnFillWindow(p, q, now);
       const before = p.remaining;
       const inFlight = inFlightFor(p, view);
       p.remaining =
