@@ -72,4 +72,42 @@ describe('a header-less limiter that counts its refusals (20 per 10 s)', () => {
     }
     await client.close();
   });
+
+  // HAProxy on a loaded machine (test/peers/haproxy.test.ts, 58-59 of 60 about 2 runs in 5): its
+  // 429s leave at once, its 200s wait for the upstream, so the burst's 200s came back after the
+  // refusals of requests sent later. Read as "the host served others since this call's refusal",
+  // twice, they made three calls of the lockout look refused for good (`ownRefusal`): their
+  // retries went on their own backoff, counted, and they ended `retries-exhausted` on a 429
+  // though the host accepted them later. Only a request sent after the call's refusal counts.
+  it('an upstream slower than the refusals: every call completes', async () => {
+    const clock = new FakeClock();
+    const admit = countingLimit(10_000, 20);
+    let n = 0;
+    const fetch = scriptedFetch(clock, async () => {
+      // Decided on arrival; refused at once, accepted after 100, 200 or 300 ms of upstream.
+      const ok = admit(clock.now());
+      n++;
+      await clock.sleep(ok ? 100 * (1 + (n % 3)) : 2);
+      return ok ? respond(200, {}, 'ok') : respond(429, {}, 'Too Many Requests');
+    });
+    const client = new LimitedClient('https://api.example.com', { fetch, clock });
+    const gaveUp: string[] = [];
+    client.on('give-up', (e) => gaveUp.push(e.reason));
+    let next = 0;
+    const statuses: number[] = [];
+    const run = Promise.all(
+      Array.from({ length: 10 }, async () => {
+        while (next < 60) {
+          next++;
+          const response = await client.get('/items');
+          await response.arrayBuffer();
+          statuses.push(response.status);
+        }
+      }),
+    );
+    await clock.until(run, 600_000, 5);
+    expect(gaveUp).toEqual([]);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(60);
+    await client.close();
+  });
 });

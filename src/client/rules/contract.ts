@@ -201,10 +201,12 @@ export interface View {
    */
   lockout: boolean;
   /**
-   * While settling a refusal: the host accepted another request since the call's previous
-   * refusal (published by the pace). The second such refusal of a call is its own, not the host's
-   * rate: a route the host refuses for good while it serves the others; the pace takes nothing
-   * from it, and the call retries on its own backoff.
+   * While settling a refusal: the host accepted another request sent after the call's previous
+   * refusal came back (published by the pace; an acceptance answered since, of a request sent
+   * before, says nothing: a slow upstream answers after the limiter's fast refusals). The second
+   * such refusal of a call is its own, not the host's rate: a route the host refuses for good
+   * while it serves the others; the pace takes nothing from it, and the call retries on its own
+   * backoff.
    */
   served: boolean;
 }

@@ -36,6 +36,12 @@ export interface PaceState {
   cutSeq?: number;
   /** When the host last accepted a request (answered without pushing back), epoch milliseconds. */
   okAt?: number;
+  /**
+   * When the latest request the host accepted was sent (its ticket's `at`), epoch milliseconds.
+   * An acceptance answered late (a slow upstream) may be of a request sent before a refusal that
+   * came back fast: only this says the host accepted a request after refusing another.
+   */
+  okSentAt?: number;
   /** Tokens of the pacing bucket at `at` (epoch milliseconds). */
   tokens?: number;
   at?: number;

@@ -76,7 +76,7 @@ import { count, newCounts } from './sliding-counts.js';
 
 /**
  * Whether a call's refusal is its own, not the host's rate: its second refusal while the host
- * accepted others since the one before (`servedNow`), or any after that. Once could be a rate
+ * accepted others sent since the one before (`servedNow`), or any after that. Once could be a rate
  * overshoot (after a lockout, the calls refused during it come back); twice is the call.
  * @param served the call's earlier refusals that came while the host served others.
  */
@@ -150,9 +150,12 @@ function settlePace(state: PaceState | undefined, answer: Answer, view: View) {
     // A refusal the headers explain (a spent policy) is the declared quota's to handle; one that
     // gives its time is the hold's and the timed quota's. "Come back now" gives no time.
     if (view.explained || timedWait(answer.info) !== undefined) return state;
-    // A call's own refusal says nothing of a rate (see `ownRefusal`).
+    // A call's own refusal says nothing of a rate (see `ownRefusal`). Served: the host accepted
+    // a request sent after the call's previous refusal came back. Not one answered since: under
+    // load a 200 through a slow upstream comes back after 429s the limiter sent at once, and a
+    // lockout's calls were taken for calls refused for good (retries-exhausted against HAProxy).
     const again = answer.again;
-    view.served = again !== undefined && (state.okAt ?? -1) > again.at;
+    view.served = again !== undefined && (state.okSentAt ?? -1) > again.at;
     if (again !== undefined && ownRefusal(again.served, view.served)) return state;
     // One cut per overshoot: what was in flight at the last cut was sent at the old rate.
     if (state.cutAt !== undefined && ticket.at <= state.cutAt) return state;
@@ -177,6 +180,7 @@ function settlePace(state: PaceState | undefined, answer: Answer, view: View) {
     return state;
   }
   state.okAt = Math.max(state.okAt ?? now, now);
+  state.okSentAt = Math.max(state.okSentAt ?? ticket.at, ticket.at);
   count(state.sent, SERIES, 'ok', MEASURE_MS, now);
   if (state.stretchOk !== undefined) state.stretchOk++;
   if (state.rate === undefined || state.cutAt === undefined || state.peak === undefined) {

@@ -140,6 +140,7 @@ const SPEC: Spec<HostState> = {
     cutAt: new Opt(PAST),
     cutSeq: new Opt(SEQ),
     okAt: new Opt(PAST),
+    okSentAt: new Opt(PAST),
     tokens: new Opt('number'),
     at: new Opt(PAST),
     misses: new Opt('count'),

@@ -379,6 +379,39 @@ describe("a call's own refusals (a route refused for good beside routes the host
     expect(h.state.pace?.rate).toBeGreaterThanOrEqual(rate as number);
   });
 
+  it('an acceptance answered late, of a request sent before the refusal, is no one served', () => {
+    // A slow upstream behind a limiter that refuses at once (HAProxy on a loaded machine): the
+    // burst's 200s come back after the 429s of requests sent later.
+    const h = new Host(open);
+    warm(h, 5, 10_000);
+    const slow = [h.send(10_000), h.send(10_000), h.send(10_000)];
+    const first = h.send(10_000);
+    h.answer(first, 429, {}, 10_001);
+    h.answer(slow[0]!, 200, {}, 10_300);
+    let t = 10_300;
+    while (!h.check(1, t).ok) t += 10;
+    const second = h.send(t);
+    const once = h.settle(second, 429, {}, t + 1, { at: 10_001, seq: first.seq, served: 0 });
+    expect(once.served).toBe(false);
+    const refusedAt = t + 1;
+    h.answer(slow[1]!, 200, {}, t + 200);
+    t += 200;
+    while (!h.check(1, t).ok) t += 10;
+    const third = h.send(t);
+    const twice = h.settle(third, 429, {}, t + 1, { at: refusedAt, seq: second.seq, served: 0 });
+    expect(twice.served).toBe(false);
+    // Then a request sent after the refusal and accepted: that one is the host serving others.
+    const thirdAt = t + 1;
+    t += 1;
+    while (!h.check(1, t).ok) t += 10;
+    h.answer(h.send(t), 200, {}, t + 1);
+    t += 1;
+    while (!h.check(1, t).ok) t += 10;
+    const fourth = h.send(t);
+    const served = h.settle(fourth, 429, {}, t + 1, { at: thirdAt, seq: third.seq, served: 0 });
+    expect(served.served).toBe(true);
+  });
+
   it('still cuts for a call refused again when nothing was accepted since its last refusal', () => {
     const h = new Host(open);
     warm(h, 5, 10_000);
