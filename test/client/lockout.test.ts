@@ -29,6 +29,26 @@ function countingLimit(periodMs: number, limit: number): (now: number) => boolea
   };
 }
 
+/** 60 GETs through a fresh client at 10 in flight: their statuses, and the give-up reasons. */
+function sixtyCalls(fetch: ReturnType<typeof scriptedFetch>, clock: FakeClock) {
+  const client = new LimitedClient('https://api.example.com', { fetch, clock });
+  const gaveUp: string[] = [];
+  client.on('give-up', (e) => gaveUp.push(e.reason));
+  let next = 0;
+  const statuses: number[] = [];
+  const run = Promise.all(
+    Array.from({ length: 10 }, async () => {
+      while (next < 60) {
+        next++;
+        const response = await client.get('/items');
+        await response.arrayBuffer();
+        statuses.push(response.status);
+      }
+    }),
+  );
+  return { client, gaveUp, statuses, run };
+}
+
 describe('a header-less limiter that counts its refusals (20 per 10 s)', () => {
   it('completes 60 calls at 10 in flight, with few refusals, and probes one at a time', async () => {
     const clock = new FakeClock();
@@ -40,21 +60,7 @@ describe('a header-less limiter that counts its refusals (20 per 10 s)', () => {
       refused++;
       return respond(429, {}, 'Too Many Requests');
     });
-    const client = new LimitedClient('https://api.example.com', { fetch, clock });
-    const gaveUp: string[] = [];
-    client.on('give-up', (e) => gaveUp.push(e.reason));
-    let next = 0;
-    const statuses: number[] = [];
-    const run = Promise.all(
-      Array.from({ length: 10 }, async () => {
-        while (next < 60) {
-          next++;
-          const response = await client.get('/items');
-          await response.arrayBuffer();
-          statuses.push(response.status);
-        }
-      }),
-    );
+    const { client, gaveUp, statuses, run } = sixtyCalls(fetch, clock);
     const took = await clock.until(run, 600_000, 5);
     expect(gaveUp).toEqual([]);
     expect(statuses.filter((s) => s === 200)).toHaveLength(60);
@@ -90,21 +96,7 @@ describe('a header-less limiter that counts its refusals (20 per 10 s)', () => {
       await clock.sleep(ok ? 100 * (1 + (n % 3)) : 2);
       return ok ? respond(200, {}, 'ok') : respond(429, {}, 'Too Many Requests');
     });
-    const client = new LimitedClient('https://api.example.com', { fetch, clock });
-    const gaveUp: string[] = [];
-    client.on('give-up', (e) => gaveUp.push(e.reason));
-    let next = 0;
-    const statuses: number[] = [];
-    const run = Promise.all(
-      Array.from({ length: 10 }, async () => {
-        while (next < 60) {
-          next++;
-          const response = await client.get('/items');
-          await response.arrayBuffer();
-          statuses.push(response.status);
-        }
-      }),
-    );
+    const { client, gaveUp, statuses, run } = sixtyCalls(fetch, clock);
     await clock.until(run, 600_000, 5);
     expect(gaveUp).toEqual([]);
     expect(statuses.filter((s) => s === 200)).toHaveLength(60);
