@@ -476,20 +476,10 @@ export const ANTHROPIC = {
  * limits per model, RPM, ITPM and OTPM, the response headers, retry-after on 429).
  */
 export function startAnthropic(
-  options: ShapeOptions & {
-    limits?: typeof ANTHROPIC;
-    /**
-     * What a reset is truncated to, in milliseconds: 1000, whole seconds, as Anthropic's RFC 3339
-     * timestamps are. 33 keeps the real ratio of that rounding to a minute's window (2 s is a
-     * minute scaled by 30; issue 26, docs/benchmarks.md).
-     * @default 1000
-     */
-    resetStepMs?: number;
-  } = {},
+  options: ShapeOptions & { limits?: typeof ANTHROPIC } = {},
 ): Promise<ShapeServer> {
   const now = options.now ?? Date.now;
   const limits = options.limits ?? ANTHROPIC;
-  const step = options.resetStepMs ?? 1000;
   const buckets = new Map<string, Record<'requests' | 'input' | 'output', TokenBucket>>();
   for (const [model, l] of limits.models) {
     buckets.set(model, {
@@ -524,9 +514,9 @@ export function startAnthropic(
         const p = `anthropic-ratelimit-${prefix[n]}`;
         headers[`${p}-limit`] = String(set[n].capacity);
         headers[`${p}-remaining`] = String(Math.floor(set[n].availableAt(t)));
-        const full = Math.floor((t + set[n].msUntilFull(t)) / step) * step;
-        const stamp = new Date(full).toISOString();
-        headers[`${p}-reset`] = step % 1000 === 0 ? stamp.replace(/\.\d+Z$/, 'Z') : stamp;
+        headers[`${p}-reset`] = new Date(t + set[n].msUntilFull(t))
+          .toISOString()
+          .replace(/\.\d+Z$/, 'Z');
       }
       if (admitted) {
         return {

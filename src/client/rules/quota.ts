@@ -173,7 +173,7 @@ function apply(
       continue;
     }
     if (q.remaining !== undefined) {
-      learnFillWindow(p, q, now);
+      learnFillWindow(p, q);
       const before = p.remaining;
       const inFlight = inFlightFor(p, view);
       p.remaining =

@@ -245,10 +245,6 @@ export function learnRefill(p: RefillFields, report: RefillReport): void {
   else delete p.notBefore;
   if (remaining > 0) {
     delete p.refillAt;
-    // Units left with nothing owed (the estimate covers what is in flight): the pace restarts
-    // from this report. Kept, a pace that ran ahead while the policy was spent held the next
-    // call a window past a refill the server had already made (Anthropic per minute: 69 s).
-    if (gradual(p) && (p.remaining ?? 0) >= 0) delete p.paceAt;
     return;
   }
   // From the answer, not from when the request was sent: the server decided when it arrived,
