@@ -8,6 +8,7 @@
  *     rounds; in goodput and wild, a comma-separated list: each copy's LimitedClient beside this
  *     one's, at the same time) [--mine] (goodput, wild: LimitedClient and `--before` copies only)
  *     [--scenario <name part>] (the wild and scopes sections: only the scenarios whose name contains it)
+ *     [--split] (the undici section: also `limited()` with each policy off in turn, what each costs)
  *
  * Sections (each prints a markdown table of ratios; the raw numbers go to the JSON file):
  * 1. peers: requests per second of every contender against an unlimited loopback endpoint,
@@ -28,9 +29,9 @@
  *    real HAProxy's stick table that counts the requests it refuses) and providers' dialects (a secondary limit's 429 + Retry-After beside a declared quota,
  *    GitHub's 403 + retry-after, Reddit's decimal counts); same cells as goodput (see wild.ts).
  * 6. undici: requests per second through `undici.request` with a bare undici Agent, the Agent
- *    composed with a no-op interceptor, with undici's `interceptors.retry()`, and with `limited()`
- *    from limited-client/undici, at 16 and 50 in flight (ratio to the bare Agent, alternating
- *    rounds; see undici-overhead.ts).
+ *    composed with a no-op interceptor, with undici's `interceptors.retry()`, with `limited()`
+ *    from limited-client/undici, and with `limited()` with every policy off, at 16 and 50 in
+ *    flight (ratio to the bare Agent, alternating rounds; see undici-overhead.ts).
  * 7. scopes (only when asked: `--only scopes`): eight providers' shapes of many budgets per host
  *    (test/peers/provider-shapes.ts), LimitedClient, ky, @octokit/plugin-throttling and
  *    @discordjs/rest (see scopes.ts; `--scenario github` runs one shape; `--apart` runs each
@@ -81,6 +82,7 @@ const { values, positionals } = parseArgs({
     apart: { type: 'boolean', default: false },
     mine: { type: 'boolean', default: false },
     rounds: { type: 'string', default: '1' },
+    split: { type: 'boolean', default: false },
   },
 });
 const jsonPath = values.json ?? positionals[0];
@@ -484,7 +486,7 @@ if (sections.has('undici')) {
   console.log(
     '6. The undici interceptor: undici.request against an unlimited loopback endpoint (alternating rounds; ratios to the bare Agent, median and spread)',
   );
-  const results = await undiciOverhead(quick, values.before);
+  const results = await undiciOverhead(quick, values.before, values.split);
   report.undici = results;
   console.log(
     markdownTable(

@@ -10,6 +10,7 @@
  *
  *   npx tsx test/bench/undici-calls.ts [--requests 3000] [--concurrency 16]
  *     [--before <dir>/undici/index.ts]   (another checkout's `limited()`, marked `(before)`)
+ *     [--top 30]   (then the functions of this package called most per request, per contender)
  *
  * @module
  */
@@ -27,10 +28,13 @@ const { values } = parseArgs({
     requests: { type: 'string', default: '3000' },
     concurrency: { type: 'string', default: '16' },
     before: { type: 'string' },
+    top: { type: 'string', default: '0' },
   },
 });
 const requests = Number(values.requests);
 const concurrency = Number(values.concurrency);
+const top = Number(values.top);
+const tops: string[] = [];
 
 const server = await createMockServer({ routes: [{ path: '/free' }] });
 const url = `${server.url}/free`;
@@ -45,6 +49,12 @@ const contenders: [string, Dispatcher][] = [
   ['Agent + no-op interceptor', agent().compose((dispatch) => (o, h) => dispatch(o, h))],
   ['Agent + interceptors.retry()', agent().compose(interceptors.retry())],
   ['Agent + limited()', agent().compose(limited())],
+  [
+    'Agent + limited(), every policy off',
+    agent().compose(
+      limited({ learnLimits: false, retry: false, retryBudget: false, circuitBreaker: false }),
+    ),
+  ],
 ];
 if (values.before) {
   const copy = (await import(
@@ -88,6 +98,7 @@ for (const [name, dispatcher] of contenders) {
   const { result } = await session.post('Profiler.takePreciseCoverage');
   await session.post('Profiler.stopPreciseCoverage');
   const areas = new Map<string, number>();
+  const ours = new Map<string, number>();
   let calls = 0;
   for (const script of result) {
     if (script.url.includes('undici-calls')) continue;
@@ -97,6 +108,10 @@ for (const [name, dispatcher] of contenders) {
       if (!range?.count || (fn.functionName === '' && range.startOffset === 0)) continue;
       const area = areaOf(script.url);
       areas.set(area, (areas.get(area) ?? 0) + range.count / requests);
+      if (area.startsWith('src/') && !area.startsWith('src/server')) {
+        const fnName = `${script.url.replace(/^.*\/src\//, '')}:${fn.functionName || '(anonymous)'}`;
+        ours.set(fnName, (ours.get(fnName) ?? 0) + range.count / requests);
+      }
       calls += range.count / requests;
     }
   }
@@ -119,7 +134,14 @@ for (const [name, dispatcher] of contenders) {
     .map(([area, count]) => `${area} ${count.toFixed(0)}`)
     .join(', ');
   console.log(`| ${name} | ${calls.toFixed(0)} | ${(bytes / requests).toFixed(0)} | ${byArea} |`);
+  if (top > 0 && ours.size > 0) {
+    tops.push(`\n${name}: the ${top} functions of this package called most, per request`);
+    for (const [fnName, count] of [...ours].sort((a, b) => b[1] - a[1]).slice(0, top)) {
+      tops.push(`  ${count.toFixed(2).padStart(7)}  ${fnName}`);
+    }
+  }
 }
+for (const line of tops) console.log(line);
 session.disconnect();
 await Promise.all(agents.map((a) => a.close()));
 await server.close();

@@ -9,11 +9,15 @@
  *
  *   npx tsx test/bench/undici-micro.ts [--requests 50000] [--rounds 7] [--concurrency 16]
  *     [--only limited]   (the contenders whose name starts so: for a CPU profile)
+ *     [--legacy]   (the path `undici.request` takes under undici 7: the caller's handler of the
+ *     legacy API wrapped as `compose()` wraps it, and a dispatch that speaks the legacy API with
+ *     raw header buffers, unwrapping a handler of the new API as undici's Agent does)
  *     [--before <dir>/undici/index.ts]   (another checkout's `limited()` in the same rounds,
  *     marked `(before)`, and the ratio of the two medians)
  *
  * @module
  */
+import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -28,6 +32,7 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '16' },
     only: { type: 'string' },
     before: { type: 'string' },
+    legacy: { type: 'boolean', default: false },
   },
 });
 const requests = Number(values.requests);
@@ -65,8 +70,68 @@ const answerAtOnce: Dispatcher.Dispatch = (_opts, handler) => {
   return true;
 };
 
+/** undici 7's handler adapters, which it does not export (`--legacy`). */
+interface HandlerAdapters {
+  wrap(handler: unknown): Dispatcher.DispatchHandler;
+  unwrap(handler: Dispatcher.DispatchHandler): LegacyHandler;
+}
+interface LegacyHandler {
+  onConnect(abort: () => void): void;
+  onHeaders(status: number, raw: Buffer[], resume: () => void, message: string): boolean;
+  onData(chunk: Buffer): boolean;
+  onComplete(trailers: Buffer[]): void;
+}
+const require = createRequire(import.meta.url);
+const adapters: HandlerAdapters | undefined = values.legacy
+  ? {
+      wrap: require('undici/lib/handler/wrap-handler.js').wrap,
+      unwrap: require('undici/lib/handler/unwrap-handler.js').unwrap,
+    }
+  : undefined;
+const RAW = Object.entries(HEADERS).flatMap(([name, value]) => [
+  Buffer.from(name),
+  Buffer.from(value),
+]);
+
+/** The dispatcher's part as undici 7's Agent plays it: the legacy API, raw header buffers. */
+const answerLegacy: Dispatcher.Dispatch = (_opts, handler) => {
+  const h = (adapters as HandlerAdapters).unwrap(handler);
+  setImmediate(() => {
+    h.onConnect(() => {});
+    h.onHeaders(200, RAW.slice(), () => {}, 'OK');
+    h.onData(BODY);
+    h.onComplete([]);
+  });
+  return true;
+};
+
+/**
+ * What the contenders dispatch to. Under `--legacy` every contender, the dispatch alone included,
+ * gets the wrapped handler, so "the dispatch alone" pays undici's two header conversions (what a
+ * no-op interceptor costs over HTTP) and `limited()`, which skips them, can come out below it.
+ */
+const answer = adapters ? answerLegacy : answerAtOnce;
+
+/** `--legacy`'s caller: a handler of the legacy API, wrapped as `compose()` wraps it. */
+function callLegacy(dispatch: Dispatcher.Dispatch): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const legacy = {
+      onConnect() {},
+      onHeaders: () => true,
+      onData: () => true,
+      onComplete: () => resolve(),
+      onError: (error: Error) => reject(error),
+    };
+    dispatch(
+      { origin: 'http://bench.test', path: '/free', method: 'GET', headers: {} },
+      (adapters as HandlerAdapters).wrap(legacy),
+    );
+  });
+}
+
 /** The caller's handler: `undici.request`'s part without its body stream. */
 function call(dispatch: Dispatcher.Dispatch): Promise<void> {
+  if (adapters) return callLegacy(dispatch);
   return new Promise((resolve, reject) => {
     dispatch(
       { origin: 'http://bench.test', path: '/free', method: 'GET', headers: {} },
@@ -98,15 +163,15 @@ async function cpuPerRequest(dispatch: Dispatcher.Dispatch): Promise<number> {
 
 const interceptor = limited();
 const all: [string, Dispatcher.Dispatch][] = [
-  ['dispatch alone', answerAtOnce],
-  ['no-op interceptor', (opts, handler) => answerAtOnce(opts, handler)],
-  ['interceptors.retry()', interceptors.retry()(answerAtOnce)],
-  ['limited()', interceptor(answerAtOnce)],
+  ['dispatch alone', answer],
+  ['no-op interceptor', (opts, handler) => answer(opts, handler)],
+  ['interceptors.retry()', interceptors.retry()(answer)],
+  ['limited()', interceptor(answer)],
 ];
 const beforeInterceptor: typeof interceptor | undefined = values.before
   ? (await import(pathToFileURL(resolve(values.before)).href)).limited()
   : undefined;
-if (beforeInterceptor) all.push(['limited() (before)', beforeInterceptor(answerAtOnce)]);
+if (beforeInterceptor) all.push(['limited() (before)', beforeInterceptor(answer)]);
 const contenders = values.only
   ? all.filter(([name]) => name.startsWith(values.only as string))
   : all;
