@@ -4,7 +4,11 @@
  * window's jumps; only the first is paced as refilling continuously, and never past its reset.
  */
 import { describe, expect, it } from 'vitest';
-import { type FillWindowFields, learnFillWindow } from '../../../src/client/rules/fill-window.js';
+import {
+  type FillWindowFields,
+  learnFillWindow,
+  truncatedReset,
+} from '../../../src/client/rules/fill-window.js';
 import { type RefillFields, refilledAt } from '../../../src/client/rules/refill.js';
 
 const tokens = (limit: number): FillWindowFields => ({ limit, unit: 'tokens' });
@@ -68,6 +72,54 @@ describe('a token window inferred from successive answers', () => {
     learnFillWindow(p, { remaining: 1000, resetMs: 0 });
     learnFillWindow(p, { remaining: 850, resetMs: 9000 });
     expect(p.refill).toBeUndefined();
+  });
+
+  it('only a reset sent as a moment in whole seconds is truncated: by its family, not its value', () => {
+    // Answers a quarter of a second past a whole second.
+    const at = 1_800_000_000_250;
+    // Anthropic's RFC 3339 reset, read against the client's clock (a whole-second moment) or
+    // against the server's `Date` (a whole number of seconds).
+    expect(truncatedReset('anthropic', at, 5750)).toBe(true);
+    expect(truncatedReset('anthropic', at, 6000)).toBe(true);
+    // One sent to the millisecond is the truth.
+    expect(truncatedReset('anthropic', at, 5812)).toBe(false);
+    // OpenAI's durations (`1s`, `6m0s`) are exact, even where they fall on a whole second.
+    expect(truncatedReset('openai', at, 1000)).toBe(false);
+    expect(truncatedReset('openai', at - 250, 6000)).toBe(false);
+    expect(truncatedReset(undefined, at, 6000)).toBe(false);
+    expect(truncatedReset('anthropic', at, undefined)).toBe(false);
+  });
+
+  it('truncated resets: paced at the slowest window both allow, never faster than the bucket', () => {
+    // Anthropic's output tokens, 1,000 a minute, answers at .25 s: 100 missing is full at 6.25 s,
+    // said 6 (5.75 s from now); 200 missing at 12.25 s, said 12. Taken as exact, 57.5 and
+    // 58.75 s agree within 3 %, and 58.75 s paced the bucket 2 % early; the most either allows
+    // is 67.5 and 63.75 s.
+    const p = tokens(1000);
+    learnFillWindow(p, { remaining: 900, resetMs: 5750 }, true);
+    expect(p).toMatchObject({ fillMs: 57_500, fillMaxMs: 67_500 });
+    learnFillWindow(p, { remaining: 800, resetMs: 11_750 }, true);
+    expect(p).toMatchObject({ windowMs: 63_750, refill: 'gradual' });
+  });
+
+  it('truncated resets whose ranges do not meet (a fixed window) are not a bucket', () => {
+    // 600 per 10 s, the window's end said 10 s away twice: 50 missing and 100 missing.
+    const p = tokens(600);
+    learnFillWindow(p, { remaining: 550, resetMs: 9750 }, true);
+    learnFillWindow(p, { remaining: 500, resetMs: 9750 }, true);
+    expect(p.refill).toBeUndefined();
+  });
+
+  it('a truncated reset under 4 s (a range over a quarter wide) is not compared', () => {
+    const p = tokens(1000);
+    // 50 missing, said 2.75 s: 55 to 75 s, which would meet nearly anything.
+    learnFillWindow(p, { remaining: 950, resetMs: 2750 }, true);
+    expect(p.fillMs).toBeUndefined();
+    learnFillWindow(p, { remaining: 900, resetMs: 5750 }, true);
+    expect(p.refill).toBeUndefined();
+    // 4 s exactly is compared.
+    learnFillWindow(p, { remaining: 930, resetMs: 4000 }, true);
+    expect(p).toMatchObject({ windowMs: 67_500, refill: 'gradual' });
   });
 
   it('short of a call by the estimate, it waits for what is missing at that rate, capped at the reset', () => {
