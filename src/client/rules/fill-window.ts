@@ -118,3 +118,11 @@ export function learnFillWindow(
   }
   p.refill = 'gradual';
 }
+
+/**
+ * Whether the policy was found a token bucket here, its window inferred from its answers: its
+ * reset says when it is full again, so each report is the bucket's whole state (`refill.ts`).
+ */
+export function bucketByAnswers(p: FillWindowFields): boolean {
+  return p.refill === 'gradual' && p.fillMs !== undefined;
+}

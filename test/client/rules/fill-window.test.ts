@@ -5,11 +5,17 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
+  bucketByAnswers,
   type FillWindowFields,
   learnFillWindow,
   truncatedReset,
 } from '../../../src/client/rules/fill-window.js';
-import { type RefillFields, refilledAt } from '../../../src/client/rules/refill.js';
+import {
+  learnRefill,
+  type RefillFields,
+  type RefillReport,
+  refilledAt,
+} from '../../../src/client/rules/refill.js';
 
 const tokens = (limit: number): FillWindowFields => ({ limit, unit: 'tokens' });
 
@@ -100,6 +106,7 @@ describe('a token window inferred from successive answers', () => {
     expect(p).toMatchObject({ fillMs: 57_500, fillMaxMs: 67_500 });
     learnFillWindow(p, { remaining: 800, resetMs: 11_750 }, true);
     expect(p).toMatchObject({ windowMs: 63_750, refill: 'gradual' });
+    expect(bucketByAnswers(p)).toBe(true);
   });
 
   it('truncated resets whose ranges do not meet (a fixed window) are not a bucket', () => {
@@ -108,6 +115,7 @@ describe('a token window inferred from successive answers', () => {
     learnFillWindow(p, { remaining: 550, resetMs: 9750 }, true);
     learnFillWindow(p, { remaining: 500, resetMs: 9750 }, true);
     expect(p.refill).toBeUndefined();
+    expect(bucketByAnswers(p)).toBe(false);
   });
 
   it('a truncated reset under 4 s (a range over a quarter wide) is not compared', () => {
@@ -136,5 +144,54 @@ describe('a token window inferred from successive answers', () => {
     expect(refilledAt(p, 900)).toBeCloseTo(103_003, 0);
     // 1,000 missing would be 9 s 9 ms: the server said full at 9 s.
     expect(refilledAt({ ...p, remaining: 0 }, 1000)).toBe(109_000);
+  });
+
+  describe('a paced bucket whose report shows units left and nothing owed', () => {
+    const at = 1_800_000_000_250;
+    // 1,000 a minute; the pace restarted from a send after a wait for the server's reset, a minute
+    // ahead; then the server reports 95 left with nothing in flight.
+    const paced = (): RefillFields => ({
+      limit: 1000,
+      unit: 'tokens',
+      windowMs: 60_000,
+      refill: 'gradual',
+      peak: 1000,
+      paceAt: at + 60_000,
+      remaining: 95,
+    });
+    const report: RefillReport = {
+      before: -5,
+      remaining: 95,
+      need: 100,
+      inFlight: 0,
+      accepted: true,
+      probe: false,
+      sentAt: at - 10,
+      now: at,
+      resetMs: 54_000,
+    };
+
+    it('a bucket by its answers: the pace restarts from the report', () => {
+      const p = paced();
+      learnRefill(p, { ...report, bucket: true });
+      p.resetAt = at + 54_000;
+      expect(p.paceAt).toBeUndefined();
+      // The next 100 are 5 tokens away, 0.3 s. (Before: the pace held it 71 s, past the
+      // server's own full-again and maxRetryAfterMs.)
+      expect(refilledAt(p, 100)).toBeCloseTo(at + 300.3, 0);
+    });
+
+    it('a declared window (a sliding-window counter may give its units back at once): kept', () => {
+      const p = paced();
+      learnRefill(p, report);
+      // The 95 back are taken as the pace's next units, come early: the pace moves on by them.
+      expect(p.paceAt).toBeCloseTo(at + 65_700, 0);
+    });
+
+    it('with more in flight than left, the estimate owes units: the pace is kept', () => {
+      const p = { ...paced(), remaining: -5 };
+      learnRefill(p, { ...report, inFlight: 100, bucket: true });
+      expect(p.paceAt).toBe(at + 60_000);
+    });
   });
 });
