@@ -18,6 +18,7 @@
  * @module
  */
 import type { RateLimitSource } from '../../headers/types.js';
+import { onWholeSecond } from './late-reset.js';
 
 /** What this rule keeps per policy (fields of `LearnedPolicy`; plain JSON). */
 export interface FillWindowFields {
@@ -56,11 +57,6 @@ const MIN_RESET_MS = 100;
  * too slowly to be worth it.
  */
 const MAX_RANGE = 0.25;
-
-/** Whether `ms` is a whole number of seconds, to the millisecond a parser's rounding may add. */
-function onWholeSecond(ms: number): boolean {
-  return Math.abs(ms - Math.round(ms / 1000) * 1000) <= 1;
-}
 
 /**
  * Whether a reset of `resetMs` from `now`, read from the header family `source`, was a moment in
