@@ -476,10 +476,20 @@ export const ANTHROPIC = {
  * limits per model, RPM, ITPM and OTPM, the response headers, retry-after on 429).
  */
 export function startAnthropic(
-  options: ShapeOptions & { limits?: typeof ANTHROPIC } = {},
+  options: ShapeOptions & {
+    limits?: typeof ANTHROPIC;
+    /**
+     * What a reset is truncated to, in milliseconds: 1000, whole seconds, as Anthropic's RFC 3339
+     * timestamps are. 33 keeps the real ratio of that rounding to a minute's window (2 s is a
+     * minute scaled by 30; issue 26, docs/benchmarks.md).
+     * @default 1000
+     */
+    resetStepMs?: number;
+  } = {},
 ): Promise<ShapeServer> {
   const now = options.now ?? Date.now;
   const limits = options.limits ?? ANTHROPIC;
+  const step = options.resetStepMs ?? 1000;
   const buckets = new Map<string, Record<'requests' | 'input' | 'output', TokenBucket>>();
   for (const [model, l] of limits.models) {
     buckets.set(model, {
@@ -514,9 +524,9 @@ export function startAnthropic(
         const p = `anthropic-ratelimit-${prefix[n]}`;
         headers[`${p}-limit`] = String(set[n].capacity);
         headers[`${p}-remaining`] = String(Math.floor(set[n].availableAt(t)));
-        headers[`${p}-reset`] = new Date(t + set[n].msUntilFull(t))
-          .toISOString()
-          .replace(/\.\d+Z$/, 'Z');
+        const full = Math.floor((t + set[n].msUntilFull(t)) / step) * step;
+        const stamp = new Date(full).toISOString();
+        headers[`${p}-reset`] = step % 1000 === 0 ? stamp.replace(/\.\d+Z$/, 'Z') : stamp;
       }
       if (admitted) {
         return {

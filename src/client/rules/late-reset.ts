@@ -104,7 +104,7 @@ export function learnLateReset(p: LateResetFields, report: LateResetReport): voi
 }
 
 /** Whether `ms` is a whole number of seconds, to the millisecond a parser's rounding may add. */
-function onWholeSecond(ms: number): boolean {
+export function onWholeSecond(ms: number): boolean {
   return Math.abs(ms - Math.round(ms / 1000) * 1000) <= 1;
 }
 

@@ -34,7 +34,7 @@ import {
   type Verdict,
   type View,
 } from './contract.js';
-import { learnFillWindow } from './fill-window.js';
+import { bucketByAnswers, learnFillWindow, truncatedReset } from './fill-window.js';
 import { learnLateReset } from './late-reset.js';
 import {
   CONCURRENT,
@@ -173,7 +173,7 @@ function apply(
       continue;
     }
     if (q.remaining !== undefined) {
-      learnFillWindow(p, q);
+      learnFillWindow(p, q, truncatedReset(answer.info?.source, now, q.resetMs));
       const before = p.remaining;
       const inFlight = inFlightFor(p, view);
       p.remaining =
@@ -192,6 +192,7 @@ function apply(
         sentAt: ticket.at,
         now,
         resetMs: q.resetMs,
+        bucket: bucketByAnswers(p),
       };
       if (rateOf(p) !== undefined) learnRefill(p, report);
       else if (p.unit !== CONCURRENT) learnLateReset(p, report);

@@ -184,6 +184,11 @@ export interface RefillReport {
   now: number;
   /** The reset the server reported, milliseconds from `now`. */
   resetMs: number | undefined;
+  /**
+   * Whether the policy was found a token bucket by its answers (its window inferred from them:
+   * `fill-window.ts`): then a report is the bucket's whole state, units left and when full.
+   */
+  bucket?: boolean;
 }
 
 /**
@@ -245,6 +250,11 @@ export function learnRefill(p: RefillFields, report: RefillReport): void {
   else delete p.notBefore;
   if (remaining > 0) {
     delete p.refillAt;
+    // A bucket's report with units left and nothing owed (the estimate covers what is in flight)
+    // is all there is to know: the pace restarts from it. Kept, a pace that had restarted from a
+    // send after a wait for the server's reset took the refill of that wait for its own next units
+    // come early (above), and held the next call a window past the bucket's own full-again.
+    if (report.bucket && gradual(p) && (p.remaining ?? 0) >= 0) delete p.paceAt;
     return;
   }
   // From the answer, not from when the request was sent: the server decided when it arrived,

@@ -90,6 +90,7 @@ const POLICY: Spec<LearnedPolicy> = {
   heardAt: new Opt(PAST),
   // Where a token policy's window is inferred from its answers (fill-window.ts).
   fillMs: new Opt('amount'),
+  fillMaxMs: new Opt('amount'),
   // Where its reset runs late (late-reset.ts).
   windowBoundMs: new Opt('amount'),
   windowFirstAt: new Opt(PAST),

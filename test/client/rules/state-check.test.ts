@@ -68,6 +68,14 @@ describe('checkHostState', () => {
             .map(([r, t]) => `"a";r=${r};t=${t}, "b";r=${r};t=1`),
           'x-ratelimit-remaining': fc.integer({ min: 0, max: 100 }).map(String),
           'x-ratelimit-reset': fc.integer({ min: 0, max: 100 }).map(String),
+          // Anthropic's, alone: a token window inferred from whole-second resets (fill-window.ts).
+          'anthropic-ratelimit-output-tokens-limit': fc.constant('1000'),
+          'anthropic-ratelimit-output-tokens-remaining': fc
+            .integer({ min: 0, max: 1000 })
+            .map(String),
+          'anthropic-ratelimit-output-tokens-reset': fc
+            .integer({ min: 0, max: 400 })
+            .map((s) => new Date(NOW + s * 1000).toISOString().replace(/\.\d+Z$/, 'Z')),
         },
         { requiredKeys: [] },
       ),
@@ -119,6 +127,10 @@ describe('checkHostState', () => {
         'quota.policies[0].probes is not a finite number',
       ],
       [{ ...base, quota: { policies: [] } }, 'quota.applied is missing'],
+      [
+        { ...base, quota: { policies: [{ key: 'a', probes: 0, fillMaxMs: -1 }], applied: 0 } },
+        /^quota\.policies\[0\]\.fillMaxMs is /,
+      ],
       [{ ...base, flights: { units: 0, requests: 0, list: 5 } }, 'flights.list is not a list'],
       [
         { ...base, flights: { units: 0, requests: 0, list: [[1, 1]] } },
