@@ -119,6 +119,6 @@ export function learnFillWindow(
  * Whether the policy was found a token bucket here, its window inferred from its answers: its
  * reset says when it is full again, so each report is the bucket's whole state (`refill.ts`).
  */
-export function bucketByAnswers(p: FillWindowFields): boolean {
+export function bucketByAnswers(p: Pick<FillWindowFields, 'refill' | 'fillMs'>): boolean {
   return p.refill === 'gradual' && p.fillMs !== undefined;
 }

@@ -34,7 +34,7 @@ import {
   type Verdict,
   type View,
 } from './contract.js';
-import { bucketByAnswers, learnFillWindow, truncatedReset } from './fill-window.js';
+import { learnFillWindow, truncatedReset } from './fill-window.js';
 import { learnLateReset } from './late-reset.js';
 import {
   CONCURRENT,
@@ -192,7 +192,6 @@ function apply(
         sentAt: ticket.at,
         now,
         resetMs: q.resetMs,
-        bucket: bucketByAnswers(p),
       };
       if (rateOf(p) !== undefined) learnRefill(p, report);
       else if (p.unit !== CONCURRENT) learnLateReset(p, report);

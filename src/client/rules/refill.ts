@@ -46,6 +46,7 @@
  *
  * @module
  */
+import { bucketByAnswers } from './fill-window.js';
 
 /** What the refill model keeps per policy (fields of `LearnedPolicy`; plain JSON). */
 export interface RefillFields {
@@ -63,6 +64,8 @@ export interface RefillFields {
   peak?: number;
   /** How units come back, once learned (see the module comment); `undefined`: not yet known. */
   refill?: 'gradual' | 'at-once';
+  /** Where the window was inferred from the answers: the last one's (`fill-window.ts`). */
+  fillMs?: number;
   /** Not known to be gradual, spent: when all of `peak` is surely back, epoch milliseconds. */
   refillAt?: number;
   /** Gradual, spent: when the next unit is back, epoch milliseconds. */
@@ -184,11 +187,6 @@ export interface RefillReport {
   now: number;
   /** The reset the server reported, milliseconds from `now`. */
   resetMs: number | undefined;
-  /**
-   * Whether the policy was found a token bucket by its answers (its window inferred from them:
-   * `fill-window.ts`): then a report is the bucket's whole state, units left and when full.
-   */
-  bucket?: boolean;
 }
 
 /**
@@ -254,7 +252,7 @@ export function learnRefill(p: RefillFields, report: RefillReport): void {
     // is all there is to know: the pace restarts from it. Kept, a pace that had restarted from a
     // send after a wait for the server's reset took the refill of that wait for its own next units
     // come early (above), and held the next call a window past the bucket's own full-again.
-    if (report.bucket && gradual(p) && (p.remaining ?? 0) >= 0) delete p.paceAt;
+    if (bucketByAnswers(p) && (p.remaining ?? 0) >= 0) delete p.paceAt;
     return;
   }
   // From the answer, not from when the request was sent: the server decided when it arrived,

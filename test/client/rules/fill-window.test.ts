@@ -172,8 +172,9 @@ describe('a token window inferred from successive answers', () => {
     };
 
     it('a bucket by its answers: the pace restarts from the report', () => {
-      const p = paced();
-      learnRefill(p, { ...report, bucket: true });
+      // Its window inferred from its answers (`fillMs`, fill-window.ts).
+      const p = { ...paced(), fillMs: 60_000 };
+      learnRefill(p, report);
       p.resetAt = at + 54_000;
       expect(p.paceAt).toBeUndefined();
       // The next 100 are 5 tokens away, 0.3 s. (Before: the pace held it 71 s, past the
@@ -189,8 +190,8 @@ describe('a token window inferred from successive answers', () => {
     });
 
     it('with more in flight than left, the estimate owes units: the pace is kept', () => {
-      const p = { ...paced(), remaining: -5 };
-      learnRefill(p, { ...report, inFlight: 100, bucket: true });
+      const p = { ...paced(), fillMs: 60_000, remaining: -5 };
+      learnRefill(p, { ...report, inFlight: 100 });
       expect(p.paceAt).toBe(at + 60_000);
     });
   });
