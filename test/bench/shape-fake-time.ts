@@ -15,7 +15,12 @@
  */
 import { parseArgs } from 'node:util';
 import { wrapFetch } from '../../src/index.js';
-import { countingFetch, FakeClock, runOnFakeTime } from '../client/integration/fake-time.js';
+import {
+  countingFetch,
+  datedBy,
+  FakeClock,
+  runOnFakeTime,
+} from '../client/integration/fake-time.js';
 import { shapeScenarios } from '../peers/provider-shapes.js';
 
 const { values } = parseArgs({
@@ -41,10 +46,7 @@ const wire = countingFetch(async (input, init) => {
   const response = await fetch(input, init);
   const path = new URL(String(input)).pathname;
   log.push(`${sentAt} ms: ${response.status} ${init?.method ?? 'GET'} ${path}`);
-  // The server's Date is the real clock's; the client reads epoch resets against it.
-  const headers = new Headers(response.headers);
-  headers.set('date', new Date(clock.now()).toUTCString());
-  return new Response(await response.arrayBuffer(), { status: response.status, headers });
+  return datedBy(clock, response);
 });
 const limited = wrapFetch(wire.fetch, { clock });
 const figures = scenario.workers.map((worker) => ({ worker, elapsedMs: 0, failed: 0 }));

@@ -11,7 +11,7 @@
 import { describe, expect, it } from 'vitest';
 import { wrapFetch } from '../../../src/index.js';
 import { ANTHROPIC, startAnthropic } from '../../peers/provider-shapes.js';
-import { countingFetch, FakeClock, runOnFakeTime } from './fake-time.js';
+import { countingFetch, datedBy, FakeClock, runOnFakeTime } from './fake-time.js';
 
 const MINUTE = { ...ANTHROPIC, windowMs: 60_000 };
 
@@ -24,13 +24,7 @@ describe("Anthropic's per-minute buckets with whole-second resets", () => {
     async (_, at) => {
       const clock = new FakeClock(at);
       const server = await startAnthropic({ now: () => clock.now(), limits: MINUTE });
-      // The server's Date is the machine's: the client reads epoch resets against the fake one.
-      const wire = countingFetch(async (input, init) => {
-        const response = await fetch(input, init);
-        const headers = new Headers(response.headers);
-        headers.set('date', new Date(clock.now()).toUTCString());
-        return new Response(await response.arrayBuffer(), { status: response.status, headers });
-      });
+      const wire = countingFetch(async (input, init) => datedBy(clock, await fetch(input, init)));
       const limited = wrapFetch(wire.fetch, { clock });
       const start = clock.now();
       const finished = new Map<string, number>();

@@ -116,6 +116,16 @@ export function serverClock(clock: FakeClock): ServerClock {
 }
 
 /**
+ * `response` with its `Date` on `clock`: a server stamps the machine's time, and the client reads
+ * epoch resets (Anthropic's RFC 3339 ones) against the server's `Date` where it has one.
+ */
+export async function datedBy(clock: FakeClock, response: Response): Promise<Response> {
+  const headers = new Headers(response.headers);
+  headers.set('date', new Date(clock.now()).toUTCString());
+  return new Response(await response.arrayBuffer(), { status: response.status, headers });
+}
+
+/**
  * Moves `clock` forward in steps of `stepMs` until `work` settles, each step only once the wire
  * is quiet; returns the fake milliseconds it took. Throws past `maxMs` of fake time (a hang).
  */
